@@ -1,0 +1,41 @@
+# Thin wrapper over CMake.  `make run` and `make test` are the quick start.
+BUILD    ?= build
+PREFIX   ?= /usr/local
+CMAKE    ?= cmake
+JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
+BENCH_ARGS ?=
+
+.PHONY: all build run test install clean asan tsan
+
+all: build
+
+$(BUILD)/CMakeCache.txt:
+	$(CMAKE) -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=$(PREFIX)
+
+build: $(BUILD)/CMakeCache.txt
+	$(CMAKE) --build $(BUILD) -j $(JOBS)
+
+# The main job: the benchmark with its defaults.
+run: build
+	$(BUILD)/bench/pinwheel-bench $(BENCH_ARGS)
+
+test: build
+	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+
+install: build
+	$(CMAKE) --install $(BUILD)
+
+# Sanitizer builds (what .ci/run runs).
+asan:
+	$(CMAKE) -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug \
+	  -DCMAKE_C_FLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
+	$(CMAKE) --build build-asan -j $(JOBS)
+	ctest --test-dir build-asan --output-on-failure -j $(JOBS)
+
+tsan:
+	$(CMAKE) -S . -B build-tsan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS="-fsanitize=thread -O1"
+	$(CMAKE) --build build-tsan -j $(JOBS)
+	ctest --test-dir build-tsan --output-on-failure -L concurrent
+
+clean:
+	rm -rf $(BUILD) build-asan build-tsan

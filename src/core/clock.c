@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Clocks: the real monotonic clock and the simulated one.
+ *
+ * PW_CLOCK_MONOTONIC reads CLOCK_MONOTONIC (vDSO, no system call): never
+ * wall-clock time, which can jump.  PW_CLOCK_SIM reads a 64-bit word that
+ * only pw_sim_advance() moves, so tests replay exactly.  Jiffies are the
+ * clock divided by the tick (1e9 / hz ns): jiffy j begins at j * tick.
+ *
+ * Context: every function here may be called from any thread; none takes
+ * a lock.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "internal.h"
+
+#include <time.h>
+
+uint64_t pw_now_ns(const struct pw_runtime *rt)
+{
+	if (!rt)
+		return 0;
+	if (rt->clock == PW_CLOCK_SIM)
+		return __atomic_load_n(&rt->sim_now_ns, __ATOMIC_RELAXED);
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t pw_jiffies(const struct pw_runtime *rt)
+{
+	if (!rt)
+		return 0;
+	return pw_now_ns(rt) / rt->tick_ns;
+}
+
+uint64_t pw_jiffies_to_ns(const struct pw_runtime *rt, uint64_t j)
+{
+	if (!rt)
+		return 0;
+	if (j > UINT64_MAX / rt->tick_ns)
+		return UINT64_MAX;
+	return j * rt->tick_ns;
+}

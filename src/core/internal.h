@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Internal structures of the core: the runtime, its per-CPU data and timer
+ * bases, and the calling thread's identity.  Shared by the files of src/core only.
+ */
+#ifndef PW_CORE_INTERNAL_H
+#define PW_CORE_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <pinwheel/pinwheel.h>
+
+#include "lock.h"
+#include "wheel.h"
+
+#define PW_CACHELINE 64
+
+/* A CPU's two wheel bases, as in the kernel before 6.9: the standard one,
+ * and the deferrable one, which never decides when an idle CPU wakes. */
+enum pw__base_kind {
+	PW_BASE_STD = 0,
+	PW_BASE_DEF = 1,
+	PW_NR_BASES = 2,
+};
+
+struct pw__base {
+	struct pw__lock lock;
+	uint32_t cpu;
+	/* The timer whose callback runs now (set under lock, NULL between
+	 * callbacks).  Lives here, not in the timer: the callback may free
+	 * its timer.  Atomic so delete_sync can poll it without the lock. */
+	struct pw_timer *running_timer;
+	uint32_t expiry_seq;   /* futex word: bumped when waiters are woken */
+	uint32_t waiters;      /* a delete_sync sleeps on expiry_seq */
+	unsigned n_expiring;   /* lists collected by the current run */
+	unsigned expiring_idx[PW_WHEEL_LVL_MAX];
+	struct pw_timer *expiring[PW_WHEEL_LVL_MAX];
+	struct pw__wheel wheel;
+} __attribute__((aligned(PW_CACHELINE)));
+
+struct pw__cpu {
+	struct pw__base base[PW_NR_BASES];
+	uint32_t run_guard; /* 1 while a thread runs this CPU's timers */
+	uint32_t served;    /* 1 while a thread has entered as this CPU */
+} __attribute__((aligned(PW_CACHELINE)));
+
+struct pw_runtime {
+	unsigned ncpus;
+	unsigned hz;
+	uint64_t tick_ns;
+	enum pw_clock_id clock;
+	uint64_t sim_now_ns; /* PW_CLOCK_SIM: atomic, written by the sim driver */
+	struct pw__cpu *cpus;
+};
+
+/* What the calling thread is: the CPU it serves (or acts as while running
+ * a CPU's timers), and the timer whose callback it is running. */
+struct pw__tls {
+	struct pw_runtime *rt; /* NULL: no CPU */
+	int cpu;
+	bool in_run;           /* inside pw_run_timers()/pw_sim_advance() */
+	struct pw_timer *running;
+};
+
+extern __thread struct pw__tls pw__tls __attribute__((tls_model("initial-exec")));
+
+static inline struct pw__base *pw__base_of(struct pw_runtime *rt, uint32_t tf)
+{
+	return &rt->cpus[tf & PW__TF_CPU_MASK]
+			.base[(tf & PW_TIMER_DEFERRABLE) ? PW_BASE_DEF : PW_BASE_STD];
+}
+
+/* Run every due timer of base @b at jiffy @jnow.  Context: the thread
+ * holding @cpu's run_guard, no lock held.  Return: callbacks run. */
+int pw__base_run(struct pw_runtime *rt, struct pw__base *b, uint64_t jnow);
+
+/* Check one base under its lock.  Return: 0 or -EFAULT. */
+int pw__base_check(struct pw_runtime *rt, struct pw__base *b);
+
+#endif /* PW_CORE_INTERNAL_H */

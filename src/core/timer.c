@@ -1,0 +1,515 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Wheel timers with the kernel's timer_list semantics, per CPU.
+ *
+ * What it does
+ * ------------
+ * Each CPU of a runtime owns two timer bases (standard and deferrable),
+ * each a wheel (wheel.c) behind its own lock.  A timer lives in at most one
+ * base at a time; which one is written in its flags word: the CPU number,
+ * the DEFERRABLE bit (chooses the base kind), the bucket index, and the
+ * state bits PENDING, MIGRATING and SHUTDOWN.  There is no lock that two
+ * CPUs share on the common path: arming on the local CPU takes the local
+ * base's lock only, and the "softirq" (pw__base_run()) takes only the lock
+ * of the base it expires.  This is the point of seed 001: the 2.4 kernel's
+ * single timerlist_lock and its slow mod_timer were at the top of a network
+ * box's profile; per-CPU bases and the mod_timer fast path took them out.
+ *
+ * mod_timer, fast first
+ * ---------------------
+ *  1. Pending and the expiry is unchanged: return 1 with two relaxed loads,
+ *     no lock, no atomic read-modify-write (inline in timer.h).  Network
+ *     code re-arms the same timer on every packet with the same jiffies
+ *     value most of the time, so this is the path that matters.
+ *  2. Pending and the new expiry maps to the same bucket: under the base
+ *     lock, only t->expires changes.  The timer is not moved, not even to
+ *     the arming CPU (the kernel does the same).
+ *  3. Otherwise: take it out, choose the target base, put it in.
+ * Return values as the kernel: 0 if it was inactive, 1 if it was pending.
+ *
+ * Which base (Linux 6.9 rule)
+ * ---------------------------
+ * A timer is enqueued on the CPU of the thread that arms it.  If that
+ * thread is no CPU (pw_this_cpu() == -1), the timer stays on the CPU it was
+ * on.  add_timer_on() names the CPU and sets PINNED for good.  PINNED does
+ * not change where an arm puts the timer (the kernel's pinned timers also
+ * go to the arming CPU); it exempts the timer from the migration policies
+ * that come with the runtime (push to a busy CPU, pull by an idle
+ * hierarchy).
+ *
+ * Moving between bases: the MIGRATING protocol
+ * ---------------------------------------------
+ * Whoever wants to lock a timer's base reads its flags, locks the base the
+ * flags name, and checks the flags did not change meanwhile; if they did,
+ * it retries (lock_timer_base()).  To move a timer, the holder of the old
+ * base's lock (after detaching it) sets MIGRATING, drops the old lock,
+ * takes the new one, and publishes the new CPU with MIGRATING cleared.
+ * While MIGRATING is set nobody else can lock the timer, so the mover owns
+ * it in the gap between the two locks, and no thread ever holds two base
+ * locks at once (no lock order to get wrong).  A timer whose callback is
+ * running is never moved: timer_delete_sync() finds the running callback
+ * through the base the timer is on (base->running_timer), so the timer has
+ * to stay there until the callback returns.
+ *
+ * Running callbacks
+ * -----------------
+ * pw__base_run() collects the due buckets onto lists owned by the base,
+ * then for each timer: marks it base->running_timer, detaches it, drops the
+ * lock, calls it, retakes the lock, clears running_timer.  The running
+ * state is in the base, never in the timer, so a callback may free its own
+ * timer; after the call the runner does not touch the timer again.  A
+ * callback may re-arm itself (it goes back on this CPU, since it cannot be
+ * moved while running), arm or delete any other timer, or delete its own.
+ *
+ * timer_delete_sync: waits while base->running_timer is the timer: first
+ * polling (callbacks are short), then sleeping on a futex word of the base
+ * (expiry_seq) after raising base->waiters under the base lock; the runner
+ * checks waiters under the same lock after every callback and wakes them.
+ * Called from the timer's own callback it would wait for itself forever:
+ * it returns -EDEADLK instead (the thread knows which callback it runs).
+ * timer_shutdown_sync sets SHUTDOWN before waiting, so a self-re-arming
+ * callback's re-arm is refused and the wait ends.
+ *
+ * Departures from the kernel (on purpose)
+ * ---------------------------------------
+ *  - Arming a shut-down timer returns -ESHUTDOWN (the kernel ignores it
+ *    silently and returns 0).  Ported code that does "if (!mod_timer(...))
+ *    take_reference()" then takes no reference for a timer that will never
+ *    fire, which is what it wants.
+ *  - add_timer(), add_timer_on() return int: -EBUSY for a pending timer
+ *    (the kernel WARNs and returns).  add_timer_on() refuses (-EAGAIN) to
+ *    move a timer whose callback is running on another CPU (the kernel
+ *    moves it, and a concurrent timer_delete_sync() can then return while
+ *    the callback still runs).
+ *  - The same-bucket fast path is not taken for a timer that sits on a list
+ *    being expired right now: its bucket index is stale, and "same bucket"
+ *    would leave it there to fire up to 64 granules early.
+ *  - Destroying a runtime drops pending timers without touching them.
+ *
+ * Costs
+ * -----
+ * Fast path 1: two loads.  Fast path 2: one lock round trip, one index
+ * computation.  Re-arm: lock, detach, index, enqueue, unlock (one clock
+ * read to forward an idle base).  Expiry: per timer one lock round trip and
+ * the callback.  Memory: 48 bytes a timer; ~9.4 KiB a CPU.
+ *
+ * Locking summary: see docs/design/concurrency.md.
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+
+enum {
+	MOD_PENDING_ONLY = 1, /* mod_timer_pending(): only touch a pending timer */
+	MOD_REDUCE = 2,       /* timer_reduce(): only move the expiry earlier */
+	MOD_NOTPENDING = 4,   /* add_timer(): skip the fast paths */
+};
+
+/* How many rounds delete_sync polls a running callback before it sleeps. */
+#define PW_SYNC_SPIN_ROUNDS 4
+#define PW_SYNC_SPIN_RELAX  256
+
+static inline uint32_t tf_load(const struct pw_timer *t)
+{
+	return __atomic_load_n(&t->pw_flags, __ATOMIC_RELAXED);
+}
+
+/* Context: the holder of the timer's base lock (or its owner, at setup).
+ * Relaxed: lockless readers only need an untorn value; the base lock
+ * orders everything else. */
+static inline void tf_store(struct pw_timer *t, uint32_t tf)
+{
+	__atomic_store_n(&t->pw_flags, tf, __ATOMIC_RELAXED);
+}
+
+static inline uint64_t exp_load(const struct pw_timer *t)
+{
+	return __atomic_load_n(&t->expires, __ATOMIC_RELAXED);
+}
+
+/* Relaxed: read locklessly by mod_timer fast path 1. */
+static inline void exp_store(struct pw_timer *t, uint64_t e)
+{
+	__atomic_store_n(&t->expires, e, __ATOMIC_RELAXED);
+}
+
+static inline struct pw_timer *running_load(struct pw__base *b)
+{
+	/* acquire: pairs with the release store after a callback, so a
+	 * delete_sync that sees "no longer running" sees the callback's
+	 * effects too. */
+	return __atomic_load_n(&b->running_timer, __ATOMIC_ACQUIRE);
+}
+
+static inline bool timer_valid(const struct pw_timer *t)
+{
+	return t && t->pw_rt && t->function &&
+	       (tf_load(t) & PW__TF_MAGIC_MASK) == PW__TF_MAGIC;
+}
+
+int pw_timer_setup(struct pw_runtime *rt, struct pw_timer *t,
+		   void (*fn)(struct pw_timer *), unsigned flags)
+{
+	if (!rt || !t || !fn || (flags & ~PW__TF_USER_MASK))
+		return -EINVAL;
+	unsigned cpu = pw__tls.rt == rt ? (unsigned)pw__tls.cpu : 0;
+	t->function = fn;
+	t->pw_rt = rt;
+	t->pw_next = NULL;
+	t->pw_pprev = NULL;
+	t->pw_spare = 0;
+	tf_store(t, PW__TF_MAGIC | flags | cpu);
+	return 0;
+}
+
+int pw_timer_cpu(const struct pw_timer *t)
+{
+	if (!timer_valid(t))
+		return -EINVAL;
+	return (int)(tf_load(t) & PW__TF_CPU_MASK);
+}
+
+/*
+ * Lock the base that holds @t and return it, with @t's flags as they are
+ * under that lock in *@tfp.  Spins while @t is MIGRATING (the mover holds
+ * no lock in that gap, and it is a handful of instructions long).
+ * Context: any thread holding no base lock.
+ */
+static struct pw__base *lock_timer_base(struct pw_timer *t, uint32_t *tfp)
+{
+	struct pw_runtime *rt = t->pw_rt;
+
+	for (unsigned spins = 0;; spins++) {
+		uint32_t tf = tf_load(t);
+		if (!(tf & PW__TF_MIGRATING)) {
+			struct pw__base *b = pw__base_of(rt, tf);
+			pw__lock(&b->lock);
+			/* Flags change only under the lock of the base they
+			 * name: equal now means they are stable until unlock. */
+			if (tf_load(t) == tf) {
+				*tfp = tf;
+				return b;
+			}
+			pw__unlock(&b->lock);
+		}
+		if (spins < 64)
+			pw__cpu_relax();
+		else
+			sched_yield();
+	}
+}
+
+/* Context: the holder of @b's lock, @t on @b.  Return: 1 if it was pending. */
+static int detach_if_pending(struct pw__base *b, struct pw_timer *t)
+{
+	if (!(tf_load(t) & PW__TF_PENDING))
+		return 0;
+	pw__wheel_detach(&b->wheel, t);
+	return 1;
+}
+
+/* Is bucket @idx on a list the current run of @b collected?  Context: the
+ * holder of @b's lock. */
+static bool idx_expiring(const struct pw__base *b, unsigned idx)
+{
+	for (unsigned i = 0; i < b->n_expiring; i++)
+		if (b->expiring_idx[i] == idx && b->expiring[i])
+			return true;
+	return false;
+}
+
+/*
+ * Move @t (detached) from @b, whose lock the caller holds, to @nb; return
+ * with @nb locked and @b unlocked.  The MIGRATING protocol (see above).
+ * Context: the holder of @b's lock; @t's callback is not running on @b.
+ */
+static struct pw__base *migrate(struct pw_runtime *rt, struct pw_timer *t,
+				struct pw__base *b, struct pw__base *nb,
+				uint32_t extra_flags)
+{
+	tf_store(t, tf_load(t) | PW__TF_MIGRATING);
+	pw__unlock(&b->lock);
+	pw__lock(&nb->lock);
+	tf_store(t, (tf_load(t) & ~(PW__TF_CPU_MASK | PW__TF_MIGRATING)) | extra_flags | nb->cpu);
+	pw__wheel_forward(&nb->wheel, pw_jiffies(rt));
+	return nb;
+}
+
+/* The base a (re)arm from this thread puts @t in (6.9: the local CPU). */
+static inline struct pw__base *target_base(struct pw_runtime *rt, uint32_t tf)
+{
+	uint32_t cpu = pw__tls.rt == rt ? (uint32_t)pw__tls.cpu : (tf & PW__TF_CPU_MASK);
+	return pw__base_of(rt, (tf & ~PW__TF_CPU_MASK) | cpu);
+}
+
+static int mod_timer_opts(struct pw_timer *t, uint64_t expires, unsigned opts)
+{
+	struct pw_runtime *rt;
+	struct pw__base *b, *nb;
+	uint64_t clk = 0, bucket_expiry = 0;
+	unsigned idx = PW_WHEEL_NO_IDX;
+	uint32_t tf;
+	int ret;
+
+	if (!timer_valid(t))
+		return -EINVAL;
+	rt = t->pw_rt;
+
+	if (!(opts & MOD_NOTPENDING) && pw_timer_pending(t)) {
+		int64_t diff = (int64_t)(exp_load(t) - expires);
+		/* Unlocked, like the kernel's: a racing change is the same as
+		 * this call coming a moment earlier or later. */
+		if (!diff)
+			return 1;
+		if ((opts & MOD_REDUCE) && diff <= 0)
+			return 1;
+
+		b = lock_timer_base(t, &tf);
+		pw__wheel_forward(&b->wheel, pw_jiffies(rt));
+		if ((tf & PW__TF_PENDING) && (opts & MOD_REDUCE) &&
+		    !pw__after(exp_load(t), expires)) {
+			ret = 1;
+			goto out;
+		}
+		clk = b->wheel.clk;
+		idx = pw__wheel_calc_index(&b->wheel, expires, &bucket_expiry);
+		/* Fast path 2: same bucket, only the expiry changes. */
+		if ((tf & PW__TF_PENDING) &&
+		    idx == (tf & PW__TF_IDX_MASK) >> PW__TF_IDX_SHIFT &&
+		    !idx_expiring(b, idx)) {
+			if (!(opts & MOD_REDUCE) || pw__after(exp_load(t), expires))
+				exp_store(t, expires);
+			ret = 1;
+			goto out;
+		}
+	} else {
+		b = lock_timer_base(t, &tf);
+		pw__wheel_forward(&b->wheel, pw_jiffies(rt));
+	}
+
+	if (tf & PW__TF_SHUTDOWN) {
+		ret = -ESHUTDOWN;
+		goto out;
+	}
+	ret = detach_if_pending(b, t);
+	if (!ret && (opts & MOD_PENDING_ONLY))
+		goto out;
+
+	nb = target_base(rt, tf);
+	/* Never move a timer whose callback runs: delete_sync looks for the
+	 * running callback on the base the timer is on. */
+	if (nb != b && __atomic_load_n(&b->running_timer, __ATOMIC_RELAXED) != t)
+		b = migrate(rt, t, b, nb, 0);
+
+	exp_store(t, expires);
+	/* The index computed above is still right if the clock did not move
+	 * (same base, or the new base's clock happens to be equal). */
+	if (idx != PW_WHEEL_NO_IDX && clk == b->wheel.clk)
+		pw__wheel_enqueue(&b->wheel, t, idx, bucket_expiry);
+	else
+		pw__wheel_add(&b->wheel, t);
+out:
+	pw__unlock(&b->lock);
+	return ret;
+}
+
+int pw__mod_timer_slow(struct pw_timer *t, uint64_t expires)
+{
+	return mod_timer_opts(t, expires, 0);
+}
+
+int pw_mod_timer_pending(struct pw_timer *t, uint64_t expires)
+{
+	return mod_timer_opts(t, expires, MOD_PENDING_ONLY);
+}
+
+int pw_timer_reduce(struct pw_timer *t, uint64_t expires)
+{
+	return mod_timer_opts(t, expires, MOD_REDUCE);
+}
+
+int pw_add_timer(struct pw_timer *t)
+{
+	if (!timer_valid(t))
+		return -EINVAL;
+	if (pw_timer_pending(t))
+		return -EBUSY;
+	int ret = mod_timer_opts(t, exp_load(t), MOD_NOTPENDING);
+	return ret < 0 ? ret : 0;
+}
+
+int pw_add_timer_on(struct pw_timer *t, unsigned cpu)
+{
+	struct pw__base *b;
+	uint32_t tf;
+	int ret = 0;
+
+	if (!timer_valid(t) || cpu >= t->pw_rt->ncpus)
+		return -EINVAL;
+	if (pw_timer_pending(t))
+		return -EBUSY;
+
+	b = lock_timer_base(t, &tf);
+	if (tf & PW__TF_SHUTDOWN) {
+		ret = -ESHUTDOWN;
+		goto out;
+	}
+	if (tf & PW__TF_PENDING) { /* armed by another thread meanwhile */
+		ret = -EBUSY;
+		goto out;
+	}
+	if ((tf & PW__TF_CPU_MASK) != cpu) {
+		if (__atomic_load_n(&b->running_timer, __ATOMIC_RELAXED) == t) {
+			ret = -EAGAIN;
+			goto out;
+		}
+		b = migrate(t->pw_rt, t, b, pw__base_of(t->pw_rt, (tf & ~PW__TF_CPU_MASK) | cpu),
+			    PW_TIMER_PINNED);
+	} else {
+		tf_store(t, tf | PW_TIMER_PINNED);
+		pw__wheel_forward(&b->wheel, pw_jiffies(t->pw_rt));
+	}
+	pw__wheel_add(&b->wheel, t);
+out:
+	pw__unlock(&b->lock);
+	return ret;
+}
+
+static int delete_common(struct pw_timer *t, bool shutdown)
+{
+	struct pw__base *b;
+	uint32_t tf;
+	int ret;
+
+	if (!timer_valid(t))
+		return -EINVAL;
+	if (!shutdown && !pw_timer_pending(t)) /* the kernel's lockless shortcut */
+		return 0;
+	b = lock_timer_base(t, &tf);
+	ret = detach_if_pending(b, t);
+	if (shutdown)
+		tf_store(t, tf_load(t) | PW__TF_SHUTDOWN);
+	pw__unlock(&b->lock);
+	return ret;
+}
+
+int pw_timer_delete(struct pw_timer *t)
+{
+	return delete_common(t, false);
+}
+
+int pw_timer_shutdown(struct pw_timer *t)
+{
+	return delete_common(t, true);
+}
+
+static int delete_sync_common(struct pw_timer *t, bool shutdown)
+{
+	if (!timer_valid(t))
+		return -EINVAL;
+	if (pw__tls.running == t)
+		return -EDEADLK; /* from its own callback: it would wait for itself */
+
+	for (unsigned round = 0;; round++) {
+		uint32_t tf;
+		struct pw__base *b = lock_timer_base(t, &tf);
+
+		if (shutdown)
+			tf_store(t, tf_load(t) | PW__TF_SHUTDOWN);
+		if (__atomic_load_n(&b->running_timer, __ATOMIC_RELAXED) != t) {
+			int ret = detach_if_pending(b, t);
+			pw__unlock(&b->lock);
+			return ret;
+		}
+		if (round < PW_SYNC_SPIN_ROUNDS) {
+			pw__unlock(&b->lock);
+			for (unsigned i = 0; i < PW_SYNC_SPIN_RELAX && running_load(b) == t; i++)
+				pw__cpu_relax();
+			continue;
+		}
+		/* Sleep until the runner bumps expiry_seq after a callback.
+		 * Registered under the base lock, which the runner takes to
+		 * clear running_timer: no lost wake-up. */
+		b->waiters = 1;
+		uint32_t seq = __atomic_load_n(&b->expiry_seq, __ATOMIC_RELAXED);
+		pw__unlock(&b->lock);
+		pw__futex_wait(&b->expiry_seq, seq);
+	}
+}
+
+int pw_timer_delete_sync(struct pw_timer *t)
+{
+	return delete_sync_common(t, false);
+}
+
+int pw_timer_shutdown_sync(struct pw_timer *t)
+{
+	return delete_sync_common(t, true);
+}
+
+/* Run the collected list *@head.  Context: the runner, @b locked; returns
+ * with @b locked, having dropped it around each callback. */
+static int expire_list(struct pw__base *b, struct pw_timer **head)
+{
+	struct pw_timer *t;
+	int n = 0;
+
+	while ((t = *head)) {
+		void (*fn)(struct pw_timer *) = t->function;
+
+		__atomic_store_n(&b->running_timer, t, __ATOMIC_RELAXED);
+		pw__wheel_detach(&b->wheel, t);
+		pw__unlock(&b->lock);
+
+		struct pw_timer *outer = pw__tls.running;
+		pw__tls.running = t;
+		fn(t); /* may free t: not touched after this */
+		pw__tls.running = outer;
+		n++;
+
+		pw__lock(&b->lock);
+		/* release: see running_load() */
+		__atomic_store_n(&b->running_timer, NULL, __ATOMIC_RELEASE);
+		if (b->waiters) {
+			b->waiters = 0;
+			__atomic_store_n(&b->expiry_seq, b->expiry_seq + 1, __ATOMIC_RELEASE);
+			pw__futex_wake_all(&b->expiry_seq);
+		}
+	}
+	return n;
+}
+
+int pw__base_run(struct pw_runtime *rt, struct pw__base *b, uint64_t jnow)
+{
+	struct pw__wheel *w = &b->wheel;
+	int n = 0;
+
+	(void)rt;
+	pw__lock(&b->lock);
+	while (pw__after_eq(jnow, w->clk) && pw__after_eq(jnow, pw__wheel_next_expiry(w))) {
+		unsigned lists = pw__wheel_collect(w, b->expiring, b->expiring_idx);
+		b->n_expiring = lists;
+		/* Coarsest level first, as the kernel. */
+		while (lists--)
+			n += expire_list(b, &b->expiring[lists]);
+		b->n_expiring = 0;
+	}
+	pw__unlock(&b->lock);
+	return n;
+}
+
+int pw__base_check(struct pw_runtime *rt, struct pw__base *b)
+{
+	char who[48];
+	uint32_t kind_bit = b == &rt->cpus[b->cpu].base[PW_BASE_DEF] ? PW_TIMER_DEFERRABLE : 0;
+	snprintf(who, sizeof(who), "cpu %u base %s", b->cpu, kind_bit ? "def" : "std");
+
+	pw__lock(&b->lock);
+	int ret = pw__wheel_check(&b->wheel, b->expiring, b->expiring_idx, b->n_expiring,
+				  PW__TF_CPU_MASK | PW_TIMER_DEFERRABLE | PW__TF_MAGIC_MASK,
+				  b->cpu | kind_bit | PW__TF_MAGIC, who);
+	pw__unlock(&b->lock);
+	return ret;
+}

@@ -1,0 +1,384 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The non-cascading hierarchical timer wheel (the Linux 4.8+ design).
+ *
+ * What it is
+ * ----------
+ * One wheel per timer base.  It has up to 9 levels of 64 buckets.  Level 0
+ * buckets are one jiffy wide; each level up is 8 times coarser.  A timer is
+ * put in the bucket of the level that covers its distance from the wheel
+ * clock, and there it stays until it expires or is taken out: unlike the
+ * classic (2.4-era) cascading wheel, nothing is ever moved down a level.
+ * At HZ = 1000:
+ *
+ *   level  granularity  covers (distance from clk)
+ *     0        1 ms        0 ms ..      62 ms
+ *     1        8 ms       63 ms ..     503 ms
+ *     2       64 ms      504 ms ..    ~4 s
+ *     3      512 ms      ~4 s   ..   ~32 s
+ *     4       ~4 s      ~32 s   ..    ~4 min
+ *     5      ~33 s       ~4 min ..   ~34 min
+ *     6      ~4.4 min   ~34 min ..    ~4.5 h
+ *     7      ~35 min    ~4.5 h  ..   ~36 h
+ *     8      ~4.7 h     ~36 h   ..   ~12 days
+ *
+ * Level n starts at 63 << 3(n-1) jiffies.  At HZ <= 100 the kernel uses 8
+ * levels; so do we.  Past the last level the expiry is clamped to the end
+ * of the wheel (the kernel does the same): such a timer fires "early"
+ * relative to what was asked, after about 12 days at HZ = 1000.
+ *
+ * Why no cascading: most timeouts in network code (retransmit, delayed ack,
+ * keepalive, connection deadlines) are cancelled or re-armed long before
+ * they expire, so paying to cascade them down the levels is wasted work;
+ * and a coarse bucket batches expiries for free.  The price is accuracy: a
+ * timer is late by up to its level's granularity, which is at most 8/63
+ * (12.7%) of the shortest distance the level covers, plus one jiffy.
+ *
+ * Never early: the bucket index rounds the expiry *up* to the level
+ * granularity, and at level 0 one jiffy up, so that a timer armed at the end
+ * of a tick still waits its full count of jiffies.  The bucket's "expiry" is
+ * that rounded-up jiffy; a bucket is processed when the wheel clock reaches
+ * it exactly.
+ *
+ * Invariants (checked by pw__wheel_check())
+ * -----------------------------------------
+ *  I1 every timer in bucket i has i in its flags, PENDING set, and the list
+ *     links are consistent (pprev points at the pointer that points at it);
+ *  I2 bit i of pending_map is set iff bucket i is non-empty;
+ *  I3 every bucket expiry is >= clk and less than 64 level-granules past
+ *     it, so that a level's 64 buckets never alias (the index and the clock
+ *     name the bucket's expiry uniquely);
+ *  I4 a timer's bucket expiry is >= its expires (never early), unless it was
+ *     clamped (last level) or armed in the past (level 0, bucket = clk then);
+ *     and at most one granule past it unless armed in the past;
+ *  I5 if !recalc, next_expiry is exactly the earliest bucket expiry;
+ *     otherwise it is at or before it (only removals happened since);
+ *  I6 count equals the timers in buckets plus those being expired.
+ *
+ * Next expiry, lazily
+ * -------------------
+ * Each level's 64 buckets map to one 64-bit word of pending_map, so the
+ * earliest non-empty bucket of a level is one rotate and one count of
+ * trailing zeros from the level clock; the minimum over the levels is the
+ * next expiry.  Adding a timer can only lower it (one compare); removing
+ * the last timer of a bucket only sets `recalc`, and the scan runs when
+ * someone next asks.
+ *
+ * Clock jump after idle
+ * ---------------------
+ * clk is the next jiffy to process.  Processing does not step clk tick by
+ * tick: it jumps straight to next_expiry.  When a timer is added to a base
+ * whose clk lags behind the current jiffy (the CPU was idle), the caller
+ * first forwards clk to the current jiffy, or to next_expiry if that is
+ * earlier, so the new timer's level is chosen from its true distance
+ * (pw__wheel_forward()).
+ *
+ * Costs
+ * -----
+ * add: O(1) (level by a few compares, one list insert, one bit set);
+ * detach: O(1); next expiry: O(levels) word operations when recomputed;
+ * collect: O(levels).  Memory: 576 list heads + 9 words = ~4.7 KiB a wheel.
+ * Locking: none here; every function requires the base lock (wheel.h).
+ */
+#include "wheel.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#define PW_WHEEL_EMPTY_DELTA (1ull << 62) /* next_expiry of an empty wheel */
+
+static inline unsigned lvl_shift(unsigned lvl)
+{
+	return lvl * PW_WHEEL_CLK_SHIFT;
+}
+
+/* First distance from clk that level @lvl covers (level 0: 0). */
+static inline uint64_t lvl_start(unsigned lvl)
+{
+	return lvl ? (uint64_t)(PW_WHEEL_LVL_SIZE - 1) << lvl_shift(lvl - 1) : 0;
+}
+
+static inline uint32_t tf_load(const struct pw_timer *t)
+{
+	return __atomic_load_n(&t->pw_flags, __ATOMIC_RELAXED);
+}
+
+/* Only the holder of the timer's base lock writes its flags; lockless
+ * readers (pending checks, lock_timer_base()) need the store to be atomic. */
+static inline void tf_store(struct pw_timer *t, uint32_t tf)
+{
+	__atomic_store_n(&t->pw_flags, tf, __ATOMIC_RELAXED);
+}
+
+void pw__wheel_init(struct pw__wheel *w, unsigned hz, uint64_t clk)
+{
+	memset(w, 0, sizeof(*w));
+	w->depth = hz > 100 ? 9 : 8;
+	w->cutoff = lvl_start(w->depth);
+	w->timeout_max = w->cutoff - pw__wheel_gran(w->depth - 1);
+	w->clk = clk;
+	w->next_expiry = clk + PW_WHEEL_EMPTY_DELTA;
+}
+
+/* Bucket of @expires at @lvl, rounded up; its expiry in *@bucket_expiry. */
+static inline unsigned calc_index(uint64_t expires, unsigned lvl, uint64_t *bucket_expiry)
+{
+	uint64_t e = (expires >> lvl_shift(lvl)) + 1;
+	*bucket_expiry = e << lvl_shift(lvl);
+	return lvl * PW_WHEEL_LVL_SIZE + (unsigned)(e & PW_WHEEL_LVL_MASK);
+}
+
+unsigned pw__wheel_calc_index(const struct pw__wheel *w, uint64_t expires,
+			      uint64_t *bucket_expiry)
+{
+	uint64_t delta = expires - w->clk;
+
+	if ((int64_t)delta < 0) {
+		/* In the past: the current bucket, processed at the next run. */
+		*bucket_expiry = w->clk;
+		return (unsigned)(w->clk & PW_WHEEL_LVL_MASK);
+	}
+	if (delta < lvl_start(1))
+		return calc_index(expires, 0, bucket_expiry);
+	for (unsigned lvl = 1; lvl < w->depth - 1; lvl++)
+		if (delta < lvl_start(lvl + 1))
+			return calc_index(expires, lvl, bucket_expiry);
+	if (delta >= w->cutoff)
+		expires = w->clk + w->timeout_max;
+	return calc_index(expires, w->depth - 1, bucket_expiry);
+}
+
+static inline void map_set(struct pw__wheel *w, unsigned idx)
+{
+	w->pending_map[idx / PW_WHEEL_LVL_SIZE] |= 1ull << (idx % PW_WHEEL_LVL_SIZE);
+}
+
+static inline void map_clear(struct pw__wheel *w, unsigned idx)
+{
+	w->pending_map[idx / PW_WHEEL_LVL_SIZE] &= ~(1ull << (idx % PW_WHEEL_LVL_SIZE));
+}
+
+static inline bool map_test(const struct pw__wheel *w, unsigned idx)
+{
+	return (w->pending_map[idx / PW_WHEEL_LVL_SIZE] >> (idx % PW_WHEEL_LVL_SIZE)) & 1;
+}
+
+void pw__wheel_enqueue(struct pw__wheel *w, struct pw_timer *t, unsigned idx,
+		       uint64_t bucket_expiry)
+{
+	struct pw_timer **head = &w->vectors[idx];
+
+	t->pw_next = *head;
+	if (*head)
+		(*head)->pw_pprev = &t->pw_next;
+	*head = t;
+	t->pw_pprev = head;
+	map_set(w, idx);
+	tf_store(t, (tf_load(t) & ~PW__TF_IDX_MASK) | (idx << PW__TF_IDX_SHIFT) | PW__TF_PENDING);
+	w->count++;
+	/* Adding can only lower the next expiry; a stale (early) value that
+	 * is still marked recalc stays marked unless this bucket is earlier. */
+	if (pw__after(w->next_expiry, bucket_expiry)) {
+		w->next_expiry = bucket_expiry;
+		w->recalc = false;
+	}
+}
+
+void pw__wheel_add(struct pw__wheel *w, struct pw_timer *t)
+{
+	uint64_t bucket_expiry;
+	unsigned idx = pw__wheel_calc_index(w, __atomic_load_n(&t->expires, __ATOMIC_RELAXED),
+					    &bucket_expiry);
+	pw__wheel_enqueue(w, t, idx, bucket_expiry);
+}
+
+void pw__wheel_detach(struct pw__wheel *w, struct pw_timer *t)
+{
+	uint32_t tf = tf_load(t);
+	unsigned idx = (tf & PW__TF_IDX_MASK) >> PW__TF_IDX_SHIFT;
+
+	/* Last timer of its bucket?  (A timer on a list being expired is not
+	 * in vectors[idx], so this leaves the bucket's bit alone then.) */
+	if (w->vectors[idx] == t && !t->pw_next) {
+		map_clear(w, idx);
+		w->recalc = true;
+	}
+	*t->pw_pprev = t->pw_next;
+	if (t->pw_next)
+		t->pw_next->pw_pprev = t->pw_pprev;
+	t->pw_next = NULL;
+	t->pw_pprev = NULL;
+	tf_store(t, tf & ~PW__TF_PENDING);
+	w->count--;
+}
+
+bool pw__wheel_has_buckets(const struct pw__wheel *w)
+{
+	for (unsigned l = 0; l < w->depth; l++)
+		if (w->pending_map[l])
+			return true;
+	return false;
+}
+
+/* First jiffy >= clk that is a multiple of level @lvl's granularity, in
+ * level units (the level clock). */
+static inline uint64_t lvl_pos(uint64_t clk, unsigned lvl)
+{
+	uint64_t s = lvl_shift(lvl);
+	return (clk >> s) + ((clk & (pw__wheel_gran(lvl) - 1)) != 0);
+}
+
+/* Expiry of bucket @slot (0..63) of level @lvl, by I3. */
+static inline uint64_t slot_expiry(uint64_t clk, unsigned lvl, unsigned slot)
+{
+	uint64_t pos = lvl_pos(clk, lvl);
+	uint64_t d = (slot - pos) & PW_WHEEL_LVL_MASK;
+	return (pos + d) << lvl_shift(lvl);
+}
+
+static uint64_t scan_next_expiry(const struct pw__wheel *w)
+{
+	uint64_t best = PW_WHEEL_EMPTY_DELTA; /* as a distance from clk */
+
+	for (unsigned lvl = 0; lvl < w->depth; lvl++) {
+		uint64_t map = w->pending_map[lvl];
+		if (!map)
+			continue;
+		uint64_t pos = lvl_pos(w->clk, lvl);
+		unsigned start = (unsigned)(pos & PW_WHEEL_LVL_MASK);
+		uint64_t rot = start ? (map >> start) | (map << (PW_WHEEL_LVL_SIZE - start)) : map;
+		uint64_t e = (pos + (uint64_t)__builtin_ctzll(rot)) << lvl_shift(lvl);
+		if (e - w->clk < best)
+			best = e - w->clk;
+	}
+	return w->clk + best;
+}
+
+uint64_t pw__wheel_next_expiry(struct pw__wheel *w)
+{
+	if (w->recalc) {
+		w->next_expiry = scan_next_expiry(w);
+		w->recalc = false;
+	}
+	return w->next_expiry;
+}
+
+void pw__wheel_forward(struct pw__wheel *w, uint64_t jnow)
+{
+	if (!pw__after(jnow, w->clk))
+		return;
+	uint64_t next = pw__wheel_next_expiry(w);
+	w->clk = pw__after(next, jnow) ? jnow : next;
+}
+
+unsigned pw__wheel_collect(struct pw__wheel *w, struct pw_timer **heads, unsigned *idxs)
+{
+	uint64_t clk = pw__wheel_next_expiry(w);
+	unsigned n = 0;
+
+	w->clk = clk;
+	for (unsigned lvl = 0; lvl < w->depth; lvl++) {
+		unsigned idx = lvl * PW_WHEEL_LVL_SIZE + (unsigned)(clk & PW_WHEEL_LVL_MASK);
+		if (map_test(w, idx)) {
+			map_clear(w, idx);
+			heads[n] = w->vectors[idx];
+			heads[n]->pw_pprev = &heads[n];
+			w->vectors[idx] = NULL;
+			idxs[n++] = idx;
+		}
+		/* The next level has a bucket here only on its granule edge. */
+		if (clk & ((1u << PW_WHEEL_CLK_SHIFT) - 1))
+			break;
+		clk >>= PW_WHEEL_CLK_SHIFT;
+	}
+	/* One past: timers re-armed to "now" by callbacks land in the next
+	 * jiffy instead of looping forever in this one. */
+	w->clk++;
+	w->recalc = true;
+	return n;
+}
+
+#define CHECK(cond, ...)                                                  \
+	do {                                                              \
+		if (!(cond)) {                                            \
+			fprintf(stderr, "pinwheel check %s: ", who);      \
+			fprintf(stderr, __VA_ARGS__);                     \
+			fputc('\n', stderr);                              \
+			return -EFAULT;                                   \
+		}                                                         \
+	} while (0)
+
+static int check_list(struct pw_timer *const *head, unsigned idx, uint64_t *count,
+		      uint32_t tf_mask, uint32_t tf_val, const char *who)
+{
+	struct pw_timer *const *pprev = head;
+	for (struct pw_timer *t = *head; t; pprev = &t->pw_next, t = t->pw_next) {
+		uint32_t tf = tf_load(t);
+		CHECK(t->pw_pprev == pprev, "timer %p: broken pprev link (I1)", (void *)t);
+		CHECK(tf & PW__TF_PENDING, "timer %p queued without PENDING (I1)", (void *)t);
+		CHECK(((tf & PW__TF_IDX_MASK) >> PW__TF_IDX_SHIFT) == idx,
+		      "timer %p in bucket %u but flags say %u (I1)", (void *)t, idx,
+		      (tf & PW__TF_IDX_MASK) >> PW__TF_IDX_SHIFT);
+		CHECK(!(tf & PW__TF_MIGRATING), "timer %p queued while MIGRATING", (void *)t);
+		CHECK((tf & tf_mask) == tf_val, "timer %p: flags %#x name another base (want %#x)",
+		      (void *)t, tf & tf_mask, tf_val);
+		CHECK(++*count < (1ull << 40), "bucket %u: list loops", idx);
+	}
+	return 0;
+}
+
+int pw__wheel_check(const struct pw__wheel *w, struct pw_timer *const *extra,
+		    const unsigned *extra_idx, unsigned nextra, uint32_t tf_mask,
+		    uint32_t tf_val, const char *who)
+{
+	uint64_t count = 0, earliest = PW_WHEEL_EMPTY_DELTA;
+
+	CHECK(w->depth == 8 || w->depth == 9, "depth %u", w->depth);
+	for (unsigned lvl = w->depth; lvl < PW_WHEEL_LVL_MAX; lvl++)
+		CHECK(!w->pending_map[lvl], "bits set on unused level %u", lvl);
+	for (unsigned idx = 0; idx < w->depth * PW_WHEEL_LVL_SIZE; idx++) {
+		unsigned lvl = idx / PW_WHEEL_LVL_SIZE, slot = idx % PW_WHEEL_LVL_SIZE;
+		CHECK(map_test(w, idx) == (w->vectors[idx] != NULL),
+		      "bucket %u: bitmap bit %d but list %s (I2)", idx, map_test(w, idx),
+		      w->vectors[idx] ? "non-empty" : "empty");
+		if (!w->vectors[idx])
+			continue;
+		if (check_list(&w->vectors[idx], idx, &count, tf_mask, tf_val, who))
+			return -EFAULT;
+		uint64_t be = slot_expiry(w->clk, lvl, slot);
+		uint64_t gran = pw__wheel_gran(lvl);
+		CHECK(pw__after_eq(be, w->clk) && be - w->clk < PW_WHEEL_LVL_SIZE * gran,
+		      "bucket %u expiry %llu outside the window of clk %llu (I3)", idx,
+		      (unsigned long long)be, (unsigned long long)w->clk);
+		if (be - w->clk < earliest)
+			earliest = be - w->clk;
+		for (const struct pw_timer *t = w->vectors[idx]; t; t = t->pw_next) {
+			uint64_t e = __atomic_load_n(&t->expires, __ATOMIC_RELAXED);
+			bool early = pw__after(e, be);
+			CHECK(!early || lvl == w->depth - 1,
+			      "timer %p expires %llu but sits in bucket %u expiring %llu: early (I4)",
+			      (void *)t, (unsigned long long)e, idx, (unsigned long long)be);
+			CHECK(early || be - e <= gran || lvl == 0,
+			      "timer %p expires %llu, bucket %u expires %llu: later than a granule (I4)",
+			      (void *)t, (unsigned long long)e, idx, (unsigned long long)be);
+		}
+	}
+	for (unsigned i = 0; i < nextra; i++)
+		if (extra[i] && check_list(&extra[i], extra_idx[i], &count, tf_mask, tf_val, who))
+			return -EFAULT;
+	CHECK(count == w->count, "%llu timers queued but %llu counted (I6)",
+	      (unsigned long long)count, (unsigned long long)w->count);
+	if (earliest != PW_WHEEL_EMPTY_DELTA) {
+		uint64_t next_d = w->next_expiry - w->clk;
+		if (w->recalc)
+			CHECK(!pw__after(w->next_expiry, w->clk + earliest), "stale next_expiry %llu past the earliest bucket %llu (I5)",
+			      (unsigned long long)w->next_expiry,
+			      (unsigned long long)(w->clk + earliest));
+		else
+			CHECK(next_d == earliest, "next_expiry %llu but earliest bucket %llu (I5)",
+			      (unsigned long long)w->next_expiry,
+			      (unsigned long long)(w->clk + earliest));
+	}
+	return 0;
+}
