@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A thread that serves one CPU of a runtime on the real clock: run the due
+ * timers, sleep until the next expiry (at most 100 us, so deferrable timers
+ * run too), until told to stop.  The bring-your-own-loop pattern.
+ */
+#ifndef PW_TESTS_SERVE_H
+#define PW_TESTS_SERVE_H
+
+#include <pthread.h>
+#include <time.h>
+
+#include <pinwheel/pinwheel.h>
+
+#include "check.h"
+
+struct server {
+	struct pw_runtime *rt;
+	unsigned cpu;
+	int stop; /* atomic */
+	pthread_t th;
+};
+
+static void *serve_loop(void *arg)
+{
+	struct server *s = arg;
+	CHECK_EQ(pw_cpu_enter(s->rt, s->cpu), 0);
+	while (!__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE)) {
+		CHECK(pw_run_timers(s->rt, s->cpu) >= 0);
+		uint64_t now = pw_now_ns(s->rt), next = pw_next_expiry_ns(s->rt, s->cpu);
+		uint64_t until = now + 100000;
+		if (next < until)
+			until = next;
+		if (until > now) {
+			struct timespec ts = {0, (long)(until - now)};
+			nanosleep(&ts, NULL);
+		}
+	}
+	pw_cpu_exit(s->rt);
+	return NULL;
+}
+
+static inline void serve_start(struct server *s, struct pw_runtime *rt, unsigned cpu)
+{
+	s->rt = rt;
+	s->cpu = cpu;
+	s->stop = 0;
+	CHECK_EQ(pthread_create(&s->th, NULL, serve_loop, s), 0);
+}
+
+static inline void serve_stop(struct server *s)
+{
+	__atomic_store_n(&s->stop, 1, __ATOMIC_RELEASE);
+	CHECK_EQ(pthread_join(s->th, NULL), 0);
+}
+
+#endif
