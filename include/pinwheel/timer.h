@@ -119,8 +119,10 @@ int pw_add_timer(struct pw_timer *t);
  * Context: as pw_mod_timer().
  * Return: 0; -EBUSY if @t is pending; -EAGAIN if @t's callback is running
  * on another CPU right now (moving it then would let a sync delete miss the
- * running callback; the kernel moves it anyway); -EINVAL (NULL, not set up,
- * @cpu out of range); -ESHUTDOWN.
+ * running callback; the kernel moves it anyway): retry once it returned.
+ * Running is known by address, so a new timer placed in the memory of one
+ * whose callback freed it and has not yet returned can see -EAGAIN too.
+ * -EINVAL (NULL, not set up, @cpu out of range); -ESHUTDOWN.
  */
 int pw_add_timer_on(struct pw_timer *t, unsigned cpu);
 
