@@ -6,6 +6,8 @@
  * wall-clock time, which can jump.  PW_CLOCK_SIM reads a 64-bit word that
  * only pw_sim_advance() moves, so tests replay exactly.  Jiffies are the
  * clock divided by the tick (1e9 / hz ns): jiffy j begins at j * tick.
+ * Every pw_jiffies() also notes the value in rt->jiffies_seen, which is what
+ * arming forwards an idle base to (see internal.h).
  *
  * Context: every function here may be called from any thread; none takes
  * a lock.
@@ -30,7 +32,11 @@ uint64_t pw_jiffies(const struct pw_runtime *rt)
 {
 	if (!rt)
 		return 0;
-	return pw_now_ns(rt) / rt->tick_ns;
+	uint64_t j = pw_now_ns(rt) / rt->tick_ns;
+	/* The cache is internal state, not part of what callers see: casting
+	 * away const here keeps the public signature honest about that. */
+	pw__jiffies_note((struct pw_runtime *)rt, j);
+	return j;
 }
 
 uint64_t pw_jiffies_to_ns(const struct pw_runtime *rt, uint64_t j)

@@ -52,7 +52,34 @@ struct pw_runtime {
 	enum pw_clock_id clock;
 	uint64_t sim_now_ns; /* PW_CLOCK_SIM: atomic, written by the sim driver */
 	struct pw__cpu *cpus;
+	/* The latest jiffies value any thread read (pw_jiffies(), a timer
+	 * run): what arming forwards an idle base to, instead of reading the
+	 * clock on every arm (the kernel's jiffies variable plays this part).
+	 * Atomic; written only when it moves (at most hz times a second), so
+	 * the line stays shared among the CPUs that read it. */
+	uint64_t jiffies_seen __attribute__((aligned(PW_CACHELINE)));
+	char pad_[PW_CACHELINE - sizeof(uint64_t)];
 };
+
+static inline uint64_t pw__jiffies_seen(const struct pw_runtime *rt)
+{
+	return __atomic_load_n(&rt->jiffies_seen, __ATOMIC_RELAXED);
+}
+
+/* Note that jiffy @j was read.  Racing writers may leave an older value by a
+ * tick; forwarding to a slightly older jiffy is always safe (never early). */
+static inline void pw__jiffies_note(struct pw_runtime *rt, uint64_t j)
+{
+	if (pw__after(j, pw__jiffies_seen(rt)))
+		__atomic_store_n(&rt->jiffies_seen, j, __ATOMIC_RELAXED);
+}
+
+/* PW_CLOCK_SIM: set the simulated clock. */
+static inline void pw__sim_set(struct pw_runtime *rt, uint64_t ns)
+{
+	__atomic_store_n(&rt->sim_now_ns, ns, __ATOMIC_RELAXED);
+	pw__jiffies_note(rt, ns / rt->tick_ns);
+}
 
 /* What the calling thread is: the CPU it serves (or acts as while running
  * a CPU's timers), and the timer whose callback it is running. */

@@ -87,6 +87,7 @@ int pw_runtime_create(const struct pw_config *cfg, struct pw_runtime **out)
 	rt->sim_now_ns = cfg->sim_start_ns;
 
 	uint64_t jnow = pw_jiffies(rt);
+	rt->jiffies_seen = jnow;
 	for (unsigned c = 0; c < ncpus; c++) {
 		for (unsigned k = 0; k < PW_NR_BASES; k++) {
 			struct pw__base *b = &rt->cpus[c].base[k];
@@ -269,12 +270,12 @@ int pw_sim_advance(struct pw_runtime *rt, uint64_t ns)
 			break;
 		if (best > now) {
 			now = best;
-			__atomic_store_n(&rt->sim_now_ns, now, __ATOMIC_RELAXED);
+			pw__sim_set(rt, now);
 		}
 		run_cpu(rt, best_cpu, pw_jiffies(rt));
 	}
 	if (target > now)
-		__atomic_store_n(&rt->sim_now_ns, target, __ATOMIC_RELAXED);
+		pw__sim_set(rt, target);
 
 	for (unsigned c = 0; c < rt->ncpus; c++)
 		guard_release(&rt->cpus[c]);

@@ -89,8 +89,11 @@
  * Costs
  * -----
  * Fast path 1: two loads.  Fast path 2: one lock round trip, one index
- * computation.  Re-arm: lock, detach, index, enqueue, unlock (one clock
- * read to forward an idle base).  Expiry: per timer one lock round trip and
+ * computation.  Re-arm: lock, detach, index, enqueue, unlock; no clock
+ * read: an idle base is forwarded to the latest jiffies value any thread
+ * read (rt->jiffies_seen), as the kernel forwards to its jiffies variable.
+ * The caller computed @expires from pw_jiffies() a moment ago, so that
+ * value is fresh; an older one only makes the wheel coarser, never early.  Expiry: per timer one lock round trip and
  * the callback.  Memory: 48 bytes a timer; ~9.4 KiB a CPU.
  *
  * Locking summary: see docs/design/concurrency.md.
@@ -210,6 +213,20 @@ static int detach_if_pending(struct pw__base *b, struct pw_timer *t)
 	return 1;
 }
 
+/*
+ * Start the cache misses a re-arm of a big wheel is made of (the list
+ * neighbours detach writes to) before they are needed, so they overlap with
+ * each other and with the index computation instead of stalling one after
+ * the other.  Context: the holder of @t's base lock (the links are stable).
+ */
+static inline void prefetch_neighbours(const struct pw_timer *t)
+{
+	if (t->pw_next)
+		__builtin_prefetch(t->pw_next, 1);
+	if (t->pw_pprev)
+		__builtin_prefetch(t->pw_pprev, 1);
+}
+
 /* Is bucket @idx on a list the current run of @b collected?  Context: the
  * holder of @b's lock. */
 static bool idx_expiring(const struct pw__base *b, unsigned idx)
@@ -233,7 +250,7 @@ static struct pw__base *migrate(struct pw_runtime *rt, struct pw_timer *t,
 	pw__unlock(&b->lock);
 	pw__lock(&nb->lock);
 	tf_store(t, (tf_load(t) & ~(PW__TF_CPU_MASK | PW__TF_MIGRATING)) | extra_flags | nb->cpu);
-	pw__wheel_forward(&nb->wheel, pw_jiffies(rt));
+	pw__wheel_forward(&nb->wheel, pw__jiffies_seen(rt));
 	return nb;
 }
 
@@ -267,7 +284,8 @@ static int mod_timer_opts(struct pw_timer *t, uint64_t expires, unsigned opts)
 			return 1;
 
 		b = lock_timer_base(t, &tf);
-		pw__wheel_forward(&b->wheel, pw_jiffies(rt));
+		prefetch_neighbours(t);
+		pw__wheel_forward(&b->wheel, pw__jiffies_seen(rt));
 		if ((tf & PW__TF_PENDING) && (opts & MOD_REDUCE) &&
 		    !pw__after(exp_load(t), expires)) {
 			ret = 1;
@@ -275,6 +293,8 @@ static int mod_timer_opts(struct pw_timer *t, uint64_t expires, unsigned opts)
 		}
 		clk = b->wheel.clk;
 		idx = pw__wheel_calc_index(&b->wheel, expires, &bucket_expiry);
+		if (b->wheel.vectors[idx])
+			__builtin_prefetch(b->wheel.vectors[idx], 1);
 		/* Fast path 2: same bucket, only the expiry changes. */
 		if ((tf & PW__TF_PENDING) &&
 		    idx == (tf & PW__TF_IDX_MASK) >> PW__TF_IDX_SHIFT &&
@@ -286,7 +306,7 @@ static int mod_timer_opts(struct pw_timer *t, uint64_t expires, unsigned opts)
 		}
 	} else {
 		b = lock_timer_base(t, &tf);
-		pw__wheel_forward(&b->wheel, pw_jiffies(rt));
+		pw__wheel_forward(&b->wheel, pw__jiffies_seen(rt));
 	}
 
 	if (tf & PW__TF_SHUTDOWN) {
@@ -369,7 +389,7 @@ int pw_add_timer_on(struct pw_timer *t, unsigned cpu)
 			    PW_TIMER_PINNED);
 	} else {
 		tf_store(t, tf | PW_TIMER_PINNED);
-		pw__wheel_forward(&b->wheel, pw_jiffies(t->pw_rt));
+		pw__wheel_forward(&b->wheel, pw__jiffies_seen(t->pw_rt));
 	}
 	pw__wheel_add(&b->wheel, t);
 out:

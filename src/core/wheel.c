@@ -141,12 +141,20 @@ unsigned pw__wheel_calc_index(const struct pw__wheel *w, uint64_t expires,
 	}
 	if (delta < lvl_start(1))
 		return calc_index(expires, 0, bucket_expiry);
-	for (unsigned lvl = 1; lvl < w->depth - 1; lvl++)
-		if (delta < lvl_start(lvl + 1))
-			return calc_index(expires, lvl, bucket_expiry);
-	if (delta >= w->cutoff)
+	if (delta >= w->cutoff) {
 		expires = w->clk + w->timeout_max;
-	return calc_index(expires, w->depth - 1, bucket_expiry);
+		return calc_index(expires, w->depth - 1, bucket_expiry);
+	}
+	/* Level n covers [63 << 3(n-1), 63 << 3n): such a delta has 3n+3 to
+	 * 3n+6 significant bits, so (bits - 3) / 3 is n, or n + 1 for the top
+	 * of the range, which one compare corrects.  No loop over levels. */
+	unsigned bits = 64 - (unsigned)__builtin_clzll(delta);
+	unsigned lvl = (bits - 3) / 3;
+	if (delta < lvl_start(lvl))
+		lvl--;
+	if (lvl > w->depth - 1)
+		lvl = w->depth - 1;
+	return calc_index(expires, lvl, bucket_expiry);
 }
 
 static inline void map_set(struct pw__wheel *w, unsigned idx)
