@@ -6,6 +6,7 @@
 #include <errno.h>
 
 #include <pinwheel/linux.h>
+#include <time.h> /* after linux.h: POSIX timer_delete must not clash */
 
 #include "check.h"
 

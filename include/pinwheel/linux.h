@@ -16,13 +16,15 @@
  * compile-time constants: `#if HZ > 100` does not work.  Departures from the
  * kernel's return values: the functions the kernel declares void return 0
  * or a negative errno here, and arming a shut-down timer returns
- * -ESHUTDOWN (see src/core/timer.c).  DEFINE_TIMER (a static initializer)
+ * -ESHUTDOWN (see src/core/timer.c).  timer_delete is a macro, because POSIX
+ * has a function of that name.  DEFINE_TIMER (a static initializer)
  * has no equivalent: a timer needs its runtime.
  */
 #ifndef PINWHEEL_LINUX_H
 #define PINWHEEL_LINUX_H
 
 #include <limits.h>
+#include <time.h> /* POSIX's timer_delete(timer_t): see below */
 
 #include <pinwheel/pinwheel.h>
 
@@ -81,10 +83,11 @@ static inline int add_timer_on(struct timer_list *timer, int cpu)
 	return cpu < 0 ? -22 /* EINVAL */ : pw_add_timer_on(timer, (unsigned)cpu);
 }
 
-static inline int timer_delete(struct timer_list *timer)
-{
-	return pw_timer_delete(timer);
-}
+/* POSIX <time.h> declares timer_delete(timer_t) too, so the kernel's
+ * timer_delete is a macro, defined after <time.h> has been included (above):
+ * the POSIX declaration stays intact and calls reach pinwheel.  POSIX's
+ * timer_delete() cannot be called where this header is included. */
+#define timer_delete(timer) pw_timer_delete(timer)
 
 static inline int timer_delete_sync(struct timer_list *timer)
 {
