@@ -54,9 +54,12 @@ struct bench_impl {
 	uint64_t (*now_j)(void);
 	/* Run what is due (an event-loop iteration); returns callbacks run. */
 	uint64_t (*poll)(void);
-	void (*rearm)(unsigned i, uint64_t expires_j);
-	void (*rearm_same)(unsigned i);
-	void (*cancel_add)(unsigned i, uint64_t expires_j);
+	/* Batches, so the per-operation call is the library's own, inlined
+	 * where the library inlines it, not an indirect call of the harness. */
+	void (*rearm)(const unsigned *idx, const uint64_t *delta, size_t n, uint64_t now_j);
+	/* timers first .. first+n-1, wrapping at the pending count */
+	void (*rearm_same)(unsigned first, size_t n);
+	void (*cancel_add)(const unsigned *idx, const uint64_t *delta, size_t n, uint64_t now_j);
 	/* Arm all @n timers due within @window_j, run them; return fired. */
 	uint64_t (*expire_round)(unsigned n, uint64_t window_j, double *ns);
 	void (*teardown)(void);
@@ -82,6 +85,7 @@ static inline uint64_t xs(void)
 
 static struct pw_runtime *prt;
 static struct pw_timer *ptimers;
+static unsigned pn;
 static uint64_t pfired;
 
 static void pw_cb(struct pw_timer *t)
@@ -105,6 +109,7 @@ static int pw_setup(unsigned n, enum pw_clock_id clock)
 	ptimers = calloc(n, sizeof(*ptimers));
 	if (!ptimers)
 		return -ENOMEM;
+	pn = n;
 	uint64_t j = pw_jiffies(prt);
 	for (unsigned i = 0; i < n; i++) {
 		pw_timer_setup(prt, &ptimers[i], pw_cb, 0);
@@ -124,21 +129,26 @@ static uint64_t pw_poll(void)
 	return n > 0 ? (uint64_t)n : 0;
 }
 
-static void pw_rearm(unsigned i, uint64_t expires_j)
+static void pw_rearm(const unsigned *idx, const uint64_t *delta, size_t n, uint64_t now_j)
 {
-	pw_mod_timer(&ptimers[i], expires_j);
+	for (size_t k = 0; k < n; k++)
+		pw_mod_timer(&ptimers[idx[k]], now_j + delta[k]);
 }
 
-static void pw_rearm_same(unsigned i)
+static void pw_rearm_same(unsigned first, size_t n)
 {
-	pw_mod_timer(&ptimers[i], ptimers[i].expires);
+	for (size_t k = 0; k < n; k++, first = first + 1 == pn ? 0 : first + 1)
+		pw_mod_timer(&ptimers[first], ptimers[first].expires);
 }
 
-static void pw_cancel_add(unsigned i, uint64_t expires_j)
+static void pw_cancel_add(const unsigned *idx, const uint64_t *delta, size_t n, uint64_t now_j)
 {
-	pw_timer_delete(&ptimers[i]);
-	ptimers[i].expires = expires_j;
-	pw_add_timer(&ptimers[i]);
+	for (size_t k = 0; k < n; k++) {
+		struct pw_timer *t = &ptimers[idx[k]];
+		pw_timer_delete(t);
+		t->expires = now_j + delta[k];
+		pw_add_timer(t);
+	}
 }
 
 static uint64_t pw_expire_round(unsigned n, uint64_t window_j, double *ns)
@@ -239,19 +249,18 @@ static int run_workload(const struct bench_impl *im, const char *wl, unsigned n,
 		}
 		uint64_t t0 = now_ns();
 		int kind = !strcmp(wl, "rearm") ? 0 : !strcmp(wl, "rearm_same") ? 1 : 2;
-		for (uint64_t k = 0, i = 0; k < ops;) {
+		for (uint64_t k = 0; k < ops;) {
 			/* One event-loop iteration: read the clock once, do a
 			 * batch of operations, run what is due. */
-			uint64_t jn = im->now_j(), end = k + BATCH < ops ? k + BATCH : ops;
+			uint64_t jn = im->now_j();
+			size_t b = k + BATCH < ops ? BATCH : (size_t)(ops - k);
 			if (kind == 0)
-				for (; k < end; k++)
-					im->rearm(idx[k], jn + delta[k]);
+				im->rearm(idx + k, delta + k, b, jn);
 			else if (kind == 1)
-				for (; k < end; k++, i = i + 1 == n ? 0 : i + 1)
-					im->rearm_same((unsigned)i);
+				im->rearm_same((unsigned)(k % n), b);
 			else
-				for (; k < end; k++)
-					im->cancel_add(idx[k], jn + delta[k]);
+				im->cancel_add(idx + k, delta + k, b, jn);
+			k += b;
 			im->poll();
 		}
 		v[rep] = (double)(now_ns() - t0) / (double)ops;
