@@ -12,6 +12,7 @@
 #include <pinwheel/pinwheel.h>
 
 #include "lock.h"
+#include "runwait.h"
 #include "wheel.h"
 
 #define PW_CACHELINE 64
@@ -27,12 +28,8 @@ enum pw__base_kind {
 struct pw__base {
 	struct pw__lock lock;
 	uint32_t cpu;
-	/* The timer whose callback runs now (set under lock, NULL between
-	 * callbacks).  Lives here, not in the timer: the callback may free
-	 * its timer.  Atomic so delete_sync can poll it without the lock. */
-	struct pw_timer *running_timer;
-	uint32_t expiry_seq;   /* futex word: bumped when waiters are woken */
-	uint32_t waiters;      /* a delete_sync sleeps on expiry_seq */
+	/* The timer whose callback runs now, and its waiters (runwait.h). */
+	struct pw__runwait run;
 	unsigned n_expiring;   /* lists collected by the current run */
 	unsigned expiring_idx[PW_WHEEL_LVL_MAX];
 	struct pw_timer *expiring[PW_WHEEL_LVL_MAX];

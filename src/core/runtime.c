@@ -5,7 +5,7 @@
  *
  * A "CPU" is a timer base set (standard + deferrable) plus two words: the
  * run guard (1 while some thread runs the CPU's timers, so two threads
- * never expire one base at once: base->running_timer holds one timer) and
+ * never expire one base at once: a base has one running mark) and
  * `served` (1 while a thread has entered as the CPU with pw_cpu_enter()).
  * The calling thread's identity (which runtime and CPU it acts as, and
  * which callback it is running) is thread-local: pw__tls.

@@ -48,23 +48,22 @@
  * it in the gap between the two locks, and no thread ever holds two base
  * locks at once (no lock order to get wrong).  A timer whose callback is
  * running is never moved: timer_delete_sync() finds the running callback
- * through the base the timer is on (base->running_timer), so the timer has
+ * through the base the timer is on (the base's running mark), so the timer has
  * to stay there until the callback returns.
  *
  * Running callbacks
  * -----------------
  * pw__base_run() collects the due buckets onto lists owned by the base,
- * then for each timer: marks it base->running_timer, detaches it, drops the
- * lock, calls it, retakes the lock, clears running_timer.  The running
+ * then for each timer: marks it the base's running mark, detaches it, drops the
+ * lock, calls it, retakes the lock, clears the mark.  The running
  * state is in the base, never in the timer, so a callback may free its own
  * timer; after the call the runner does not touch the timer again.  A
  * callback may re-arm itself (it goes back on this CPU, since it cannot be
  * moved while running), arm or delete any other timer, or delete its own.
  *
- * timer_delete_sync: waits while base->running_timer is the timer: first
- * polling (callbacks are short), then sleeping on a futex word of the base
- * (expiry_seq) after raising base->waiters under the base lock; the runner
- * checks waiters under the same lock after every callback and wakes them.
+ * timer_delete_sync: waits while the base says the timer's callback runs
+ * (runwait.h: polls first, then sleeps on a futex word; the runner wakes
+ * sleepers under the same lock after every callback).
  * Called from the timer's own callback it would wait for itself forever:
  * it returns -EDEADLK instead (the thread knows which callback it runs).
  * timer_shutdown_sync sets SHUTDOWN before waiting, so a self-re-arming
@@ -110,10 +109,6 @@ enum {
 	MOD_NOTPENDING = 4,   /* add_timer(): skip the fast paths */
 };
 
-/* How many rounds delete_sync polls a running callback before it sleeps. */
-#define PW_SYNC_SPIN_ROUNDS 4
-#define PW_SYNC_SPIN_RELAX  256
-
 static inline uint32_t tf_load(const struct pw_timer *t)
 {
 	return __atomic_load_n(&t->pw_flags, __ATOMIC_RELAXED);
@@ -138,12 +133,10 @@ static inline void exp_store(struct pw_timer *t, uint64_t e)
 	__atomic_store_n(&t->expires, e, __ATOMIC_RELAXED);
 }
 
-static inline struct pw_timer *running_load(struct pw__base *b)
+/* Is @t's callback running on @b?  Context: the holder of @b's lock. */
+static inline bool is_running(const struct pw__base *b, const struct pw_timer *t)
 {
-	/* acquire: pairs with the release store after a callback, so a
-	 * delete_sync that sees "no longer running" sees the callback's
-	 * effects too. */
-	return __atomic_load_n(&b->running_timer, __ATOMIC_ACQUIRE);
+	return pw__runwait_running(&b->run) == t;
 }
 
 static inline bool timer_valid(const struct pw_timer *t)
@@ -320,7 +313,7 @@ static int mod_timer_opts(struct pw_timer *t, uint64_t expires, unsigned opts)
 	nb = target_base(rt, tf);
 	/* Never move a timer whose callback runs: delete_sync looks for the
 	 * running callback on the base the timer is on. */
-	if (nb != b && __atomic_load_n(&b->running_timer, __ATOMIC_RELAXED) != t)
+	if (nb != b && !is_running(b, t))
 		b = migrate(rt, t, b, nb, 0);
 
 	exp_store(t, expires);
@@ -381,7 +374,7 @@ int pw_add_timer_on(struct pw_timer *t, unsigned cpu)
 		goto out;
 	}
 	if ((tf & PW__TF_CPU_MASK) != cpu) {
-		if (__atomic_load_n(&b->running_timer, __ATOMIC_RELAXED) == t) {
+		if (is_running(b, t)) {
 			ret = -EAGAIN;
 			goto out;
 		}
@@ -438,24 +431,12 @@ static int delete_sync_common(struct pw_timer *t, bool shutdown)
 
 		if (shutdown)
 			tf_store(t, tf_load(t) | PW__TF_SHUTDOWN);
-		if (__atomic_load_n(&b->running_timer, __ATOMIC_RELAXED) != t) {
+		if (!is_running(b, t)) {
 			int ret = detach_if_pending(b, t);
 			pw__unlock(&b->lock);
 			return ret;
 		}
-		if (round < PW_SYNC_SPIN_ROUNDS) {
-			pw__unlock(&b->lock);
-			for (unsigned i = 0; i < PW_SYNC_SPIN_RELAX && running_load(b) == t; i++)
-				pw__cpu_relax();
-			continue;
-		}
-		/* Sleep until the runner bumps expiry_seq after a callback.
-		 * Registered under the base lock, which the runner takes to
-		 * clear running_timer: no lost wake-up. */
-		b->waiters = 1;
-		uint32_t seq = __atomic_load_n(&b->expiry_seq, __ATOMIC_RELAXED);
-		pw__unlock(&b->lock);
-		pw__futex_wait(&b->expiry_seq, seq);
+		pw__runwait_wait(&b->run, &b->lock, t, round); /* drops the lock */
 	}
 }
 
@@ -479,7 +460,7 @@ static int expire_list(struct pw__base *b, struct pw_timer **head)
 	while ((t = *head)) {
 		void (*fn)(struct pw_timer *) = t->function;
 
-		__atomic_store_n(&b->running_timer, t, __ATOMIC_RELAXED);
+		pw__runwait_begin(&b->run, t);
 		pw__wheel_detach(&b->wheel, t);
 		pw__unlock(&b->lock);
 
@@ -490,13 +471,7 @@ static int expire_list(struct pw__base *b, struct pw_timer **head)
 		n++;
 
 		pw__lock(&b->lock);
-		/* release: see running_load() */
-		__atomic_store_n(&b->running_timer, NULL, __ATOMIC_RELEASE);
-		if (b->waiters) {
-			b->waiters = 0;
-			__atomic_store_n(&b->expiry_seq, b->expiry_seq + 1, __ATOMIC_RELEASE);
-			pw__futex_wake_all(&b->expiry_seq);
-		}
+		pw__runwait_end(&b->run);
 	}
 	return n;
 }
