@@ -7,7 +7,9 @@
  * struct pw_hrtimer is embedded by the caller (starting never allocates).
  * The public field keeps the kernel's name (function); the rest is private.
  * Times are nanoseconds on the timer's clock (CLOCK_MONOTONIC,
- * CLOCK_REALTIME or CLOCK_BOOTTIME, as read by pw_clock_now_ns()); sums
+ * CLOCK_REALTIME or CLOCK_BOOTTIME, as read by pw_clock_now_ns(); clocks are
+ * passed as the POSIX clock ids, an int, so that this header needs no
+ * POSIX feature macro); sums
  * saturate at PW_KTIME_MAX, as the kernel's ktime_add_safe().
  * Semantics and departures: src/hrtimer/hrtimer.c.
  */
@@ -15,7 +17,6 @@
 #define PINWHEEL_HRTIMER_H
 
 #include <stdint.h>
-#include <time.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -64,7 +65,7 @@ struct pw_hrtimer {
  * are the simulated time and REALTIME is it plus sim_realtime_offset_ns.
  * Context: any thread.  Return: the time; 0 for NULL or an unknown clock.
  */
-uint64_t pw_clock_now_ns(const struct pw_runtime *rt, clockid_t clock);
+uint64_t pw_clock_now_ns(const struct pw_runtime *rt, int clock);
 
 /**
  * pw_hrtimer_setup() - prepare @t (the kernel's hrtimer_setup).
@@ -79,7 +80,7 @@ uint64_t pw_clock_now_ns(const struct pw_runtime *rt, clockid_t clock);
  * Return: 0; -EINVAL for NULL @rt/@t, an unknown clock or mode bits.
  */
 int pw_hrtimer_setup(struct pw_runtime *rt, struct pw_hrtimer *t,
-		     enum pw_hrtimer_restart (*fn)(struct pw_hrtimer *), clockid_t clock,
+		     enum pw_hrtimer_restart (*fn)(struct pw_hrtimer *), int clock,
 		     unsigned mode);
 
 /**

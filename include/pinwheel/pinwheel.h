@@ -6,7 +6,8 @@
  * (a thread that serves that CPU), the clock the timers are measured on, and
  * the calls a thread uses to act as a CPU and run its due timers.  Wheel
  * timers (the kernel's timer_list) are declared in <pinwheel/timer.h>, which
- * this header includes.  Kernel names are in <pinwheel/linux.h>.
+ * and hrtimers in <pinwheel/hrtimer.h>, which this header includes.  Kernel
+ * names are in <pinwheel/linux.h>.
  *
  * Conventions: functions return 0 or a negative errno; times are uint64_t
  * nanoseconds on the runtime's clock, or jiffies where the kernel uses
@@ -42,13 +43,16 @@ struct pw_config {
 	unsigned hz;             /* wheel tick rate, jiffies per second (10..100000) */
 	enum pw_clock_id clock;  /* PW_CLOCK_MONOTONIC (default) or PW_CLOCK_SIM */
 	uint64_t sim_start_ns;   /* PW_CLOCK_SIM only: the clock's first reading */
+	int64_t sim_realtime_offset_ns; /* PW_CLOCK_SIM only: CLOCK_REALTIME minus
+					 * the simulated monotonic clock */
 };
 
 struct pw_runtime; /* opaque */
 
 /**
  * pw_config_init() - fill @cfg with the defaults.
- * Defaults: ncpus 0 (online CPUs), hz 1000, PW_CLOCK_MONOTONIC, sim_start_ns 0.
+ * Defaults: ncpus 0 (online CPUs), hz 1000, PW_CLOCK_MONOTONIC, sim_start_ns 0,
+ * sim_realtime_offset_ns 0.
  * Context: any thread.
  */
 void pw_config_init(struct pw_config *cfg);
@@ -149,10 +153,12 @@ uint64_t pw_jiffies(const struct pw_runtime *rt);
 uint64_t pw_jiffies_to_ns(const struct pw_runtime *rt, uint64_t j);
 
 /**
- * pw_run_timers() - run @cpu's due timers (the kernel's timer softirq).
+ * pw_run_timers() - run @cpu's due timers (the kernel's hrtimer interrupt
+ * and timer softirq).
  *
- * Runs every timer of @cpu whose bucket is due at the current jiffy, each
- * callback with pw_this_cpu() == @cpu and no pinwheel lock held.
+ * Runs every hrtimer of @cpu whose window has opened, then every wheel
+ * timer whose bucket is due at the current jiffy, each callback with
+ * pw_this_cpu() == @cpu and no pinwheel lock held.
  * Context: the thread serving @cpu (pw_cpu_enter()), or any thread while no
  * thread serves @cpu.  Only one thread runs a CPU's timers at a time.
  * Return: the number of callbacks run (>= 0); -EINVAL (NULL, @cpu out of
@@ -164,9 +170,10 @@ int pw_run_timers(struct pw_runtime *rt, unsigned cpu);
 /**
  * pw_next_expiry_ns() - when @cpu next has to run its timers.
  *
- * The clock reading (pw_now_ns() scale) of @cpu's first non-deferrable
- * pending timer, rounded to its bucket: the time to sleep until.  It may be
- * in the past (timers are due now).  Deferrable timers are left out: they
+ * The clock reading (pw_now_ns() scale) at which @cpu must run: the
+ * earlier of its first non-deferrable wheel timer's bucket and its first
+ * hrtimer's hard deadline (the end of its slack window).  It may be in the
+ * past (timers are due now).  Deferrable wheel timers are left out: they
  * never wake a CPU (they run when it runs for something else).
  * Context: any thread; takes @cpu's base locks.
  * Return: the time, or UINT64_MAX when nothing is pending (or bad input).
@@ -177,8 +184,9 @@ uint64_t pw_next_expiry_ns(struct pw_runtime *rt, unsigned cpu);
  * pw_sim_advance() - move simulated time forward by @ns, running timers.
  *
  * Every CPU's due timers run in time order: the clock steps to the earliest
- * pending bucket of any CPU, that CPU's due timers run (CPUs with equal
- * times in CPU order), and so on until @ns have passed.  Each callback sees
+ * pending wheel bucket or hrtimer hard deadline of any CPU, that CPU's due
+ * timers run (CPUs with equal times in CPU order), and so on until @ns have
+ * passed.  Each callback sees
  * pw_this_cpu() equal to its timer's CPU and pw_now_ns()/pw_jiffies() at the
  * time it runs.  Deterministic: the same calls give the same callbacks in
  * the same order.  In the simulation every CPU counts as busy, so
@@ -207,5 +215,6 @@ struct pw_runtime *pw_default_runtime(void);
 #endif
 
 #include <pinwheel/timer.h>
+#include <pinwheel/hrtimer.h>
 
 #endif /* PINWHEEL_PINWHEEL_H */

@@ -11,6 +11,7 @@
 
 #include <pinwheel/pinwheel.h>
 
+#include "../hrtimer/hrbase.h"
 #include "lock.h"
 #include "runwait.h"
 #include "wheel.h"
@@ -38,6 +39,7 @@ struct pw__base {
 
 struct pw__cpu {
 	struct pw__base base[PW_NR_BASES];
+	struct pw__hrbase hr;
 	uint32_t run_guard; /* 1 while a thread runs this CPU's timers */
 	uint32_t served;    /* 1 while a thread has entered as this CPU */
 } __attribute__((aligned(PW_CACHELINE)));
@@ -47,6 +49,7 @@ struct pw_runtime {
 	unsigned hz;
 	uint64_t tick_ns;
 	enum pw_clock_id clock;
+	int64_t sim_realtime_offset_ns;
 	uint64_t sim_now_ns; /* PW_CLOCK_SIM: atomic, written by the sim driver */
 	struct pw__cpu *cpus;
 	/* The latest jiffies value any thread read (pw_jiffies(), a timer
@@ -84,7 +87,8 @@ struct pw__tls {
 	struct pw_runtime *rt; /* NULL: no CPU */
 	int cpu;
 	bool in_run;           /* inside pw_run_timers()/pw_sim_advance() */
-	struct pw_timer *running;
+	struct pw_timer *running;       /* wheel callback this thread runs */
+	struct pw_hrtimer *hr_running;  /* hrtimer callback this thread runs */
 };
 
 extern __thread struct pw__tls pw__tls __attribute__((tls_model("initial-exec")));

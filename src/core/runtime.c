@@ -85,6 +85,7 @@ int pw_runtime_create(const struct pw_config *cfg, struct pw_runtime **out)
 	rt->tick_ns = 1000000000ull / cfg->hz;
 	rt->clock = cfg->clock;
 	rt->sim_now_ns = cfg->sim_start_ns;
+	rt->sim_realtime_offset_ns = cfg->sim_realtime_offset_ns;
 
 	uint64_t jnow = pw_jiffies(rt);
 	rt->jiffies_seen = jnow;
@@ -95,6 +96,7 @@ int pw_runtime_create(const struct pw_config *cfg, struct pw_runtime **out)
 			b->cpu = c;
 			pw__wheel_init(&b->wheel, cfg->hz, jnow);
 		}
+		pw__hrbase_init(&rt->cpus[c].hr, c);
 	}
 	*out = rt;
 	return 0;
@@ -129,10 +131,13 @@ int pw_runtime_check(struct pw_runtime *rt)
 {
 	if (!rt)
 		return -EINVAL;
-	for (unsigned c = 0; c < rt->ncpus; c++)
+	for (unsigned c = 0; c < rt->ncpus; c++) {
 		for (unsigned k = 0; k < PW_NR_BASES; k++)
 			if (pw__base_check(rt, &rt->cpus[c].base[k]))
 				return -EFAULT;
+		if (pw__hrbase_check(&rt->cpus[c].hr))
+			return -EFAULT;
+	}
 	return 0;
 }
 
@@ -167,16 +172,20 @@ int pw_this_cpu(void)
 	return pw__tls.rt ? pw__tls.cpu : -1;
 }
 
-/* Run @cpu's due timers at @jnow as that CPU.  Context: the holder of
- * @cpu's run guard. */
-static int run_cpu(struct pw_runtime *rt, unsigned cpu, uint64_t jnow)
+/* Run @cpu's due timers at clock reading @now as that CPU: hrtimers
+ * first, then the wheel (the kernel's interrupt, then softirq).  Context:
+ * the holder of @cpu's run guard. */
+static int run_cpu(struct pw_runtime *rt, unsigned cpu, uint64_t now)
 {
 	struct pw__tls saved = pw__tls;
-	int n = 0;
+	uint64_t jnow = now / rt->tick_ns;
+	int n;
 
+	pw__jiffies_note(rt, jnow);
 	pw__tls.rt = rt;
 	pw__tls.cpu = (int)cpu;
 	pw__tls.in_run = true;
+	n = pw__hrbase_run(rt, &rt->cpus[cpu].hr, now);
 	for (unsigned k = 0; k < PW_NR_BASES; k++)
 		n += pw__base_run(rt, &rt->cpus[cpu].base[k], jnow);
 	pw__tls = saved;
@@ -208,7 +217,7 @@ int pw_run_timers(struct pw_runtime *rt, unsigned cpu)
 		return -EPERM;
 	if (!guard_try(c))
 		return -EBUSY;
-	int n = run_cpu(rt, cpu, pw_jiffies(rt));
+	int n = run_cpu(rt, cpu, pw_now_ns(rt));
 	guard_release(c);
 	return n;
 }
@@ -223,13 +232,14 @@ uint64_t pw_next_expiry_ns(struct pw_runtime *rt, unsigned cpu)
 	if (pw__wheel_has_buckets(&b->wheel))
 		ns = pw_jiffies_to_ns(rt, pw__wheel_next_expiry(&b->wheel));
 	pw__unlock(&b->lock);
-	return ns;
+	uint64_t hr = pw__hrbase_next_ns(rt, &rt->cpus[cpu].hr);
+	return hr < ns ? hr : ns;
 }
 
-/* Earliest pending bucket of @cpu, deferrable included, in ns. */
+/* Earliest event of @cpu, deferrable wheel timers included, in ns. */
 static uint64_t cpu_next_event_ns(struct pw_runtime *rt, unsigned cpu)
 {
-	uint64_t best = UINT64_MAX;
+	uint64_t best = pw__hrbase_next_ns(rt, &rt->cpus[cpu].hr);
 	for (unsigned k = 0; k < PW_NR_BASES; k++) {
 		struct pw__base *b = &rt->cpus[cpu].base[k];
 		pw__lock(&b->lock);
@@ -272,7 +282,7 @@ int pw_sim_advance(struct pw_runtime *rt, uint64_t ns)
 			now = best;
 			pw__sim_set(rt, now);
 		}
-		run_cpu(rt, best_cpu, pw_jiffies(rt));
+		run_cpu(rt, best_cpu, now);
 	}
 	if (target > now)
 		pw__sim_set(rt, target);

@@ -91,8 +91,8 @@ void pw__rb_insert(struct pw__rb_root *root, struct pw_rb_node *n,
 	n->pw_parent_color = (uintptr_t)parent | RB_RED;
 	n->pw_left = n->pw_right = NULL;
 	*link = n;
-	if (leftmost)
-		root->leftmost = n;
+	if (leftmost) /* atomic: glanced at without the lock (clocks_in_use()) */
+		__atomic_store_n(&root->leftmost, n, __ATOMIC_RELAXED);
 
 	struct pw_rb_node *p;
 	while ((p = pw__rb_parent(n)) && colour(p) == RB_RED) {
@@ -224,7 +224,7 @@ void pw__rb_erase(struct pw__rb_root *root, struct pw_rb_node *z)
 	unsigned removed_colour = colour(z);
 
 	if (root->leftmost == z)
-		root->leftmost = pw__rb_next(z);
+		__atomic_store_n(&root->leftmost, pw__rb_next(z), __ATOMIC_RELAXED);
 
 	if (!z->pw_left) {
 		x = z->pw_right;

@@ -1,0 +1,569 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * hrtimers: nanosecond timers per CPU, with the kernel's hrtimer semantics.
+ *
+ * What it does
+ * ------------
+ * Each CPU has one hrtimer base: a lock, a running mark, and one queue per
+ * clock (MONOTONIC, REALTIME, BOOTTIME), each a red-black tree ordered by
+ * the hard deadline with the first node cached (rbtree.c: why a tree and
+ * not a heap).  Equal deadlines keep start order.  The CPU's timer pass
+ * (pw_run_timers(), or pw_sim_advance()) runs, per clock, the first timers
+ * whose window has opened, hrtimers before wheel timers, as the kernel's
+ * hrtimer interrupt comes before its timer softirq.  pw_next_expiry_ns()
+ * is the earliest of the wheel's next bucket and the hrtimers' first hard
+ * deadline: the time the CPU must wake.
+ *
+ * Slack and coalescing
+ * --------------------
+ * A timer started with a range runs at the earliest at `softexpires` (the
+ * range's start) and should run by `expires` (its end).  The queue is
+ * ordered by `expires`, so the CPU only has to wake for the end of the
+ * first window; whenever it runs its timer pass, every timer at the head of
+ * a queue whose window has opened runs, so timers with overlapping windows
+ * share one wake-up.  As in the kernel, the pass stops at the first timer
+ * (in deadline order) whose window is still closed.
+ *
+ * Clocks
+ * ------
+ * Deadlines are kept on the timer's own clock.  The pass reads the offsets
+ * of REALTIME and BOOTTIME from the runtime's monotonic clock once and
+ * compares each queue against its own clock's now; a CPU's wake-up time is
+ * converted back to the monotonic scale with the offsets of that moment.
+ * A REALTIME timer set up relative runs on MONOTONIC (kernel and POSIX
+ * rule).  If the wall clock is stepped while a thread sleeps towards a
+ * REALTIME deadline, the sleep is not cut short here; the runtime's workers
+ * (a later issue) can watch for clock steps.  On the simulated clock,
+ * MONOTONIC and BOOTTIME are the simulated time and REALTIME is it plus
+ * the configured offset.
+ *
+ * Placement and moving
+ * --------------------
+ * A start enqueues the timer on the calling thread's CPU (its current CPU
+ * if the caller is no CPU), never moving a timer whose callback runs: the
+ * same rule and the same MIGRATING protocol as wheel timers (see timer.c
+ * and docs/design/concurrency.md): flags name the CPU, MIGRATING blocks
+ * others while the mover holds no lock, no thread ever holds two base
+ * locks.  PINNED is only read at start time and only matters to migration
+ * policies, which come with the runtime issue; so does the kernel's
+ * remote-enqueue exception (a timer that would become the first on a
+ * remote CPU stays local), because until a policy picks a remote CPU no
+ * start targets one.
+ *
+ * Callbacks, restart, cancel
+ * --------------------------
+ * The runner marks the timer running in the base (runwait.h), dequeues it,
+ * drops the lock, calls it; a RESTART return re-queues it at its
+ * (forwarded) expiry on this CPU unless it was started meanwhile.  The mark
+ * lives in the base, so a callback returning NORESTART may free its timer.
+ * try_to_cancel answers 0 / 1 / -1 (running) like the kernel; cancel loops
+ * on it, waiting for the callback between tries, and refuses -EDEADLK from
+ * the timer's own callback, which would wait for itself forever.
+ *
+ * Times
+ * -----
+ * uint64_t ns.  Sums saturate where the kernel's ktime_add_safe() does, at
+ * KTIME_SEC_MAX seconds (about 292 years): a timer started that far out is
+ * effectively never.  A callback that returns RESTART without moving its
+ * expiry past now runs again in the same pass, forever, as in the kernel:
+ * forward it.
+ *
+ * Costs
+ * -----
+ * start / cancel: one lock round trip and O(log n) tree work; first timer:
+ * O(1); the pass: one lock round trip per callback.  64 bytes a timer.
+ */
+#define _GNU_SOURCE
+#include "hrbase.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "../core/internal.h"
+
+_Static_assert(CLOCK_REALTIME == 0 && CLOCK_MONOTONIC == 1 && CLOCK_BOOTTIME == 7,
+	       "linux.h defines the clock ids with these values when <time.h> hides them");
+
+/* The kernel's saturation value: ktime_set(KTIME_SEC_MAX, 0). */
+#define PW_KTIME_SAT 9223372036000000000ull
+
+static inline uint64_t sat_add(uint64_t a, uint64_t b)
+{
+	return a > PW_KTIME_SAT || b > PW_KTIME_SAT - a ? PW_KTIME_SAT : a + b;
+}
+
+static inline uint32_t hf_load(const struct pw_hrtimer *t)
+{
+	return __atomic_load_n(&t->pw_flags, __ATOMIC_RELAXED);
+}
+
+/* Context: the holder of the timer's base lock (or the owner at setup). */
+static inline void hf_store(struct pw_hrtimer *t, uint32_t f)
+{
+	__atomic_store_n(&t->pw_flags, f, __ATOMIC_RELAXED);
+}
+
+static inline unsigned hf_clock(uint32_t f)
+{
+	return (f & PW__HF_CLOCK_MASK) >> PW__HF_CLOCK_SHIFT;
+}
+
+static inline bool hr_valid(const struct pw_hrtimer *t)
+{
+	return t && t->pw_rt && (hf_load(t) & PW__HF_MAGIC_MASK) == PW__HF_MAGIC;
+}
+
+static int clock_index(int clock)
+{
+	switch (clock) {
+	case CLOCK_MONOTONIC:
+		return PW_HR_MONO;
+	case CLOCK_REALTIME:
+		return PW_HR_REAL;
+	case CLOCK_BOOTTIME:
+		return PW_HR_BOOT;
+	default:
+		return -1;
+	}
+}
+
+static const clockid_t clock_ids[PW_HR_NCLOCKS] = {CLOCK_MONOTONIC, CLOCK_REALTIME,
+						    CLOCK_BOOTTIME};
+
+static uint64_t read_clock(clockid_t id)
+{
+	struct timespec ts;
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void pw__hr_offsets(const struct pw_runtime *rt, int64_t off[PW_HR_NCLOCKS], unsigned need)
+{
+	off[PW_HR_MONO] = off[PW_HR_REAL] = off[PW_HR_BOOT] = 0;
+	if (rt->clock == PW_CLOCK_SIM) {
+		off[PW_HR_REAL] = rt->sim_realtime_offset_ns;
+		return;
+	}
+	if (!(need & ((1u << PW_HR_REAL) | (1u << PW_HR_BOOT))))
+		return; /* four clock reads saved: only MONOTONIC timers queued */
+	uint64_t m1 = read_clock(CLOCK_MONOTONIC);
+	uint64_t r = read_clock(CLOCK_REALTIME), b = read_clock(CLOCK_BOOTTIME);
+	uint64_t m2 = read_clock(CLOCK_MONOTONIC);
+	uint64_t m = m1 + (m2 - m1) / 2;
+	off[PW_HR_REAL] = (int64_t)(r - m);
+	off[PW_HR_BOOT] = (int64_t)(b - m);
+}
+
+/* Which clocks have queued timers, at a lockless glance.  A clock missed
+ * here gets offset 0 for this pass: REALTIME and BOOTTIME are never behind
+ * MONOTONIC, so that only makes its timers wait for the next pass. */
+static unsigned clocks_in_use(const struct pw__hrbase *hb)
+{
+	unsigned need = 0;
+	for (unsigned c = 0; c < PW_HR_NCLOCKS; c++)
+		if (__atomic_load_n(&hb->queue[c].leftmost, __ATOMIC_RELAXED))
+			need |= 1u << c;
+	return need;
+}
+
+/* Clock @idx's now: @mono plus its offset, never below 0. */
+static inline uint64_t shift(uint64_t mono, int64_t off)
+{
+	return off < 0 && (uint64_t)-off > mono ? 0 : mono + (uint64_t)off;
+}
+
+static uint64_t now_on(const struct pw_runtime *rt, unsigned idx)
+{
+	if (rt->clock == PW_CLOCK_SIM || idx == PW_HR_MONO) {
+		int64_t off[PW_HR_NCLOCKS];
+		pw__hr_offsets(rt, off, 1u << idx);
+		return shift(pw_now_ns(rt), off[idx]);
+	}
+	return read_clock(clock_ids[idx]);
+}
+
+uint64_t pw_clock_now_ns(const struct pw_runtime *rt, int clock)
+{
+	int idx = clock_index(clock);
+	if (!rt || idx < 0)
+		return 0;
+	return now_on(rt, (unsigned)idx);
+}
+
+static inline struct pw_hrtimer *node_timer(struct pw_rb_node *n)
+{
+	return pw_container_of(n, struct pw_hrtimer, pw_node);
+}
+
+static inline uint64_t exp_load(const struct pw_hrtimer *t)
+{
+	return __atomic_load_n(&t->pw_expires, __ATOMIC_RELAXED);
+}
+
+/* Context: the base lock holder, or the owner of a timer not queued.
+ * Relaxed: read locklessly by the getters. */
+static inline void set_window(struct pw_hrtimer *t, uint64_t soft, uint64_t hard)
+{
+	__atomic_store_n(&t->pw_softexpires, soft, __ATOMIC_RELAXED);
+	__atomic_store_n(&t->pw_expires, hard, __ATOMIC_RELAXED);
+}
+
+void pw__hrbase_init(struct pw__hrbase *hb, unsigned cpu)
+{
+	pw__lock_init(&hb->lock);
+	hb->cpu = cpu;
+}
+
+/* Context: the holder of @hb's lock; @t not queued. */
+static void enqueue(struct pw__hrbase *hb, struct pw_hrtimer *t)
+{
+	uint32_t f = hf_load(t);
+	struct pw__rb_root *q = &hb->queue[hf_clock(f)];
+	struct pw_rb_node **link = &q->root, *parent = NULL;
+	uint64_t key = t->pw_expires;
+	bool leftmost = true;
+
+	while (*link) {
+		parent = *link;
+		if (key < node_timer(parent)->pw_expires) {
+			link = &parent->pw_left;
+		} else { /* equal keys go right: FIFO */
+			link = &parent->pw_right;
+			leftmost = false;
+		}
+	}
+	pw__rb_insert(q, &t->pw_node, parent, link, leftmost);
+	hf_store(t, f | PW__HF_QUEUED);
+	hb->count++;
+}
+
+/* Context: the holder of @hb's lock; @t queued on @hb. */
+static void dequeue(struct pw__hrbase *hb, struct pw_hrtimer *t)
+{
+	uint32_t f = hf_load(t);
+	pw__rb_erase(&hb->queue[hf_clock(f)], &t->pw_node);
+	hf_store(t, f & ~PW__HF_QUEUED);
+	hb->count--;
+}
+
+static inline struct pw__hrbase *hrbase_of(struct pw_runtime *rt, uint32_t f)
+{
+	return &rt->cpus[f & PW__HF_CPU_MASK].hr;
+}
+
+/* Lock the base holding @t; its flags, stable under that lock, in *@fp.
+ * Context: any thread holding no base lock. */
+static struct pw__hrbase *lock_hrtimer_base(struct pw_hrtimer *t, uint32_t *fp)
+{
+	for (unsigned spins = 0;; spins++) {
+		uint32_t f = hf_load(t);
+		if (!(f & PW__HF_MIGRATING)) {
+			struct pw__hrbase *hb = hrbase_of(t->pw_rt, f);
+			pw__lock(&hb->lock);
+			if (hf_load(t) == f) {
+				*fp = f;
+				return hb;
+			}
+			pw__unlock(&hb->lock);
+		}
+		if (spins < 64)
+			pw__cpu_relax();
+		else
+			sched_yield();
+	}
+}
+
+int pw_hrtimer_setup(struct pw_runtime *rt, struct pw_hrtimer *t,
+		     enum pw_hrtimer_restart (*fn)(struct pw_hrtimer *), int clock,
+		     unsigned mode)
+{
+	int idx = clock_index(clock);
+	if (!rt || !t || idx < 0 || (mode & ~0x0fu))
+		return -EINVAL;
+	if (idx == PW_HR_REAL && (mode & PW_HRTIMER_MODE_REL))
+		idx = PW_HR_MONO;
+	unsigned cpu = pw__tls.rt == rt ? (unsigned)pw__tls.cpu : 0;
+	t->function = fn;
+	t->pw_rt = rt;
+	t->pw_node.pw_parent_color = 0;
+	t->pw_node.pw_left = t->pw_node.pw_right = NULL;
+	set_window(t, 0, 0);
+	t->pw_spare = 0;
+	hf_store(t, PW__HF_MAGIC | ((uint32_t)idx << PW__HF_CLOCK_SHIFT) | cpu);
+	return 0;
+}
+
+int pw_hrtimer_start_range_ns(struct pw_hrtimer *t, uint64_t tim, uint64_t range_ns,
+			      unsigned mode)
+{
+	if (!hr_valid(t) || !t->function || (mode & ~0x0fu))
+		return -EINVAL;
+	struct pw_runtime *rt = t->pw_rt;
+	uint32_t f;
+	struct pw__hrbase *hb = lock_hrtimer_base(t, &f);
+
+	uint64_t soft = (mode & PW_HRTIMER_MODE_REL) ? sat_add(now_on(rt, hf_clock(f)), tim)
+						      : (tim > PW_KTIME_SAT ? PW_KTIME_SAT : tim);
+	uint64_t hard = sat_add(soft, range_ns);
+
+	if (f & PW__HF_QUEUED)
+		dequeue(hb, t);
+
+	uint32_t cpu = pw__tls.rt == rt ? (uint32_t)pw__tls.cpu : (f & PW__HF_CPU_MASK);
+	struct pw__hrbase *nb = &rt->cpus[cpu].hr;
+	if (nb != hb && pw__runwait_running(&hb->run) != t) {
+		/* MIGRATING protocol: see timer.c */
+		hf_store(t, hf_load(t) | PW__HF_MIGRATING);
+		pw__unlock(&hb->lock);
+		hb = nb;
+		pw__lock(&hb->lock);
+		hf_store(t, (hf_load(t) & ~(PW__HF_CPU_MASK | PW__HF_MIGRATING)) | cpu);
+	}
+	set_window(t, soft, hard);
+	enqueue(hb, t);
+	pw__unlock(&hb->lock);
+	return 0;
+}
+
+int pw_hrtimer_start(struct pw_hrtimer *t, uint64_t tim, unsigned mode)
+{
+	return pw_hrtimer_start_range_ns(t, tim, 0, mode);
+}
+
+uint64_t pw_hrtimer_forward(struct pw_hrtimer *t, uint64_t now, uint64_t interval)
+{
+	if (!hr_valid(t) || (hf_load(t) & PW__HF_QUEUED))
+		return 0;
+	uint64_t exp = exp_load(t), soft = t->pw_softexpires;
+	if (now < exp)
+		return 0;
+	if (interval < 1)
+		interval = 1; /* the resolution: 1 ns */
+	uint64_t orun = 1, delta = now - exp;
+	if (delta >= interval) {
+		orun = delta / interval;
+		uint64_t incr = interval * orun; /* <= delta: no overflow */
+		exp = sat_add(exp, incr);
+		soft = sat_add(soft, incr);
+		if (exp > now) {
+			set_window(t, soft, exp);
+			return orun;
+		}
+		orun++;
+	}
+	set_window(t, sat_add(soft, interval), sat_add(exp, interval));
+	return orun;
+}
+
+uint64_t pw_hrtimer_forward_now(struct pw_hrtimer *t, uint64_t interval)
+{
+	if (!hr_valid(t))
+		return 0;
+	return pw_hrtimer_forward(t, now_on(t->pw_rt, hf_clock(hf_load(t))), interval);
+}
+
+int pw_hrtimer_try_to_cancel(struct pw_hrtimer *t)
+{
+	if (!hr_valid(t))
+		return -EINVAL;
+	uint32_t f;
+	struct pw__hrbase *hb = lock_hrtimer_base(t, &f);
+	int ret = 0;
+	if (pw__runwait_running(&hb->run) == t) {
+		ret = -1;
+	} else if (f & PW__HF_QUEUED) {
+		dequeue(hb, t);
+		ret = 1;
+	}
+	pw__unlock(&hb->lock);
+	return ret;
+}
+
+int pw_hrtimer_cancel(struct pw_hrtimer *t)
+{
+	if (!hr_valid(t))
+		return -EINVAL;
+	if (pw__tls.hr_running == t)
+		return -EDEADLK;
+	for (unsigned round = 0;; round++) {
+		uint32_t f;
+		struct pw__hrbase *hb = lock_hrtimer_base(t, &f);
+		if (pw__runwait_running(&hb->run) != t) {
+			int ret = 0;
+			if (f & PW__HF_QUEUED) {
+				dequeue(hb, t);
+				ret = 1;
+			}
+			pw__unlock(&hb->lock);
+			return ret;
+		}
+		pw__runwait_wait(&hb->run, &hb->lock, t, round); /* drops the lock */
+	}
+}
+
+int pw_hrtimer_is_queued(const struct pw_hrtimer *t)
+{
+	return hr_valid(t) && (hf_load(t) & PW__HF_QUEUED);
+}
+
+int pw_hrtimer_callback_running(const struct pw_hrtimer *t)
+{
+	if (!hr_valid(t))
+		return 0;
+	return pw__runwait_running(&hrbase_of(t->pw_rt, hf_load(t))->run) == t;
+}
+
+int pw_hrtimer_active(const struct pw_hrtimer *t)
+{
+	if (!hr_valid(t))
+		return 0;
+	if (hf_load(t) & PW__HF_QUEUED)
+		return 1;
+	/* Under the lock: the runner's "running -> re-queued" step is atomic
+	 * there, so a timer in the middle of it is never seen as inactive. */
+	uint32_t f;
+	struct pw_hrtimer *mt = (struct pw_hrtimer *)t; /* the lock, not the timer, changes */
+	struct pw__hrbase *hb = lock_hrtimer_base(mt, &f);
+	int ret = (f & PW__HF_QUEUED) || pw__runwait_running(&hb->run) == t;
+	pw__unlock(&hb->lock);
+	return ret;
+}
+
+uint64_t pw_hrtimer_get_expires(const struct pw_hrtimer *t)
+{
+	return t ? exp_load(t) : 0;
+}
+
+uint64_t pw_hrtimer_get_softexpires(const struct pw_hrtimer *t)
+{
+	return t ? __atomic_load_n(&t->pw_softexpires, __ATOMIC_RELAXED) : 0;
+}
+
+int64_t pw_hrtimer_get_remaining(const struct pw_hrtimer *t)
+{
+	if (!hr_valid(t))
+		return 0;
+	return (int64_t)(exp_load(t) - now_on(t->pw_rt, hf_clock(hf_load(t))));
+}
+
+int pw_hrtimer_cpu(const struct pw_hrtimer *t)
+{
+	return hr_valid(t) ? (int)(hf_load(t) & PW__HF_CPU_MASK) : -EINVAL;
+}
+
+int pw_hrtimer_clock(const struct pw_hrtimer *t)
+{
+	return hr_valid(t) ? (int)clock_ids[hf_clock(hf_load(t))] : -EINVAL;
+}
+
+uint64_t pw__hrbase_next_ns(const struct pw_runtime *rt, struct pw__hrbase *hb)
+{
+	int64_t off[PW_HR_NCLOCKS];
+	uint64_t best = UINT64_MAX;
+
+	pw__hr_offsets(rt, off, clocks_in_use(hb));
+	pw__lock(&hb->lock);
+	for (unsigned c = 0; c < PW_HR_NCLOCKS; c++) {
+		struct pw_rb_node *first = hb->queue[c].leftmost;
+		if (!first)
+			continue;
+		uint64_t e = shift(node_timer(first)->pw_expires, -off[c]);
+		if (e < best)
+			best = e;
+	}
+	pw__unlock(&hb->lock);
+	return best;
+}
+
+/* Run @t, first in its queue and due.  Context: the runner, @hb locked;
+ * returns with @hb locked, having dropped it for the callback. */
+static void run_one(struct pw__hrbase *hb, struct pw_hrtimer *t)
+{
+	pw__runwait_begin(&hb->run, t);
+	dequeue(hb, t);
+	enum pw_hrtimer_restart (*fn)(struct pw_hrtimer *) = t->function;
+	pw__unlock(&hb->lock);
+
+	struct pw_hrtimer *outer = pw__tls.hr_running;
+	pw__tls.hr_running = t;
+	enum pw_hrtimer_restart r = fn(t); /* NORESTART: may have freed t */
+	pw__tls.hr_running = outer;
+
+	pw__lock(&hb->lock);
+	/* Started again by the callback or another thread: already queued.
+	 * It cannot have moved: a running timer is never moved. */
+	if (r != PW_HRTIMER_NORESTART && !(hf_load(t) & PW__HF_QUEUED))
+		enqueue(hb, t);
+	pw__runwait_end(&hb->run);
+}
+
+int pw__hrbase_run(struct pw_runtime *rt, struct pw__hrbase *hb, uint64_t now)
+{
+	int64_t off[PW_HR_NCLOCKS];
+	int n = 0;
+
+	pw__hr_offsets(rt, off, clocks_in_use(hb));
+	pw__lock(&hb->lock);
+	for (unsigned c = 0; c < PW_HR_NCLOCKS; c++) {
+		uint64_t basenow = shift(now, off[c]);
+		struct pw_rb_node *first;
+		while ((first = hb->queue[c].leftmost)) {
+			struct pw_hrtimer *t = node_timer(first);
+			if (t->pw_softexpires > basenow)
+				break; /* window still closed: stop, as the kernel */
+			run_one(hb, t);
+			n++;
+		}
+	}
+	pw__unlock(&hb->lock);
+	return n;
+}
+
+static int cmp_expires(const struct pw_rb_node *a, const struct pw_rb_node *b)
+{
+	uint64_t x = node_timer((struct pw_rb_node *)a)->pw_expires;
+	uint64_t y = node_timer((struct pw_rb_node *)b)->pw_expires;
+	return (x > y) - (x < y);
+}
+
+int pw__hrbase_check(struct pw__hrbase *hb)
+{
+	char who[32];
+	uint64_t total = 0;
+	int ret = 0;
+
+	snprintf(who, sizeof(who), "cpu %u hrtimers", hb->cpu);
+	pw__lock(&hb->lock);
+	for (unsigned c = 0; c < PW_HR_NCLOCKS && !ret; c++) {
+		uint64_t n;
+		if (pw__rb_check(&hb->queue[c], cmp_expires, &n, who)) {
+			ret = -EFAULT;
+			break;
+		}
+		total += n;
+		for (struct pw_rb_node *x = hb->queue[c].leftmost; x; x = pw__rb_next(x)) {
+			struct pw_hrtimer *t = node_timer(x);
+			uint32_t f = hf_load(t);
+			if ((f & PW__HF_MAGIC_MASK) != PW__HF_MAGIC || !(f & PW__HF_QUEUED) ||
+			    (f & PW__HF_MIGRATING) || (f & PW__HF_CPU_MASK) != hb->cpu ||
+			    hf_clock(f) != c || t->pw_softexpires > t->pw_expires) {
+				fprintf(stderr,
+					"pinwheel check %s: hrtimer %p: flags %#x, window [%llu, %llu] "
+					"do not fit queue %u\n",
+					who, (void *)t, f, (unsigned long long)t->pw_softexpires,
+					(unsigned long long)t->pw_expires, c);
+				ret = -EFAULT;
+				break;
+			}
+		}
+	}
+	if (!ret && total != hb->count) {
+		fprintf(stderr, "pinwheel check %s: %llu queued but %llu counted\n", who,
+			(unsigned long long)total, (unsigned long long)hb->count);
+		ret = -EFAULT;
+	}
+	pw__unlock(&hb->lock);
+	return ret;
+}
