@@ -110,7 +110,8 @@ int pw_hrtimer_start(struct pw_hrtimer *t, uint64_t tim, unsigned mode);
  * pw_hrtimer_forward() - move @t's expiry forward by whole @interval steps
  * until it is after @now (both the window's start and end move).
  * For periodic timers, from the callback, before returning RESTART.
- * Context: the owner of @t while it is not queued (typically its callback).
+ * Context: any thread, typically @t's callback.  Takes @t's base lock, so a
+ * concurrent start cannot be corrupted; a queued @t is left alone.
  * Return: the number of intervals added (the overrun count; 0 if the expiry
  * already is after @now, or if @t is queued: the kernel WARNs).
  */

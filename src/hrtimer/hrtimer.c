@@ -332,11 +332,10 @@ int pw_hrtimer_start(struct pw_hrtimer *t, uint64_t tim, unsigned mode)
 	return pw_hrtimer_start_range_ns(t, tim, 0, mode);
 }
 
-uint64_t pw_hrtimer_forward(struct pw_hrtimer *t, uint64_t now, uint64_t interval)
+/* The kernel's forward arithmetic.  Context: the holder of @t's base lock. */
+static uint64_t forward_locked(struct pw_hrtimer *t, uint64_t now, uint64_t interval)
 {
-	if (!hr_valid(t) || (hf_load(t) & PW__HF_QUEUED))
-		return 0;
-	uint64_t exp = exp_load(t), soft = t->pw_softexpires;
+	uint64_t exp = t->pw_expires, soft = t->pw_softexpires;
 	if (now < exp)
 		return 0;
 	if (interval < 1)
@@ -354,6 +353,21 @@ uint64_t pw_hrtimer_forward(struct pw_hrtimer *t, uint64_t now, uint64_t interva
 		orun++;
 	}
 	set_window(t, sat_add(soft, interval), sat_add(exp, interval));
+	return orun;
+}
+
+uint64_t pw_hrtimer_forward(struct pw_hrtimer *t, uint64_t now, uint64_t interval)
+{
+	if (!hr_valid(t))
+		return 0;
+	/* Under the base lock, unlike the kernel (which leaves it to the
+	 * caller): a callback forwarding its timer while another thread
+	 * starts it would otherwise change the key of a queued timer.  A
+	 * queued timer is left alone (the kernel WARNs and returns 0). */
+	uint32_t f;
+	struct pw__hrbase *hb = lock_hrtimer_base(t, &f);
+	uint64_t orun = (f & PW__HF_QUEUED) ? 0 : forward_locked(t, now, interval);
+	pw__unlock(&hb->lock);
 	return orun;
 }
 
