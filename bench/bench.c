@@ -42,6 +42,8 @@
 
 #include <pinwheel/pinwheel.h>
 
+#include "ref_heap.h"
+
 #define MAX_SIZES 16
 #define MAX_REPS 101
 #define BATCH 256 /* operations per event-loop iteration */
@@ -171,9 +173,203 @@ static void pw_teardown(void)
 	ptimers = NULL;
 }
 
+
+/* ---- pinwheel hrtimers --------------------------------------------------- */
+/* Same ticks of 1 ms as the wheel rows, so the rows compare; expiries get a
+ * random sub-millisecond part, as real nanosecond deadlines have. */
+
+static struct pw_hrtimer *htimers;
+
+static enum pw_hrtimer_restart hr_cb(struct pw_hrtimer *t)
+{
+	(void)t;
+	pfired++;
+	return PW_HRTIMER_NORESTART;
+}
+
+static int hr_setup(unsigned n, enum pw_clock_id clock)
+{
+	struct pw_config cfg;
+	pw_config_init(&cfg);
+	cfg.ncpus = 1;
+	cfg.clock = clock;
+	int r = pw_runtime_create(&cfg, &prt);
+	if (r)
+		return r;
+	r = pw_cpu_enter(prt, 0);
+	if (r)
+		return r;
+	htimers = calloc(n, sizeof(*htimers));
+	if (!htimers)
+		return -ENOMEM;
+	pn = n;
+	uint64_t now = pw_now_ns(prt);
+	for (unsigned i = 0; i < n; i++) {
+		pw_hrtimer_setup(prt, &htimers[i], hr_cb, CLOCK_MONOTONIC, 0);
+		pw_hrtimer_start(&htimers[i], now + (1000 + xs() % 9000) * 1000000ull + xs() % 1000000,
+				 PW_HRTIMER_MODE_ABS);
+	}
+	return 0;
+}
+
+static uint64_t hr_now_j(void)
+{
+	return pw_now_ns(prt) / 1000000;
+}
+
+static void hr_rearm(const unsigned *idx, const uint64_t *delta, size_t n, uint64_t now_j)
+{
+	for (size_t k = 0; k < n; k++)
+		pw_hrtimer_start(&htimers[idx[k]], (now_j + delta[k]) * 1000000ull + (delta[k] & 0xfffff),
+				 PW_HRTIMER_MODE_ABS);
+}
+
+static void hr_rearm_same(unsigned first, size_t n)
+{
+	for (size_t k = 0; k < n; k++, first = first + 1 == pn ? 0 : first + 1)
+		pw_hrtimer_start(&htimers[first], pw_hrtimer_get_expires(&htimers[first]),
+				 PW_HRTIMER_MODE_ABS);
+}
+
+static void hr_cancel_add(const unsigned *idx, const uint64_t *delta, size_t n, uint64_t now_j)
+{
+	for (size_t k = 0; k < n; k++) {
+		struct pw_hrtimer *t = &htimers[idx[k]];
+		pw_hrtimer_try_to_cancel(t);
+		pw_hrtimer_start(t, (now_j + delta[k]) * 1000000ull + (delta[k] & 0xfffff),
+				 PW_HRTIMER_MODE_ABS);
+	}
+}
+
+static uint64_t hr_expire_round(unsigned n, uint64_t window_j, double *ns)
+{
+	uint64_t now = pw_now_ns(prt), before = pfired;
+	for (unsigned i = 0; i < n; i++)
+		pw_hrtimer_start(&htimers[i], now + 1 + xs() % (window_j * 1000000ull),
+				 PW_HRTIMER_MODE_ABS);
+	uint64_t t0 = now_ns();
+	pw_sim_advance(prt, (window_j + 1) * 1000000ull);
+	*ns = (double)(now_ns() - t0);
+	return pfired - before;
+}
+
+static void hr_teardown(void)
+{
+	pw_cpu_exit(prt);
+	pw_runtime_destroy(prt);
+	free(htimers);
+	prt = NULL;
+	htimers = NULL;
+}
+
+/* ---- reference d-ary heaps (not pinwheel: what event loops use) -------- */
+
+static struct ref_heap rheap;
+static struct ref_timer *rtimers;
+static enum pw_clock_id rclock;
+static uint64_t rsim_now;
+
+static void ref_cb(struct ref_timer *t)
+{
+	(void)t;
+	pfired++;
+}
+
+static uint64_t ref_now(void)
+{
+	return rclock == PW_CLOCK_SIM ? rsim_now : now_ns();
+}
+
+static int ref_setup_d(unsigned n, enum pw_clock_id clock, unsigned d)
+{
+	rclock = clock;
+	rsim_now = 10000000000ull;
+	if (ref_heap_init(&rheap, d, n))
+		return -ENOMEM;
+	rtimers = calloc(n, sizeof(*rtimers));
+	if (!rtimers)
+		return -ENOMEM;
+	pn = n;
+	uint64_t now = ref_now();
+	for (unsigned i = 0; i < n; i++) {
+		rtimers[i].fn = ref_cb;
+		rtimers[i].idx = REF_NOT_QUEUED;
+		ref_heap_add(&rheap, &rtimers[i],
+			     now + (1000 + xs() % 9000) * 1000000ull + xs() % 1000000);
+	}
+	return 0;
+}
+
+static int ref_setup2(unsigned n, enum pw_clock_id clock)
+{
+	return ref_setup_d(n, clock, 2);
+}
+
+static int ref_setup4(unsigned n, enum pw_clock_id clock)
+{
+	return ref_setup_d(n, clock, 4);
+}
+
+static uint64_t ref_now_j(void)
+{
+	return ref_now() / 1000000;
+}
+
+static uint64_t ref_poll(void)
+{
+	return ref_heap_expire(&rheap, ref_now());
+}
+
+static void ref_rearm(const unsigned *idx, const uint64_t *delta, size_t n, uint64_t now_j)
+{
+	for (size_t k = 0; k < n; k++)
+		ref_heap_update(&rheap, &rtimers[idx[k]],
+				(now_j + delta[k]) * 1000000ull + (delta[k] & 0xfffff));
+}
+
+static void ref_rearm_same(unsigned first, size_t n)
+{
+	for (size_t k = 0; k < n; k++, first = first + 1 == pn ? 0 : first + 1)
+		ref_heap_update(&rheap, &rtimers[first], rtimers[first].key);
+}
+
+static void ref_cancel_add(const unsigned *idx, const uint64_t *delta, size_t n, uint64_t now_j)
+{
+	for (size_t k = 0; k < n; k++) {
+		ref_heap_remove(&rheap, &rtimers[idx[k]]);
+		ref_heap_add(&rheap, &rtimers[idx[k]],
+			     (now_j + delta[k]) * 1000000ull + (delta[k] & 0xfffff));
+	}
+}
+
+static uint64_t ref_expire_round(unsigned n, uint64_t window_j, double *ns)
+{
+	uint64_t now = rsim_now, before = pfired;
+	for (unsigned i = 0; i < n; i++)
+		ref_heap_update(&rheap, &rtimers[i], now + 1 + xs() % (window_j * 1000000ull));
+	uint64_t t0 = now_ns();
+	rsim_now += (window_j + 1) * 1000000ull;
+	ref_heap_expire(&rheap, rsim_now);
+	*ns = (double)(now_ns() - t0);
+	return pfired - before;
+}
+
+static void ref_teardown(void)
+{
+	ref_heap_free(&rheap);
+	free(rtimers);
+	rtimers = NULL;
+}
+
 static const struct bench_impl impls[] = {
 	{"pinwheel", pw_setup, pw_now_j, pw_poll, pw_rearm, pw_rearm_same, pw_cancel_add,
 	 pw_expire_round, pw_teardown},
+	{"pinwheel-hrtimer", hr_setup, hr_now_j, pw_poll, hr_rearm, hr_rearm_same, hr_cancel_add,
+	 hr_expire_round, hr_teardown},
+	{"heap", ref_setup2, ref_now_j, ref_poll, ref_rearm, ref_rearm_same, ref_cancel_add,
+	 ref_expire_round, ref_teardown},
+	{"heap4", ref_setup4, ref_now_j, ref_poll, ref_rearm, ref_rearm_same, ref_cancel_add,
+	 ref_expire_round, ref_teardown},
 };
 
 /* ---- harness ----------------------------------------------------------- */
