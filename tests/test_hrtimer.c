@@ -88,7 +88,7 @@ static void test_bad_input(void)
 	struct pw_hrtimer t, zero;
 	setup_rt(2);
 	memset(&zero, 0, sizeof(zero));
-	CHECK_EQ(sizeof(struct pw_hrtimer), 64);
+	CHECK_EQ(sizeof(struct pw_hrtimer), 48);
 	CHECK_EQ(pw_hrtimer_setup(NULL, &t, hfn, CLOCK_MONOTONIC, 0), -EINVAL);
 	CHECK_EQ(pw_hrtimer_setup(rt, NULL, hfn, CLOCK_MONOTONIC, 0), -EINVAL);
 	CHECK_EQ(pw_hrtimer_setup(rt, &t, hfn, 2 /* CLOCK_PROCESS_CPUTIME_ID */, 0), -EINVAL);

@@ -42,21 +42,16 @@ enum pw_hrtimer_restart {
 #define PW_HRTIMER_MODE_SOFT   0x04u
 #define PW_HRTIMER_MODE_HARD   0x08u
 
-struct pw_rb_node { /* private: red-black tree links */
-	uintptr_t pw_parent_color; /* parent pointer | colour (bit 0, 1 = black) */
-	struct pw_rb_node *pw_left, *pw_right;
-};
-
 struct pw_hrtimer {
 	/* public: the kernel's field */
 	enum pw_hrtimer_restart (*function)(struct pw_hrtimer *);
 	/* private: pinwheel's, do not touch */
-	struct pw_rb_node pw_node;
 	uint64_t pw_expires;     /* hard deadline: the queue's key */
 	uint64_t pw_softexpires; /* earliest run (start of the slack range) */
+	uint64_t pw_seq;         /* start order: FIFO among equal deadlines */
 	struct pw_runtime *pw_rt;
 	uint32_t pw_flags;       /* CPU, clock, state */
-	uint32_t pw_spare;
+	uint32_t pw_idx;         /* position in its CPU's queue */
 };
 
 /**
@@ -96,7 +91,10 @@ int pw_hrtimer_setup(struct pw_runtime *rt, struct pw_hrtimer *t,
  * from migration policies.
  * Context: any thread, callbacks included.  Takes @t's base lock (and the
  * target's when it moves).
- * Return: 0; -EINVAL (NULL, not set up, no function, unknown mode bits).
+ * Return: 0; -EINVAL (NULL, not set up, no function, unknown mode bits);
+ * -ENOMEM when the CPU's queue had to grow and could not (the timer is then
+ * not queued; the kernel's tree never allocates, pinwheel's heap does:
+ * src/hrtimer/heap.c says why).
  */
 int pw_hrtimer_start_range_ns(struct pw_hrtimer *t, uint64_t tim, uint64_t range_ns,
 			      unsigned mode);

@@ -113,6 +113,8 @@ void pw_runtime_destroy(struct pw_runtime *rt)
 		pw__tls.rt = NULL;
 		pw__tls.cpu = 0;
 	}
+	for (unsigned c = 0; c < rt->ncpus; c++)
+		pw__hrbase_destroy(&rt->cpus[c].hr);
 	free(rt->cpus);
 	free(rt);
 }

@@ -12,7 +12,7 @@
 
 #include "../core/lock.h"
 #include "../core/runwait.h"
-#include "rbtree.h"
+#include "heap.h"
 
 /* Clocks, as indexes of the per-CPU queues. */
 enum pw__hr_clock {
@@ -37,11 +37,12 @@ struct pw__hrbase {
 	struct pw__lock lock;
 	uint32_t cpu;
 	struct pw__runwait run;                 /* the hrtimer whose callback runs */
-	struct pw__rb_root queue[PW_HR_NCLOCKS]; /* by hard expiry, FIFO on ties */
+	struct pw__hheap queue[PW_HR_NCLOCKS];  /* by hard expiry, FIFO on ties */
 	uint64_t count;                         /* queued timers */
 } __attribute__((aligned(64)));
 
 void pw__hrbase_init(struct pw__hrbase *hb, unsigned cpu);
+void pw__hrbase_destroy(struct pw__hrbase *hb);
 
 /* Offsets of the clocks from the runtime's monotonic clock, now; on the
  * real clock only for the clocks in the bit mask @need (others: 0). */

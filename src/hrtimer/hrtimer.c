@@ -5,9 +5,9 @@
  * What it does
  * ------------
  * Each CPU has one hrtimer base: a lock, a running mark, and one queue per
- * clock (MONOTONIC, REALTIME, BOOTTIME), each a red-black tree ordered by
- * the hard deadline with the first node cached (rbtree.c: why a tree and
- * not a heap).  Equal deadlines keep start order.  The CPU's timer pass
+ * clock (MONOTONIC, REALTIME, BOOTTIME), each a 4-ary min-heap ordered by
+ * the hard deadline (heap.c: why a heap and not the kernel's red-black
+ * tree, measured).  Equal deadlines keep start order.  The CPU's timer pass
  * (pw_run_timers(), or pw_sim_advance()) runs, per clock, the first timers
  * whose window has opened, hrtimers before wheel timers, as the kernel's
  * hrtimer interrupt comes before its timer softirq.  pw_next_expiry_ns()
@@ -70,8 +70,9 @@
  *
  * Costs
  * -----
- * start / cancel: one lock round trip and O(log n) tree work; first timer:
- * O(1); the pass: one lock round trip per callback.  64 bytes a timer.
+ * start / cancel: one lock round trip and O(log n) heap work (O(1)
+ * typical); first timer: O(1); the pass: one lock round trip per callback.
+ * 48 bytes a timer, plus 16 bytes of queue entry while queued.
  */
 #define _GNU_SOURCE
 #include "hrbase.h"
@@ -163,7 +164,7 @@ static unsigned clocks_in_use(const struct pw__hrbase *hb)
 {
 	unsigned need = 0;
 	for (unsigned c = 0; c < PW_HR_NCLOCKS; c++)
-		if (__atomic_load_n(&hb->queue[c].leftmost, __ATOMIC_RELAXED))
+		if (__atomic_load_n(&hb->queue[c].n, __ATOMIC_RELAXED))
 			need |= 1u << c;
 	return need;
 }
@@ -192,11 +193,6 @@ uint64_t pw_clock_now_ns(const struct pw_runtime *rt, int clock)
 	return now_on(rt, (unsigned)idx);
 }
 
-static inline struct pw_hrtimer *node_timer(struct pw_rb_node *n)
-{
-	return pw_container_of(n, struct pw_hrtimer, pw_node);
-}
-
 static inline uint64_t exp_load(const struct pw_hrtimer *t)
 {
 	return __atomic_load_n(&t->pw_expires, __ATOMIC_RELAXED);
@@ -216,25 +212,25 @@ void pw__hrbase_init(struct pw__hrbase *hb, unsigned cpu)
 	hb->cpu = cpu;
 }
 
-/* Context: the holder of @hb's lock; @t not queued. */
+void pw__hrbase_destroy(struct pw__hrbase *hb)
+{
+	for (unsigned c = 0; c < PW_HR_NCLOCKS; c++)
+		pw__hheap_free(&hb->queue[c]);
+}
+
+/* Make room on @hb for @t (not queued).  Context: @hb's lock holder.
+ * Return: 0 or -ENOMEM. */
+static int reserve(struct pw__hrbase *hb, const struct pw_hrtimer *t)
+{
+	return pw__hheap_reserve(&hb->queue[hf_clock(hf_load(t))]);
+}
+
+/* Queue @t (not queued; room reserved, or the spare slot of a restart).
+ * Context: the holder of @hb's lock. */
 static void enqueue(struct pw__hrbase *hb, struct pw_hrtimer *t)
 {
 	uint32_t f = hf_load(t);
-	struct pw__rb_root *q = &hb->queue[hf_clock(f)];
-	struct pw_rb_node **link = &q->root, *parent = NULL;
-	uint64_t key = t->pw_expires;
-	bool leftmost = true;
-
-	while (*link) {
-		parent = *link;
-		if (key < node_timer(parent)->pw_expires) {
-			link = &parent->pw_left;
-		} else { /* equal keys go right: FIFO */
-			link = &parent->pw_right;
-			leftmost = false;
-		}
-	}
-	pw__rb_insert(q, &t->pw_node, parent, link, leftmost);
+	pw__hheap_insert(&hb->queue[hf_clock(f)], t);
 	hf_store(t, f | PW__HF_QUEUED);
 	hb->count++;
 }
@@ -243,7 +239,7 @@ static void enqueue(struct pw__hrbase *hb, struct pw_hrtimer *t)
 static void dequeue(struct pw__hrbase *hb, struct pw_hrtimer *t)
 {
 	uint32_t f = hf_load(t);
-	pw__rb_erase(&hb->queue[hf_clock(f)], &t->pw_node);
+	pw__hheap_remove(&hb->queue[hf_clock(f)], t);
 	hf_store(t, f & ~PW__HF_QUEUED);
 	hb->count--;
 }
@@ -287,10 +283,9 @@ int pw_hrtimer_setup(struct pw_runtime *rt, struct pw_hrtimer *t,
 	unsigned cpu = pw__tls.rt == rt ? (unsigned)pw__tls.cpu : 0;
 	t->function = fn;
 	t->pw_rt = rt;
-	t->pw_node.pw_parent_color = 0;
-	t->pw_node.pw_left = t->pw_node.pw_right = NULL;
+	t->pw_idx = PW_HHEAP_NONE;
+	t->pw_seq = 0;
 	set_window(t, 0, 0);
-	t->pw_spare = 0;
 	hf_store(t, PW__HF_MAGIC | ((uint32_t)idx << PW__HF_CLOCK_SHIFT) | cpu);
 	return 0;
 }
@@ -308,17 +303,38 @@ int pw_hrtimer_start_range_ns(struct pw_hrtimer *t, uint64_t tim, uint64_t range
 						      : (tim > PW_KTIME_SAT ? PW_KTIME_SAT : tim);
 	uint64_t hard = sat_add(soft, range_ns);
 
-	if (f & PW__HF_QUEUED)
-		dequeue(hb, t);
-
 	uint32_t cpu = pw__tls.rt == rt ? (uint32_t)pw__tls.cpu : (f & PW__HF_CPU_MASK);
 	struct pw__hrbase *nb = &rt->cpus[cpu].hr;
-	if (nb != hb && pw__runwait_running(&hb->run) != t) {
+	bool move = nb != hb && pw__runwait_running(&hb->run) != t;
+
+	/* Staying and not queued here: make room first, so that a failure
+	 * changes nothing. */
+	if (!move && !(f & PW__HF_QUEUED) && reserve(hb, t)) {
+		pw__unlock(&hb->lock);
+		return -ENOMEM;
+	}
+	if (f & PW__HF_QUEUED)
+		dequeue(hb, t);
+	if (move) {
 		/* MIGRATING protocol: see timer.c */
+		uint32_t old_cpu = f & PW__HF_CPU_MASK;
 		hf_store(t, hf_load(t) | PW__HF_MIGRATING);
 		pw__unlock(&hb->lock);
-		hb = nb;
-		pw__lock(&hb->lock);
+		pw__lock(&nb->lock);
+		if (reserve(nb, t)) {
+			/* No room there: go back where it was (still ours:
+			 * MIGRATING keeps everybody else out). */
+			pw__unlock(&nb->lock);
+			pw__lock(&hb->lock);
+			hf_store(t, hf_load(t) & ~PW__HF_MIGRATING);
+			if (reserve(hb, t)) {
+				pw__unlock(&hb->lock);
+				return -ENOMEM;
+			}
+			cpu = old_cpu;
+		} else {
+			hb = nb;
+		}
 		hf_store(t, (hf_load(t) & ~(PW__HF_CPU_MASK | PW__HF_MIGRATING)) | cpu);
 	}
 	set_window(t, soft, hard);
@@ -480,10 +496,10 @@ uint64_t pw__hrbase_next_ns(const struct pw_runtime *rt, struct pw__hrbase *hb)
 	pw__hr_offsets(rt, off, clocks_in_use(hb));
 	pw__lock(&hb->lock);
 	for (unsigned c = 0; c < PW_HR_NCLOCKS; c++) {
-		struct pw_rb_node *first = hb->queue[c].leftmost;
+		struct pw_hrtimer *first = pw__hheap_first(&hb->queue[c]);
 		if (!first)
 			continue;
-		uint64_t e = shift(node_timer(first)->pw_expires, -off[c]);
+		uint64_t e = shift(first->pw_expires, -off[c]);
 		if (e < best)
 			best = e;
 	}
@@ -507,7 +523,8 @@ static void run_one(struct pw__hrbase *hb, struct pw_hrtimer *t)
 
 	pw__lock(&hb->lock);
 	/* Started again by the callback or another thread: already queued.
-	 * It cannot have moved: a running timer is never moved. */
+	 * It cannot have moved: a running timer is never moved.  Room: the
+	 * heap's spare slot (heap.c), which every start restores. */
 	if (r != PW_HRTIMER_NORESTART && !(hf_load(t) & PW__HF_QUEUED))
 		enqueue(hb, t);
 	pw__runwait_end(&hb->run);
@@ -522,9 +539,8 @@ int pw__hrbase_run(struct pw_runtime *rt, struct pw__hrbase *hb, uint64_t now)
 	pw__lock(&hb->lock);
 	for (unsigned c = 0; c < PW_HR_NCLOCKS; c++) {
 		uint64_t basenow = shift(now, off[c]);
-		struct pw_rb_node *first;
-		while ((first = hb->queue[c].leftmost)) {
-			struct pw_hrtimer *t = node_timer(first);
+		struct pw_hrtimer *t;
+		while ((t = pw__hheap_first(&hb->queue[c]))) {
 			if (t->pw_softexpires > basenow)
 				break; /* window still closed: stop, as the kernel */
 			run_one(hb, t);
@@ -533,13 +549,6 @@ int pw__hrbase_run(struct pw_runtime *rt, struct pw__hrbase *hb, uint64_t now)
 	}
 	pw__unlock(&hb->lock);
 	return n;
-}
-
-static int cmp_expires(const struct pw_rb_node *a, const struct pw_rb_node *b)
-{
-	uint64_t x = node_timer((struct pw_rb_node *)a)->pw_expires;
-	uint64_t y = node_timer((struct pw_rb_node *)b)->pw_expires;
-	return (x > y) - (x < y);
 }
 
 int pw__hrbase_check(struct pw__hrbase *hb)
@@ -551,14 +560,13 @@ int pw__hrbase_check(struct pw__hrbase *hb)
 	snprintf(who, sizeof(who), "cpu %u hrtimers", hb->cpu);
 	pw__lock(&hb->lock);
 	for (unsigned c = 0; c < PW_HR_NCLOCKS && !ret; c++) {
-		uint64_t n;
-		if (pw__rb_check(&hb->queue[c], cmp_expires, &n, who)) {
+		if (pw__hheap_check(&hb->queue[c], who)) {
 			ret = -EFAULT;
 			break;
 		}
-		total += n;
-		for (struct pw_rb_node *x = hb->queue[c].leftmost; x; x = pw__rb_next(x)) {
-			struct pw_hrtimer *t = node_timer(x);
+		total += hb->queue[c].n;
+		for (uint32_t i = 0; i < hb->queue[c].n; i++) {
+			struct pw_hrtimer *t = hb->queue[c].v[i].t;
 			uint32_t f = hf_load(t);
 			if ((f & PW__HF_MAGIC_MASK) != PW__HF_MAGIC || !(f & PW__HF_QUEUED) ||
 			    (f & PW__HF_MIGRATING) || (f & PW__HF_CPU_MASK) != hb->cpu ||
