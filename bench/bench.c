@@ -42,6 +42,7 @@
 
 #include <pinwheel/pinwheel.h>
 
+#include "lateness.h"
 #include "ref_heap.h"
 
 #define MAX_SIZES 16
@@ -499,7 +500,9 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: pinwheel-bench [--json] [--sizes N,N,...] [--reps R] [--ops N]\n"
 		   "                      [--clock mono|sim] [--workloads rearm,rearm_same,cancel_add,expire]\n"
-		   "defaults: --sizes 1000,100000,1000000 --reps 5 --ops 2000000 --clock mono\n");
+		   "       pinwheel-bench lateness [--json] [--samples N]\n"
+		   "defaults: --sizes 1000,100000,1000000 --reps 5 --ops 2000000 --clock mono;\n"
+		   "          lateness: --samples 10000 (about a minute)\n");
 }
 
 static int parse_u64(const char *opt, const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
@@ -528,6 +531,26 @@ int main(int argc, char **argv)
 	enum pw_clock_id clock = PW_CLOCK_MONOTONIC;
 
 	memcpy(wls, all_wl, sizeof(wls));
+	if (argc > 1 && !strcmp(argv[1], "lateness")) {
+		uint64_t samples = 10000;
+		int ljson = 0;
+		for (int i = 2; i < argc; i++) {
+			if (!strcmp(argv[i], "--json")) {
+				ljson = 1;
+			} else if (!strcmp(argv[i], "--samples") && i + 1 < argc) {
+				if (parse_u64("--samples", argv[++i], 10, 10000000, &samples))
+					return 2;
+			} else {
+				fprintf(stderr, "pinwheel-bench lateness: unknown or incomplete option '%s'\n",
+					argv[i]);
+				usage(stderr);
+				return 2;
+			}
+		}
+		char mach[256];
+		machine(mach, sizeof(mach));
+		return lateness_main((unsigned)samples, ljson, mach);
+	}
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		const char *val = i + 1 < argc ? argv[i + 1] : NULL;
