@@ -6,6 +6,7 @@
  * variant the hrtimer issue asked to weigh against the red-black tree.
  * Not part of the library.
  */
+#define _GNU_SOURCE
 #include "ref_heap.h"
 
 #include <stdlib.h>

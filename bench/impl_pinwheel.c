@@ -1,0 +1,232 @@
+/* SPDX-License-Identifier: MIT */
+/* pinwheel-bench: pinwheel's wheel timers and hrtimers in the ops table. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "bench.h"
+
+static struct pw_runtime *rt;
+static struct pw_timer *wt;
+static struct pw_hrtimer *ht;
+static unsigned count;
+
+static int runtime(enum pw_clock_id clock)
+{
+	struct pw_config cfg;
+	pw_config_init(&cfg);
+	cfg.ncpus = 1;
+	cfg.clock = clock;
+	int r = pw_runtime_create(&cfg, &rt);
+	return r ? r : pw_cpu_enter(rt, 0);
+}
+
+static uint64_t now_j(void)
+{
+	return pw_jiffies(rt);
+}
+
+static uint64_t poll_cpu(void)
+{
+	int n = pw_run_timers(rt, 0);
+	return n > 0 ? (uint64_t)n : 0;
+}
+
+static void teardown(void)
+{
+	pw_cpu_exit(rt);
+	pw_runtime_destroy(rt);
+	free(wt);
+	free(ht);
+	rt = NULL;
+	wt = NULL;
+	ht = NULL;
+}
+
+/* ---- wheel timers -------------------------------------------------------- */
+
+static void w_cb(struct pw_timer *t)
+{
+	(void)t;
+	bench_count();
+}
+
+static int w_setup(unsigned n, enum pw_clock_id clock)
+{
+	int r = runtime(clock);
+	if (r)
+		return r;
+	wt = calloc(n, sizeof(*wt));
+	if (!wt)
+		return -ENOMEM;
+	count = n;
+	uint64_t j = pw_jiffies(rt);
+	for (unsigned i = 0; i < n; i++) {
+		pw_timer_setup(rt, &wt[i], w_cb, 0);
+		pw_mod_timer(&wt[i], j + 1000 + bench_rand() % 9000);
+	}
+	return 0;
+}
+
+static void w_rearm(const unsigned *idx, const uint64_t *delta, size_t n, uint64_t jn)
+{
+	for (size_t k = 0; k < n; k++)
+		pw_mod_timer(&wt[idx[k]], jn + delta[k]);
+}
+
+static void w_rearm_same(unsigned first, size_t n)
+{
+	for (size_t k = 0; k < n; k++, first = first + 1 == count ? 0 : first + 1)
+		pw_mod_timer(&wt[first], wt[first].expires);
+}
+
+static void w_cancel_add(const unsigned *idx, const uint64_t *delta, size_t n, uint64_t jn)
+{
+	for (size_t k = 0; k < n; k++) {
+		struct pw_timer *t = &wt[idx[k]];
+		pw_timer_delete(t);
+		t->expires = jn + delta[k];
+		pw_add_timer(t);
+	}
+}
+
+static uint64_t w_expire_round(unsigned n, uint64_t window_j, double *ns)
+{
+	uint64_t j = pw_jiffies(rt), before = bench_fired;
+	for (unsigned i = 0; i < n; i++)
+		pw_mod_timer(&wt[i], j + 1 + bench_rand() % window_j);
+	uint64_t t0 = bench_now_ns();
+	pw_sim_advance(rt, pw_jiffies_to_ns(rt, window_j + 64));
+	*ns = (double)(bench_now_ns() - t0);
+	return bench_fired - before;
+}
+
+static void w_arm(unsigned k, uint64_t expires_j)
+{
+	pw_mod_timer(&wt[k], expires_j);
+}
+
+static void w_cancel(unsigned k)
+{
+	pw_timer_delete(&wt[k]);
+}
+
+static size_t w_extra(unsigned n)
+{
+	(void)n;
+	return 0; /* intrusive lists: the timer is all (plus ~9 KiB a CPU) */
+}
+
+static const struct bench_impl wheel = {
+	"pinwheel", w_setup, now_j, poll_cpu, w_rearm, w_rearm_same, w_cancel_add,
+	w_expire_round, w_arm, w_cancel, sizeof(struct pw_timer), w_extra, teardown,
+};
+
+const struct bench_impl *bench_impl_pinwheel(const char **why)
+{
+	(void)why;
+	return &wheel;
+}
+
+/* ---- hrtimers: ticks of 1 ms plus a random sub-millisecond part, as real
+ * nanosecond deadlines have ---------------------------------------------- */
+
+static enum pw_hrtimer_restart h_cb(struct pw_hrtimer *t)
+{
+	(void)t;
+	bench_count();
+	return PW_HRTIMER_NORESTART;
+}
+
+static inline uint64_t h_ns(uint64_t expires_j, uint64_t salt)
+{
+	return expires_j * 1000000ull + (salt & 0xfffff);
+}
+
+static int h_setup(unsigned n, enum pw_clock_id clock)
+{
+	int r = runtime(clock);
+	if (r)
+		return r;
+	ht = calloc(n, sizeof(*ht));
+	if (!ht)
+		return -ENOMEM;
+	count = n;
+	uint64_t now = pw_now_ns(rt);
+	for (unsigned i = 0; i < n; i++) {
+		pw_hrtimer_setup(rt, &ht[i], h_cb, CLOCK_MONOTONIC, 0);
+		pw_hrtimer_start(&ht[i], now + (1000 + bench_rand() % 9000) * 1000000ull +
+						 bench_rand() % 1000000,
+				 PW_HRTIMER_MODE_ABS);
+	}
+	return 0;
+}
+
+static uint64_t h_now_j(void)
+{
+	return pw_now_ns(rt) / 1000000;
+}
+
+static void h_rearm(const unsigned *idx, const uint64_t *delta, size_t n, uint64_t jn)
+{
+	for (size_t k = 0; k < n; k++)
+		pw_hrtimer_start(&ht[idx[k]], h_ns(jn + delta[k], delta[k]), PW_HRTIMER_MODE_ABS);
+}
+
+static void h_rearm_same(unsigned first, size_t n)
+{
+	for (size_t k = 0; k < n; k++, first = first + 1 == count ? 0 : first + 1)
+		pw_hrtimer_start(&ht[first], pw_hrtimer_get_expires(&ht[first]), PW_HRTIMER_MODE_ABS);
+}
+
+static void h_cancel_add(const unsigned *idx, const uint64_t *delta, size_t n, uint64_t jn)
+{
+	for (size_t k = 0; k < n; k++) {
+		pw_hrtimer_try_to_cancel(&ht[idx[k]]);
+		pw_hrtimer_start(&ht[idx[k]], h_ns(jn + delta[k], delta[k]), PW_HRTIMER_MODE_ABS);
+	}
+}
+
+static uint64_t h_expire_round(unsigned n, uint64_t window_j, double *ns)
+{
+	uint64_t now = pw_now_ns(rt), before = bench_fired;
+	for (unsigned i = 0; i < n; i++)
+		pw_hrtimer_start(&ht[i], now + 1 + bench_rand() % (window_j * 1000000ull),
+				 PW_HRTIMER_MODE_ABS);
+	uint64_t t0 = bench_now_ns();
+	pw_sim_advance(rt, (window_j + 1) * 1000000ull);
+	*ns = (double)(bench_now_ns() - t0);
+	return bench_fired - before;
+}
+
+static void h_arm(unsigned k, uint64_t expires_j)
+{
+	pw_hrtimer_start(&ht[k], h_ns(expires_j, k), PW_HRTIMER_MODE_ABS);
+}
+
+static void h_cancel(unsigned k)
+{
+	pw_hrtimer_try_to_cancel(&ht[k]);
+}
+
+static size_t h_extra(unsigned n)
+{
+	/* one 16-byte heap entry per queued timer; the array doubles from 64
+	 * and keeps one spare slot */
+	size_t cap = 64;
+	while (cap < (size_t)n + 2)
+		cap *= 2;
+	return n ? cap * 16 / n : 0;
+}
+
+static const struct bench_impl hrtimer = {
+	"pinwheel-hrtimer", h_setup, h_now_j, poll_cpu, h_rearm, h_rearm_same, h_cancel_add,
+	h_expire_round, h_arm, h_cancel, sizeof(struct pw_hrtimer), h_extra, teardown,
+};
+
+const struct bench_impl *bench_impl_pinwheel_hrtimer(const char **why)
+{
+	(void)why;
+	return &hrtimer;
+}
