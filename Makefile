@@ -5,7 +5,7 @@ CMAKE    ?= cmake
 JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
 BENCH_ARGS ?=
 
-.PHONY: all build run test install clean asan tsan
+.PHONY: all build run test install clean asan tsan plots
 
 all: build
 
@@ -21,6 +21,13 @@ run: build
 
 test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+
+# Charts for the README and docs/benchmarks.md: docs/img/*.svg (needs gnuplot).
+# PLOT_CSV=file reuses results instead of running the benchmark again.
+PLOT_CSV ?= $(BUILD)/bench.csv
+plots: build
+	@if [ ! -s "$(PLOT_CSV)" ]; then $(BUILD)/bench/pinwheel-bench --csv > $(PLOT_CSV); fi
+	bench/plots.sh $(PLOT_CSV) docs/img
 
 install: build
 	$(CMAKE) --install $(BUILD)

@@ -356,7 +356,7 @@ static void print_results(const struct opts *o, const char *mach)
 	}
 	if (o->format == 2) {
 		printf("impl,workload,pending,ns_per_op,min_ns_per_op,bytes_per_timer,rss_bytes_per_1e6,"
-		       "reps,ops\n");
+		       "reps,ops,machine\n");
 		for (unsigned i = 0; i < nresults; i++) {
 			const struct result *r = &results[i];
 			bool mem = !strcmp(r->workload, "memory");
@@ -365,7 +365,7 @@ static void print_results(const struct opts *o, const char *mach)
 				printf(",,%.1f,%.0f,", r->median, r->rss_per_1e6);
 			else
 				printf("%.3f,%.3f,,,", r->median, r->min);
-			printf("%u,%llu\n", r->reps, (unsigned long long)r->ops);
+			printf("%u,%llu,\"%s\"\n", r->reps, (unsigned long long)r->ops, mach);
 		}
 		return;
 	}

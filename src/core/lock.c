@@ -1,18 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Slow paths of the per-base lock (see lock.h) and the futex helpers.
- *
- * The protocol is the classic three-state futex mutex: a waiter marks the
- * word 2 before sleeping, so the unlocker, which swaps in 0, knows whether
- * it must make the wake system call.  A waiter that wins the word back
- * always leaves it at 2, which may cost one needless wake later, never a
- * lost one.
+ * Slow paths of the per-base lock (see lock.h: why the unlock is a plain
+ * store, and what that costs) and the futex helpers.
  */
 #define _GNU_SOURCE
 #include "lock.h"
 
 #include <limits.h>
 #include <linux/futex.h>
+#include <time.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -33,18 +29,26 @@ void pw__lock_slow(struct pw__lock *l)
 {
 	for (int i = 0; i < PW_LOCK_SPINS; i++) {
 		uint32_t expect = 0;
-		if (__atomic_load_n(&l->state, __ATOMIC_RELAXED) == 0 &&
-		    __atomic_compare_exchange_n(&l->state, &expect, 1, false,
+		if (__atomic_load_n(&l->locked, __ATOMIC_RELAXED) == 0 &&
+		    __atomic_compare_exchange_n(&l->locked, &expect, 1, false,
 						__ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 			return;
 		pw__cpu_relax();
 	}
-	/* acquire on success, as in pw__lock() */
-	while (__atomic_exchange_n(&l->state, 2, __ATOMIC_ACQUIRE) != 0)
-		pw__futex_wait(&l->state, 2);
+	__atomic_fetch_add(&l->waiters, 1, __ATOMIC_SEQ_CST);
+	for (;;) {
+		uint32_t expect = 0;
+		if (__atomic_compare_exchange_n(&l->locked, &expect, 1, false, __ATOMIC_ACQUIRE,
+						__ATOMIC_RELAXED))
+			break;
+		/* at most 1 ms: an unlock may miss us (lock.h) */
+		struct timespec ts = {0, 1000000};
+		syscall(SYS_futex, &l->locked, FUTEX_WAIT_PRIVATE, 1, &ts, NULL, 0);
+	}
+	__atomic_fetch_sub(&l->waiters, 1, __ATOMIC_RELAXED);
 }
 
 void pw__lock_wake(struct pw__lock *l)
 {
-	syscall(SYS_futex, &l->state, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	syscall(SYS_futex, &l->locked, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }

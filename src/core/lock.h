@@ -1,13 +1,25 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The per-base lock: a three-state futex mutex (0 free, 1 held, 2 held with
- * sleepers).  Uncontended, lock is one compare-and-swap (acquire) and unlock
- * one exchange (release): the kernel's raw spinlock costs the same two
- * atomics.  Contended, it spins briefly (the holders' critical sections are
- * a few dozen instructions), then sleeps in the kernel instead of burning
- * the CPU the holder may need, which a plain spinlock would do when threads
- * outnumber cores (userspace threads get preempted; kernel spinlock holders
- * do not).
+ * The per-base lock.  Uncontended: lock is one compare-and-swap (acquire),
+ * unlock a plain store (release) and a plain load.  Contended: spin briefly
+ * (critical sections are a few dozen instructions), then sleep in the
+ * kernel (futex) instead of burning the CPU the holder may need, which a
+ * plain spinlock would do when threads outnumber cores (userspace threads
+ * get preempted; kernel spinlock holders do not).
+ *
+ * Why the unlock is not an atomic exchange, as in the classic three-state
+ * futex mutex this lock started as: on x86 an atomic read-modify-write waits
+ * for every earlier store to reach the cache, and a re-arm of a big wheel
+ * has just written to two or three cold cache lines (list neighbours).  An
+ * exchange in unlock made each re-arm wait for those misses one after the
+ * other: 130 ns a re-arm at 1e6 timers; a plain store lets them overlap
+ * with the next operation (measured with pinwheel-bench rearm).
+ *
+ * The cost of a plain store: unlock reads `waiters` without a store-load
+ * fence, so it can miss a sleeper that registered at that very moment.  A
+ * sleeper therefore sleeps at most 1 ms at a time before it looks again:
+ * mutual exclusion is the compare-and-swap's, and a lost wake-up costs at
+ * most a millisecond, on a lock that is per CPU and rarely contended.
  *
  * Never held across a callback.  Not recursive.
  */
@@ -18,7 +30,8 @@
 #include <stdint.h>
 
 struct pw__lock {
-	uint32_t state; /* 0 free, 1 held, 2 held and someone may sleep on it */
+	uint32_t locked;  /* 0 free, 1 held (futex word) */
+	uint32_t waiters; /* threads asleep, or about to sleep, on locked */
 };
 
 void pw__lock_slow(struct pw__lock *l);
@@ -26,7 +39,8 @@ void pw__lock_wake(struct pw__lock *l);
 
 static inline void pw__lock_init(struct pw__lock *l)
 {
-	l->state = 0;
+	l->locked = 0;
+	l->waiters = 0;
 }
 
 /* Context: any thread; the caller must not hold @l. */
@@ -34,7 +48,7 @@ static inline void pw__lock(struct pw__lock *l)
 {
 	uint32_t expect = 0;
 	/* acquire: the critical section's reads see the last holder's writes */
-	if (__atomic_compare_exchange_n(&l->state, &expect, 1, false,
+	if (__atomic_compare_exchange_n(&l->locked, &expect, 1, false,
 					__ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 		return;
 	pw__lock_slow(l);
@@ -44,7 +58,8 @@ static inline void pw__lock(struct pw__lock *l)
 static inline void pw__unlock(struct pw__lock *l)
 {
 	/* release: publishes the critical section's writes to the next holder */
-	if (__atomic_exchange_n(&l->state, 0, __ATOMIC_RELEASE) == 2)
+	__atomic_store_n(&l->locked, 0, __ATOMIC_RELEASE);
+	if (__atomic_load_n(&l->waiters, __ATOMIC_RELAXED))
 		pw__lock_wake(l);
 }
 

@@ -254,7 +254,10 @@ static inline struct pw__base *target_base(struct pw_runtime *rt, uint32_t tf)
 	return pw__base_of(rt, (tf & ~PW__TF_CPU_MASK) | cpu);
 }
 
-static int mod_timer_opts(struct pw_timer *t, uint64_t expires, unsigned opts)
+/* Inlined into each caller with a constant @opts, so the plain re-arm
+ * carries none of the other variants' branches. */
+static inline __attribute__((always_inline)) int mod_timer_opts(struct pw_timer *t,
+								 uint64_t expires, unsigned opts)
 {
 	struct pw_runtime *rt;
 	struct pw__base *b, *nb;

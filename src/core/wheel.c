@@ -86,139 +86,15 @@
 #include <stdio.h>
 #include <string.h>
 
-#define PW_WHEEL_EMPTY_DELTA (1ull << 62) /* next_expiry of an empty wheel */
-
-static inline unsigned lvl_shift(unsigned lvl)
-{
-	return lvl * PW_WHEEL_CLK_SHIFT;
-}
-
-/* First distance from clk that level @lvl covers (level 0: 0). */
-static inline uint64_t lvl_start(unsigned lvl)
-{
-	return lvl ? (uint64_t)(PW_WHEEL_LVL_SIZE - 1) << lvl_shift(lvl - 1) : 0;
-}
-
-static inline uint32_t tf_load(const struct pw_timer *t)
-{
-	return __atomic_load_n(&t->pw_flags, __ATOMIC_RELAXED);
-}
-
-/* Only the holder of the timer's base lock writes its flags; lockless
- * readers (pending checks, lock_timer_base()) need the store to be atomic. */
-static inline void tf_store(struct pw_timer *t, uint32_t tf)
-{
-	__atomic_store_n(&t->pw_flags, tf, __ATOMIC_RELAXED);
-}
 
 void pw__wheel_init(struct pw__wheel *w, unsigned hz, uint64_t clk)
 {
 	memset(w, 0, sizeof(*w));
 	w->depth = hz > 100 ? 9 : 8;
-	w->cutoff = lvl_start(w->depth);
+	w->cutoff = pw__wheel_lvl_start(w->depth);
 	w->timeout_max = w->cutoff - pw__wheel_gran(w->depth - 1);
 	w->clk = clk;
 	w->next_expiry = clk + PW_WHEEL_EMPTY_DELTA;
-}
-
-/* Bucket of @expires at @lvl, rounded up; its expiry in *@bucket_expiry. */
-static inline unsigned calc_index(uint64_t expires, unsigned lvl, uint64_t *bucket_expiry)
-{
-	uint64_t e = (expires >> lvl_shift(lvl)) + 1;
-	*bucket_expiry = e << lvl_shift(lvl);
-	return lvl * PW_WHEEL_LVL_SIZE + (unsigned)(e & PW_WHEEL_LVL_MASK);
-}
-
-unsigned pw__wheel_calc_index(const struct pw__wheel *w, uint64_t expires,
-			      uint64_t *bucket_expiry)
-{
-	uint64_t delta = expires - w->clk;
-
-	if ((int64_t)delta < 0) {
-		/* In the past: the current bucket, processed at the next run. */
-		*bucket_expiry = w->clk;
-		return (unsigned)(w->clk & PW_WHEEL_LVL_MASK);
-	}
-	if (delta < lvl_start(1))
-		return calc_index(expires, 0, bucket_expiry);
-	if (delta >= w->cutoff) {
-		expires = w->clk + w->timeout_max;
-		return calc_index(expires, w->depth - 1, bucket_expiry);
-	}
-	/* Level n covers [63 << 3(n-1), 63 << 3n): such a delta has 3n+3 to
-	 * 3n+6 significant bits, so (bits - 3) / 3 is n, or n + 1 for the top
-	 * of the range, which one compare corrects.  No loop over levels. */
-	unsigned bits = 64 - (unsigned)__builtin_clzll(delta);
-	unsigned lvl = (bits - 3) / 3;
-	if (delta < lvl_start(lvl))
-		lvl--;
-	if (lvl > w->depth - 1)
-		lvl = w->depth - 1;
-	return calc_index(expires, lvl, bucket_expiry);
-}
-
-static inline void map_set(struct pw__wheel *w, unsigned idx)
-{
-	w->pending_map[idx / PW_WHEEL_LVL_SIZE] |= 1ull << (idx % PW_WHEEL_LVL_SIZE);
-}
-
-static inline void map_clear(struct pw__wheel *w, unsigned idx)
-{
-	w->pending_map[idx / PW_WHEEL_LVL_SIZE] &= ~(1ull << (idx % PW_WHEEL_LVL_SIZE));
-}
-
-static inline bool map_test(const struct pw__wheel *w, unsigned idx)
-{
-	return (w->pending_map[idx / PW_WHEEL_LVL_SIZE] >> (idx % PW_WHEEL_LVL_SIZE)) & 1;
-}
-
-void pw__wheel_enqueue(struct pw__wheel *w, struct pw_timer *t, unsigned idx,
-		       uint64_t bucket_expiry)
-{
-	struct pw_timer **head = &w->vectors[idx];
-
-	t->pw_next = *head;
-	if (*head)
-		(*head)->pw_pprev = &t->pw_next;
-	*head = t;
-	t->pw_pprev = head;
-	map_set(w, idx);
-	tf_store(t, (tf_load(t) & ~PW__TF_IDX_MASK) | (idx << PW__TF_IDX_SHIFT) | PW__TF_PENDING);
-	w->count++;
-	/* Adding can only lower the next expiry; a stale (early) value that
-	 * is still marked recalc stays marked unless this bucket is earlier. */
-	if (pw__after(w->next_expiry, bucket_expiry)) {
-		w->next_expiry = bucket_expiry;
-		w->recalc = false;
-	}
-}
-
-void pw__wheel_add(struct pw__wheel *w, struct pw_timer *t)
-{
-	uint64_t bucket_expiry;
-	unsigned idx = pw__wheel_calc_index(w, __atomic_load_n(&t->expires, __ATOMIC_RELAXED),
-					    &bucket_expiry);
-	pw__wheel_enqueue(w, t, idx, bucket_expiry);
-}
-
-void pw__wheel_detach(struct pw__wheel *w, struct pw_timer *t)
-{
-	uint32_t tf = tf_load(t);
-	unsigned idx = (tf & PW__TF_IDX_MASK) >> PW__TF_IDX_SHIFT;
-
-	/* Last timer of its bucket?  (A timer on a list being expired is not
-	 * in vectors[idx], so this leaves the bucket's bit alone then.) */
-	if (w->vectors[idx] == t && !t->pw_next) {
-		map_clear(w, idx);
-		w->recalc = true;
-	}
-	*t->pw_pprev = t->pw_next;
-	if (t->pw_next)
-		t->pw_next->pw_pprev = t->pw_pprev;
-	t->pw_next = NULL;
-	t->pw_pprev = NULL;
-	tf_store(t, tf & ~PW__TF_PENDING);
-	w->count--;
 }
 
 bool pw__wheel_has_buckets(const struct pw__wheel *w)
@@ -233,7 +109,7 @@ bool pw__wheel_has_buckets(const struct pw__wheel *w)
  * level units (the level clock). */
 static inline uint64_t lvl_pos(uint64_t clk, unsigned lvl)
 {
-	uint64_t s = lvl_shift(lvl);
+	uint64_t s = pw__wheel_lvl_shift(lvl);
 	return (clk >> s) + ((clk & (pw__wheel_gran(lvl) - 1)) != 0);
 }
 
@@ -242,10 +118,10 @@ static inline uint64_t slot_expiry(uint64_t clk, unsigned lvl, unsigned slot)
 {
 	uint64_t pos = lvl_pos(clk, lvl);
 	uint64_t d = (slot - pos) & PW_WHEEL_LVL_MASK;
-	return (pos + d) << lvl_shift(lvl);
+	return (pos + d) << pw__wheel_lvl_shift(lvl);
 }
 
-static uint64_t scan_next_expiry(const struct pw__wheel *w)
+uint64_t pw__wheel_scan_next_expiry(const struct pw__wheel *w)
 {
 	uint64_t best = PW_WHEEL_EMPTY_DELTA; /* as a distance from clk */
 
@@ -256,28 +132,11 @@ static uint64_t scan_next_expiry(const struct pw__wheel *w)
 		uint64_t pos = lvl_pos(w->clk, lvl);
 		unsigned start = (unsigned)(pos & PW_WHEEL_LVL_MASK);
 		uint64_t rot = start ? (map >> start) | (map << (PW_WHEEL_LVL_SIZE - start)) : map;
-		uint64_t e = (pos + (uint64_t)__builtin_ctzll(rot)) << lvl_shift(lvl);
+		uint64_t e = (pos + (uint64_t)__builtin_ctzll(rot)) << pw__wheel_lvl_shift(lvl);
 		if (e - w->clk < best)
 			best = e - w->clk;
 	}
 	return w->clk + best;
-}
-
-uint64_t pw__wheel_next_expiry(struct pw__wheel *w)
-{
-	if (w->recalc) {
-		w->next_expiry = scan_next_expiry(w);
-		w->recalc = false;
-	}
-	return w->next_expiry;
-}
-
-void pw__wheel_forward(struct pw__wheel *w, uint64_t jnow)
-{
-	if (!pw__after(jnow, w->clk))
-		return;
-	uint64_t next = pw__wheel_next_expiry(w);
-	w->clk = pw__after(next, jnow) ? jnow : next;
 }
 
 unsigned pw__wheel_collect(struct pw__wheel *w, struct pw_timer **heads, unsigned *idxs)
@@ -288,8 +147,8 @@ unsigned pw__wheel_collect(struct pw__wheel *w, struct pw_timer **heads, unsigne
 	w->clk = clk;
 	for (unsigned lvl = 0; lvl < w->depth; lvl++) {
 		unsigned idx = lvl * PW_WHEEL_LVL_SIZE + (unsigned)(clk & PW_WHEEL_LVL_MASK);
-		if (map_test(w, idx)) {
-			map_clear(w, idx);
+		if (pw__wheel_map_test(w, idx)) {
+			pw__wheel_map_clear(w, idx);
 			heads[n] = w->vectors[idx];
 			heads[n]->pw_pprev = &heads[n];
 			w->vectors[idx] = NULL;
@@ -322,7 +181,7 @@ static int check_list(struct pw_timer *const *head, unsigned idx, uint64_t *coun
 {
 	struct pw_timer *const *pprev = head;
 	for (struct pw_timer *t = *head; t; pprev = &t->pw_next, t = t->pw_next) {
-		uint32_t tf = tf_load(t);
+		uint32_t tf = pw__wheel_tf_load(t);
 		CHECK(t->pw_pprev == pprev, "timer %p: broken pprev link (I1)", (void *)t);
 		CHECK(tf & PW__TF_PENDING, "timer %p queued without PENDING (I1)", (void *)t);
 		CHECK(((tf & PW__TF_IDX_MASK) >> PW__TF_IDX_SHIFT) == idx,
@@ -347,8 +206,8 @@ int pw__wheel_check(const struct pw__wheel *w, struct pw_timer *const *extra,
 		CHECK(!w->pending_map[lvl], "bits set on unused level %u", lvl);
 	for (unsigned idx = 0; idx < w->depth * PW_WHEEL_LVL_SIZE; idx++) {
 		unsigned lvl = idx / PW_WHEEL_LVL_SIZE, slot = idx % PW_WHEEL_LVL_SIZE;
-		CHECK(map_test(w, idx) == (w->vectors[idx] != NULL),
-		      "bucket %u: bitmap bit %d but list %s (I2)", idx, map_test(w, idx),
+		CHECK(pw__wheel_map_test(w, idx) == (w->vectors[idx] != NULL),
+		      "bucket %u: bitmap bit %d but list %s (I2)", idx, pw__wheel_map_test(w, idx),
 		      w->vectors[idx] ? "non-empty" : "empty");
 		if (!w->vectors[idx])
 			continue;

@@ -49,32 +49,180 @@ static inline uint64_t pw__wheel_gran(unsigned lvl)
 
 void pw__wheel_init(struct pw__wheel *w, unsigned hz, uint64_t clk);
 
-/* The bucket for @expires relative to the wheel clock, and the jiffy that
- * bucket expires at (rounded up: never early; clamped beyond the range). */
-unsigned pw__wheel_calc_index(const struct pw__wheel *w, uint64_t expires,
-			      uint64_t *bucket_expiry);
+/* The earliest bucket expiry, computed from the bitmap (wheel.c). */
+uint64_t pw__wheel_scan_next_expiry(const struct pw__wheel *w);
 
-/* Put @t (not pending) in bucket @idx found by calc_index on this clk.
- * Sets @t's bucket and PENDING bits. */
-void pw__wheel_enqueue(struct pw__wheel *w, struct pw_timer *t, unsigned idx,
-		       uint64_t bucket_expiry);
+/*
+ * The hot operations, inline so that the arm path in timer.c is one
+ * function (they used to be calls into wheel.c: a re-arm executed ~290
+ * instructions, a third of them call overhead and re-derived state).
+ *
+ * pw__wheel_calc_index(): the bucket for @expires relative to the wheel
+ *   clock, and the jiffy it expires at (rounded up: never early; clamped
+ *   beyond the range).
+ * pw__wheel_enqueue(): put @t (not pending) in bucket @idx found by
+ *   calc_index on this clk; sets @t's bucket and PENDING bits.
+ * pw__wheel_add(): calc_index + enqueue at @t->expires.
+ * pw__wheel_detach(): take the pending @t out (from its bucket or from a
+ *   list being expired); clears PENDING; an emptied bucket only marks
+ *   next_expiry for recompute.
+ * pw__wheel_next_expiry(): the earliest bucket expiry (recomputed if
+ *   marked), or clk + 2^62 if no bucket holds a timer.
+ * pw__wheel_forward(): after idle, move clk up to @jnow, never past the
+ *   next expiry.
+ */
+#define PW_WHEEL_EMPTY_DELTA (1ull << 62) /* next_expiry of an empty wheel */
 
-/* calc_index + enqueue at @t->expires. */
-void pw__wheel_add(struct pw__wheel *w, struct pw_timer *t);
+static inline unsigned pw__wheel_lvl_shift(unsigned lvl)
+{
+	return lvl * PW_WHEEL_CLK_SHIFT;
+}
 
-/* Take the pending @t out (from its bucket or from a list being expired).
- * Clears PENDING.  An emptied bucket only marks next_expiry for recompute. */
-void pw__wheel_detach(struct pw__wheel *w, struct pw_timer *t);
+/* First distance from clk that level @lvl covers (level 0: 0). */
+static inline uint64_t pw__wheel_lvl_start(unsigned lvl)
+{
+	return lvl ? (uint64_t)(PW_WHEEL_LVL_SIZE - 1) << pw__wheel_lvl_shift(lvl - 1) : 0;
+}
 
-/* The earliest bucket expiry (recomputed if marked), or clk + 2^62 if no
- * bucket holds a timer. */
-uint64_t pw__wheel_next_expiry(struct pw__wheel *w);
+static inline uint32_t pw__wheel_tf_load(const struct pw_timer *t)
+{
+	return __atomic_load_n(&t->pw_flags, __ATOMIC_RELAXED);
+}
+
+/* Only the holder of the timer's base lock writes its flags; lockless
+ * readers (pending checks, lock_timer_base()) need the store to be atomic. */
+static inline void pw__wheel_tf_store(struct pw_timer *t, uint32_t tf)
+{
+	__atomic_store_n(&t->pw_flags, tf, __ATOMIC_RELAXED);
+}
+
+/* Bucket of @expires at @lvl, rounded up; its expiry in *@bucket_expiry. */
+static inline unsigned pw__wheel_calc_lvl(uint64_t expires, unsigned lvl, uint64_t *bucket_expiry)
+{
+	uint64_t e = (expires >> pw__wheel_lvl_shift(lvl)) + 1;
+	*bucket_expiry = e << pw__wheel_lvl_shift(lvl);
+	return lvl * PW_WHEEL_LVL_SIZE + (unsigned)(e & PW_WHEEL_LVL_MASK);
+}
+
+static inline unsigned pw__wheel_calc_index(const struct pw__wheel *w, uint64_t expires,
+					     uint64_t *bucket_expiry)
+{
+	uint64_t delta = expires - w->clk;
+
+	if ((int64_t)delta < 0) {
+		/* In the past: the current bucket, processed at the next run. */
+		*bucket_expiry = w->clk;
+		return (unsigned)(w->clk & PW_WHEEL_LVL_MASK);
+	}
+	if (delta < pw__wheel_lvl_start(1))
+		return pw__wheel_calc_lvl(expires, 0, bucket_expiry);
+	if (delta >= w->cutoff) {
+		expires = w->clk + w->timeout_max;
+		return pw__wheel_calc_lvl(expires, w->depth - 1, bucket_expiry);
+	}
+	/* Level n covers [63 << 3(n-1), 63 << 3n): such a delta has 3n+3 to
+	 * 3n+6 significant bits, so (bits - 3) / 3 is n, or n + 1 for the top
+	 * of the range, which one compare corrects.  No loop over levels. */
+	unsigned bits = 64 - (unsigned)__builtin_clzll(delta);
+	unsigned lvl = (bits - 3) / 3;
+	if (delta < pw__wheel_lvl_start(lvl))
+		lvl--;
+	if (lvl > w->depth - 1)
+		lvl = w->depth - 1;
+	return pw__wheel_calc_lvl(expires, lvl, bucket_expiry);
+}
+
+static inline void pw__wheel_map_set(struct pw__wheel *w, unsigned idx)
+{
+	w->pending_map[idx / PW_WHEEL_LVL_SIZE] |= 1ull << (idx % PW_WHEEL_LVL_SIZE);
+}
+
+static inline void pw__wheel_map_clear(struct pw__wheel *w, unsigned idx)
+{
+	w->pending_map[idx / PW_WHEEL_LVL_SIZE] &= ~(1ull << (idx % PW_WHEEL_LVL_SIZE));
+}
+
+static inline bool pw__wheel_map_test(const struct pw__wheel *w, unsigned idx)
+{
+	return (w->pending_map[idx / PW_WHEEL_LVL_SIZE] >> (idx % PW_WHEEL_LVL_SIZE)) & 1;
+}
+
+static inline void pw__wheel_enqueue(struct pw__wheel *w, struct pw_timer *t, unsigned idx,
+				     uint64_t bucket_expiry)
+{
+	struct pw_timer **head = &w->vectors[idx];
+
+	t->pw_next = *head;
+	if (*head)
+		(*head)->pw_pprev = &t->pw_next;
+	*head = t;
+	t->pw_pprev = head;
+	pw__wheel_map_set(w, idx);
+	pw__wheel_tf_store(t, (pw__wheel_tf_load(t) & ~PW__TF_IDX_MASK) | (idx << PW__TF_IDX_SHIFT) | PW__TF_PENDING);
+	w->count++;
+	/* Adding can only lower the next expiry; a stale (early) value that
+	 * is still marked recalc stays marked unless this bucket is earlier. */
+	if (pw__after(w->next_expiry, bucket_expiry)) {
+		w->next_expiry = bucket_expiry;
+		w->recalc = false;
+	}
+}
+
+static inline void pw__wheel_add(struct pw__wheel *w, struct pw_timer *t)
+{
+	uint64_t bucket_expiry;
+	unsigned idx = pw__wheel_calc_index(w, __atomic_load_n(&t->expires, __ATOMIC_RELAXED),
+					    &bucket_expiry);
+	pw__wheel_enqueue(w, t, idx, bucket_expiry);
+}
+
+static inline void pw__wheel_detach(struct pw__wheel *w, struct pw_timer *t)
+{
+	uint32_t tf = pw__wheel_tf_load(t);
+	unsigned idx = (tf & PW__TF_IDX_MASK) >> PW__TF_IDX_SHIFT;
+
+	/* Last timer of its bucket?  (A timer on a list being expired is not
+	 * in vectors[idx], so this leaves the bucket's bit alone then.) */
+	if (w->vectors[idx] == t && !t->pw_next) {
+		pw__wheel_map_clear(w, idx);
+		w->recalc = true;
+	}
+	*t->pw_pprev = t->pw_next;
+	if (t->pw_next)
+		t->pw_next->pw_pprev = t->pw_pprev;
+	t->pw_next = NULL;
+	t->pw_pprev = NULL;
+	pw__wheel_tf_store(t, tf & ~PW__TF_PENDING);
+	w->count--;
+}
+
+static inline uint64_t pw__wheel_next_expiry(struct pw__wheel *w)
+{
+	if (w->recalc) {
+		w->next_expiry = pw__wheel_scan_next_expiry(w);
+		w->recalc = false;
+	}
+	return w->next_expiry;
+}
+
+static inline void pw__wheel_forward(struct pw__wheel *w, uint64_t jnow)
+{
+	if (!pw__after(jnow, w->clk))
+		return;
+	uint64_t next = pw__wheel_next_expiry(w);
+	w->clk = pw__after(next, jnow) ? jnow : next;
+}
+
+
+
+
+
+
+
 
 /* Is any bucket non-empty? */
 bool pw__wheel_has_buckets(const struct pw__wheel *w);
 
-/* After idle: move clk up to @jnow, but never past the next expiry. */
-void pw__wheel_forward(struct pw__wheel *w, uint64_t jnow);
 
 /* Jump clk to the next expiry (which must be due), move every bucket due
  * then onto @heads (one list per level, lists keep their links so the
