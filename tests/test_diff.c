@@ -35,6 +35,7 @@
 #include <pinwheel/pinwheel.h>
 
 #include "check.h"
+#include "rng.h"
 
 #define NSLOTS 1500
 
@@ -61,25 +62,10 @@ struct slot {
 static struct pw_runtime *rt;
 static struct pw_timer *cur_running; /* the callback running now, if any */
 static struct slot slots[NSLOTS];
-static uint64_t rng_state;
 static unsigned ncpus;
 static uint64_t tick_ns;
 static uint64_t trace_hash;
 static unsigned long long n_fired, n_ops;
-
-static uint64_t rnd(void)
-{
-	/* splitmix64 */
-	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-static uint64_t rnd_below(uint64_t n)
-{
-	return n ? rnd() % n : 0;
-}
 
 /* Distance in jiffies, log-uniform-ish over 0 .. 2^24 (~4.6 h at 1 kHz). */
 static uint64_t rnd_delta(void)

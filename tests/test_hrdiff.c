@@ -30,6 +30,7 @@
 #include <pinwheel/pinwheel.h>
 
 #include "check.h"
+#include "rng.h"
 
 #define NSLOTS 600
 #define NCPUS 3
@@ -58,23 +59,10 @@ struct slot {
 
 static struct pw_runtime *rt;
 static struct slot slots[NSLOTS];
-static uint64_t rng_state, seq_counter;
+static uint64_t seq_counter;
 static struct pw_hrtimer *cur_running;
 static unsigned long long n_fired, n_ops;
 static uint64_t trace_hash;
-
-static uint64_t rnd(void)
-{
-	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-static uint64_t rnd_below(uint64_t n)
-{
-	return n ? rnd() % n : 0;
-}
 
 static uint64_t now_on(int clock)
 {
