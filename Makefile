@@ -25,9 +25,11 @@ test: build
 # Charts for the README and docs/benchmarks.md: docs/img/*.svg (needs gnuplot).
 # PLOT_CSV=file reuses results instead of running the benchmark again.
 PLOT_CSV ?= $(BUILD)/bench.csv
+PLOT_SCALING_CSV ?= $(BUILD)/scaling.csv
 plots: build
 	@if [ ! -s "$(PLOT_CSV)" ]; then $(BUILD)/bench/pinwheel-bench --csv > $(PLOT_CSV); fi
-	bench/plots.sh $(PLOT_CSV) docs/img
+	@if [ ! -s "$(PLOT_SCALING_CSV)" ]; then $(BUILD)/bench/pinwheel-bench scaling --csv > $(PLOT_SCALING_CSV); fi
+	bench/plots.sh $(PLOT_CSV) docs/img $(PLOT_SCALING_CSV)
 
 install: build
 	$(CMAKE) --install $(BUILD)

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 
 #include "bench.h"
+#include "scaling.h"
 
 #define TVR_BITS 8
 #define TVN_BITS 6
@@ -254,4 +255,49 @@ const struct bench_impl *bench_impl_global_lock(const char **why)
 {
 	(void)why;
 	return &global_lock;
+}
+
+/* ---- the multi-thread table (scaling): every worker's timers in the one
+ * wheel behind the one lock, as every CPU's were in 2.4 ------------------ */
+
+static unsigned mt_per;
+
+static int mt_setup(unsigned workers, unsigned per_worker)
+{
+	mt_per = per_worker;
+	return setup(workers * per_worker, PW_CLOCK_MONOTONIC);
+}
+
+static int mt_enter(unsigned w)
+{
+	(void)w;
+	return 0;
+}
+
+static void mt_rearm(unsigned w, const unsigned *idx, const uint64_t *delta, size_t n)
+{
+	uint64_t jn = now_j();
+	struct gl_timer *mine = &tm[(size_t)w * mt_per];
+	for (size_t k = 0; k < n; k++)
+		gl_mod_timer(&mine[idx[k]], jn + delta[k]);
+}
+
+static void mt_poll(unsigned w)
+{
+	(void)w;
+	gl_run(now_j());
+}
+
+static void mt_leave(unsigned w)
+{
+	(void)w;
+}
+
+static const struct mt_impl mt_global_lock = {
+	"global-lock", mt_setup, mt_enter, mt_rearm, mt_poll, mt_leave, teardown,
+};
+
+const struct mt_impl *mt_impl_global_lock(void)
+{
+	return &mt_global_lock;
 }

@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "bench.h"
+#include "scaling.h"
 
 static struct pw_runtime *rt;
 static struct pw_timer *wt;
@@ -229,4 +230,72 @@ const struct bench_impl *bench_impl_pinwheel_hrtimer(const char **why)
 {
 	(void)why;
 	return &hrtimer;
+}
+
+/* ---- the multi-thread table (scaling): one CPU per worker, each worker's
+ * timers pinned to its CPU -------------------------------------------------- */
+
+static unsigned mt_per;
+
+static int mt_setup(unsigned workers, unsigned per_worker)
+{
+	struct pw_config cfg;
+	pw_config_init(&cfg);
+	cfg.ncpus = workers;
+	mt_per = per_worker;
+	int r = pw_runtime_create(&cfg, &rt);
+	if (r)
+		return r;
+	wt = calloc((size_t)workers * per_worker, sizeof(*wt));
+	return wt ? 0 : -ENOMEM;
+}
+
+static int mt_enter(unsigned w)
+{
+	int r = pw_cpu_enter(rt, w);
+	if (r)
+		return r;
+	struct pw_timer *mine = &wt[(size_t)w * mt_per];
+	uint64_t j = pw_jiffies(rt);
+	for (unsigned i = 0; i < mt_per; i++) {
+		pw_timer_setup(rt, &mine[i], w_cb, PW_TIMER_PINNED);
+		pw_mod_timer(&mine[i], j + 1000 + bench_rand() % 9000);
+	}
+	return 0;
+}
+
+static void mt_rearm(unsigned w, const unsigned *idx, const uint64_t *delta, size_t n)
+{
+	uint64_t jn = pw_jiffies(rt);
+	struct pw_timer *mine = &wt[(size_t)w * mt_per];
+	for (size_t k = 0; k < n; k++)
+		pw_mod_timer(&mine[idx[k]], jn + delta[k]);
+}
+
+static void mt_poll(unsigned w)
+{
+	pw_run_timers(rt, w);
+}
+
+static void mt_leave(unsigned w)
+{
+	(void)w;
+	pw_cpu_exit(rt);
+}
+
+static void mt_teardown(void)
+{
+	pw_runtime_destroy(rt);
+	free(wt);
+	rt = NULL;
+	wt = NULL;
+}
+
+static const struct mt_impl mt_pinwheel = {
+	"pinwheel", mt_setup, mt_enter, mt_rearm, mt_poll, mt_leave, mt_teardown,
+};
+
+const struct mt_impl *mt_impl_pinwheel(void)
+{
+	return &mt_pinwheel;
 }

@@ -49,6 +49,7 @@
 
 #include "bench.h"
 #include "lateness.h"
+#include "scaling.h"
 
 #define MAX_SIZES 16
 #define MAX_REPS 101
@@ -57,7 +58,7 @@
 #define BATCH 256
 
 uint64_t bench_fired;
-static uint64_t rng = 0x2545f4914f6cdd1dull;
+static __thread uint64_t rng = 0x2545f4914f6cdd1dull; /* per thread: scaling workers */
 
 uint64_t bench_rand(void)
 {
@@ -403,12 +404,14 @@ static void usage(FILE *f)
 		"                      [--clock mono|sim] [--workloads W,...] [--impls I,...]\n"
 		"                      [--callgrind]\n"
 		"       pinwheel-bench lateness [--json] [--samples N]\n"
+		"       pinwheel-bench scaling [--json | --csv] [--workers N] [--timers PER_WORKER] [--ms MS]\n"
 		"workloads: rearm rearm_same cancel_add expire conn_mix memory\n"
 		"impls: pinwheel pinwheel-hrtimer libevent libuv libev dpdk heap heap4 global-lock\n"
 		"defaults: --sizes 1000,10000,100000,1000000 --reps 5 --ops 1000000 --clock mono\n"
 		"--callgrind: one repetition, fixed operation counts, nothing timed; run under\n"
 		"  valgrind --tool=callgrind --toggle-collect=bench_measured and divide by ops\n"
-		"lateness: --samples 10000 (about a minute)\n");
+		"lateness: --samples 10000 (about a minute)\n"
+		"scaling: --workers <online CPUs> --timers 10000 --ms 1000 (per configuration)\n");
 }
 
 static int parse_u64(const char *opt, const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
@@ -575,6 +578,32 @@ int main(int argc, char **argv)
 			}
 		}
 		return lateness_main((unsigned)samples, json, mach);
+	}
+	if (argc > 1 && !strcmp(argv[1], "scaling")) {
+		uint64_t workers = (uint64_t)sysconf(_SC_NPROCESSORS_ONLN), per = 10000, ms = 1000;
+		int format = 0;
+		for (int i = 2; i < argc; i++) {
+			if (!strcmp(argv[i], "--json"))
+				format = 1;
+			else if (!strcmp(argv[i], "--csv"))
+				format = 2;
+			else if (!strcmp(argv[i], "--workers") && i + 1 < argc) {
+				if (parse_u64("--workers", argv[++i], 1, 1024, &workers))
+					return 2;
+			} else if (!strcmp(argv[i], "--timers") && i + 1 < argc) {
+				if (parse_u64("--timers", argv[++i], 1, 10000000, &per))
+					return 2;
+			} else if (!strcmp(argv[i], "--ms") && i + 1 < argc) {
+				if (parse_u64("--ms", argv[++i], 10, 600000, &ms))
+					return 2;
+			} else {
+				fprintf(stderr, "pinwheel-bench scaling: unknown or incomplete option '%s'\n",
+					argv[i]);
+				usage(stderr);
+				return 2;
+			}
+		}
+		return scaling_main((unsigned)workers, (double)ms / 1000.0, (unsigned)per, format, mach);
 	}
 	if (parse_args(argc, argv, &o))
 		return 2;

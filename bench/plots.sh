@@ -1,7 +1,8 @@
 #!/bin/sh
 # Draw the benchmark as SVG charts with gnuplot: ns/op against pending
 # timers, log-log, one line per implementation, one chart per workload.
-# usage: bench/plots.sh RESULTS.csv OUTDIR   (RESULTS.csv from pinwheel-bench --csv)
+# usage: bench/plots.sh RESULTS.csv OUTDIR [SCALING.csv]
+#   RESULTS.csv from pinwheel-bench --csv; SCALING.csv from pinwheel-bench scaling --csv
 set -eu
 csv=${1:?usage: bench/plots.sh RESULTS.csv OUTDIR}
 out=${2:?usage: bench/plots.sh RESULTS.csv OUTDIR}
@@ -28,3 +29,22 @@ plot $plot
 GP
   echo "plots.sh: wrote $out/$wl.svg"
 done
+scaling=${3:-}
+if [ -n "$scaling" ] && [ -r "$scaling" ]; then
+  plot=""
+  for im in $(awk -F, 'NR > 1 { print $1 }' "$scaling" | awk '!seen[$0]++'); do
+    plot="$plot${plot:+, }\"< awk -F, '\$1 == \\\"$im\\\" { print \$3, \$4 / 1e6 }' $scaling\" using 1:2 with linespoints lw 2 title \"$im\""
+  done
+  gnuplot <<GP
+set terminal svg size 760,460 dynamic font "sans,12"
+set output "$out/scaling.svg"
+set title "scaling: re-arms per second, all workers together (higher is better)"
+set xlabel "worker threads"
+set ylabel "million re-arms per second"
+set xtics 1
+set key outside right
+set grid
+plot $plot
+GP
+  echo "plots.sh: wrote $out/scaling.svg"
+fi
