@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <sched.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "serve.h"
 
@@ -196,8 +197,11 @@ static void *owner_loop(void *arg)
 	return NULL;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	/* "workers": the runtime's worker threads serve the CPUs instead of
+	 * bring-your-own-loop threads (arms from other threads then kick). */
+	int use_workers = argc > 1 && !strcmp(argv[1], "workers");
 	const char *env_ms = getenv("PW_STRESS_MS");
 	long ms = env_ms ? atol(env_ms) : 1500;
 	struct server srv[NCPUS];
@@ -217,8 +221,11 @@ int main(void)
 			CHECK_EQ(pw_hrtimer_setup(rt, &owners[w].owned[k].t, owned_fn, CLOCK_MONOTONIC, 0), 0);
 		}
 	}
-	for (unsigned c = 0; c < NCPUS; c++)
-		serve_start(&srv[c], rt, c);
+	if (use_workers)
+		CHECK_EQ(pw_runtime_start(rt), 0);
+	else
+		for (unsigned c = 0; c < NCPUS; c++)
+			serve_start(&srv[c], rt, c);
 	for (unsigned w = 0; w < NOWNERS; w++)
 		CHECK_EQ(pthread_create(&owners[w].th, NULL, owner_loop, &owners[w]), 0);
 	for (unsigned w = 0; w < NOWNERS; w++)
@@ -255,8 +262,11 @@ int main(void)
 	long sfires = 0;
 	for (unsigned i = 0; i < NSHARED; i++)
 		sfires += shared[i].fires;
-	for (unsigned c = 0; c < NCPUS; c++)
-		serve_stop(&srv[c]);
+	if (use_workers)
+		CHECK_EQ(pw_runtime_stop(rt), 0);
+	else
+		for (unsigned c = 0; c < NCPUS; c++)
+			serve_stop(&srv[c]);
 	CHECK_EQ(freed, made_freers);
 	CHECK(fires > 0 && sfires > 0);
 	CHECK_EQ(pw_runtime_check(rt), 0);

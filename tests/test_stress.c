@@ -23,6 +23,7 @@
 #include <errno.h>
 #include <sched.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "serve.h"
 
@@ -132,6 +133,11 @@ static void owned_fn(struct pw_timer *t)
 	}
 	pthread_mutex_unlock(&o->mu);
 	__atomic_store_n(&o->in_cb, 0, __ATOMIC_RELEASE);
+}
+
+static void nudge_fn(struct pw_work *w)
+{
+	(void)w;
 }
 
 static void freer_fn(struct pw_timer *t)
@@ -258,8 +264,11 @@ static void *armer_loop(void *arg)
 	return NULL;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	/* "workers": the runtime's worker threads serve the CPUs instead of
+	 * bring-your-own-loop threads (arms from other threads then kick). */
+	int use_workers = argc > 1 && !strcmp(argv[1], "workers");
 	const char *env = getenv("PW_STRESS_OPS");
 	long ops = env ? atol(env) : 100000;
 	const char *env_ms = getenv("PW_STRESS_MS");
@@ -267,7 +276,10 @@ int main(void)
 	struct server srv[NCPUS];
 	static struct armer armers[NARMERS];
 	struct pw_config cfg;
+	static struct pw_work nudge[NCPUS];
 
+	for (unsigned c = 0; c < NCPUS; c++)
+		pw_work_init(&nudge[c], nudge_fn);
 	pw_config_init(&cfg);
 	cfg.ncpus = NCPUS;
 	CHECK_EQ(pw_runtime_create(&cfg, &rt), 0);
@@ -282,8 +294,11 @@ int main(void)
 			CHECK_EQ(pw_timer_setup(rt, &armers[a].owned[k].t, owned_fn, 0), 0);
 		}
 	}
-	for (unsigned c = 0; c < NCPUS; c++)
-		serve_start(&srv[c], rt, c);
+	if (use_workers)
+		CHECK_EQ(pw_runtime_start(rt), 0);
+	else
+		for (unsigned c = 0; c < NCPUS; c++)
+			serve_start(&srv[c], rt, c);
 	for (unsigned a = 0; a < NARMERS; a++)
 		CHECK_EQ(pthread_create(&armers[a].th, NULL, armer_loop, &armers[a]), 0);
 	for (unsigned a = 0; a < NARMERS; a++)
@@ -308,11 +323,18 @@ int main(void)
 		if (!busy)
 			break;
 		CHECK(waited < 10000); /* 10 s: something was lost */
+		/* Deferrable timers never wake an idle worker: they run when the
+		 * CPU wakes for something else.  Give it something else. */
+		for (unsigned c = 0; use_workers && c < NCPUS; c++)
+			pw_queue_work_on(rt, c, &nudge[c]);
 		struct timespec ts = {0, 1000000};
 		nanosleep(&ts, NULL);
 	}
-	for (unsigned c = 0; c < NCPUS; c++)
-		serve_stop(&srv[c]);
+	if (use_workers)
+		CHECK_EQ(pw_runtime_stop(rt), 0);
+	else
+		for (unsigned c = 0; c < NCPUS; c++)
+			serve_stop(&srv[c]);
 
 	long acts = 0, fires = 0, rems = 0;
 	for (unsigned i = 0; i < NSHARED; i++) {

@@ -75,6 +75,7 @@ int pw_runtime_create(const struct pw_config *cfg, struct pw_runtime **out);
  * does not touch the timers themselves (the caller may already have freed
  * them); a timer that was armed on @rt must be set up again
  * (pw_timer_setup()) before any other use.
+ * Workers still running are stopped first (pw_runtime_stop()).
  * Context: one thread, when no other thread uses @rt any more and no thread
  * is inside pw_run_timers() or a callback of @rt.  If it is the default
  * runtime, the default is cleared.
@@ -216,5 +217,6 @@ struct pw_runtime *pw_default_runtime(void);
 
 #include <pinwheel/timer.h>
 #include <pinwheel/hrtimer.h>
+#include <pinwheel/runtime.h>
 
 #endif /* PINWHEEL_PINWHEEL_H */

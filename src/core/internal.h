@@ -12,6 +12,7 @@
 #include <pinwheel/pinwheel.h>
 
 #include "../hrtimer/hrbase.h"
+#include "../runtime/worker.h"
 #include "lock.h"
 #include "runwait.h"
 #include "wheel.h"
@@ -52,6 +53,12 @@ struct pw_runtime {
 	int64_t sim_realtime_offset_ns;
 	uint64_t sim_now_ns; /* PW_CLOCK_SIM: atomic, written by the sim driver */
 	struct pw__cpu *cpus;
+	/* Worker threads (src/runtime/worker.c). */
+	struct pw__worker *workers;
+	uint32_t workers_on;   /* atomic: workers started */
+	uint32_t workers_stop; /* atomic: workers told to stop */
+	int workers_pinned;
+	uint64_t kicks_sent_other; /* kicks sent by threads that are no CPU */
 	/* The latest jiffies value any thread read (pw_jiffies(), a timer
 	 * run): what arming forwards an idle base to, instead of reading the
 	 * clock on every arm (the kernel's jiffies variable plays this part).
@@ -102,6 +109,22 @@ static inline struct pw__base *pw__base_of(struct pw_runtime *rt, uint32_t tf)
 /* Run every due timer of base @b at jiffy @jnow.  Context: the thread
  * holding @cpu's run_guard, no lock held.  Return: callbacks run. */
 int pw__base_run(struct pw_runtime *rt, struct pw__base *b, uint64_t jnow);
+
+/* After enqueueing a wheel timer on @b for bucket jiffy @bucket_j (and
+ * unlocking): wake @b's worker if that is now its first event.  Deferrable
+ * timers never wake; the CPU's own thread needs no kick.  Context: any
+ * thread holding no base lock. */
+static inline void pw__maybe_kick(struct pw_runtime *rt, const struct pw__base *b,
+				  uint64_t bucket_j)
+{
+	if (!__atomic_load_n(&rt->workers_on, __ATOMIC_RELAXED))
+		return;
+	if (b == &rt->cpus[b->cpu].base[PW_BASE_DEF])
+		return;
+	if (pw__tls.rt == rt && pw__tls.cpu == (int)b->cpu)
+		return;
+	pw__kick(rt, b->cpu, pw_jiffies_to_ns(rt, bucket_j));
+}
 
 /* Check one base under its lock.  Return: 0 or -EFAULT. */
 int pw__base_check(struct pw_runtime *rt, struct pw__base *b);

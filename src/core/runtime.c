@@ -81,6 +81,11 @@ int pw_runtime_create(const struct pw_config *cfg, struct pw_runtime **out)
 	}
 	memset(rt->cpus, 0, ncpus * sizeof(struct pw__cpu));
 	rt->ncpus = ncpus;
+	if (pw__workers_init(rt)) {
+		free(rt->cpus);
+		free(rt);
+		return -ENOMEM;
+	}
 	rt->hz = cfg->hz;
 	rt->tick_ns = 1000000000ull / cfg->hz;
 	rt->clock = cfg->clock;
@@ -106,6 +111,7 @@ void pw_runtime_destroy(struct pw_runtime *rt)
 {
 	if (!rt)
 		return;
+	pw_runtime_stop(rt);
 	struct pw_runtime *expect = rt;
 	__atomic_compare_exchange_n(&default_rt, &expect, NULL, false, __ATOMIC_ACQ_REL,
 				    __ATOMIC_RELAXED);
@@ -115,6 +121,7 @@ void pw_runtime_destroy(struct pw_runtime *rt)
 	}
 	for (unsigned c = 0; c < rt->ncpus; c++)
 		pw__hrbase_destroy(&rt->cpus[c].hr);
+	pw__workers_free(rt);
 	free(rt->cpus);
 	free(rt);
 }

@@ -325,7 +325,10 @@ static inline __attribute__((always_inline)) int mod_timer_opts(struct pw_timer 
 	if (idx != PW_WHEEL_NO_IDX && clk == b->wheel.clk)
 		pw__wheel_enqueue(&b->wheel, t, idx, bucket_expiry);
 	else
-		pw__wheel_add(&b->wheel, t);
+		bucket_expiry = pw__wheel_add(&b->wheel, t);
+	pw__unlock(&b->lock);
+	pw__maybe_kick(rt, b, bucket_expiry);
+	return ret;
 out:
 	pw__unlock(&b->lock);
 	return ret;
@@ -387,7 +390,11 @@ int pw_add_timer_on(struct pw_timer *t, unsigned cpu)
 		tf_store(t, tf | PW_TIMER_PINNED);
 		pw__wheel_forward(&b->wheel, pw__jiffies_seen(t->pw_rt));
 	}
-	pw__wheel_add(&b->wheel, t);
+	struct pw_runtime *rt = t->pw_rt; /* t may be run and freed once unlocked */
+	uint64_t bucket_expiry = pw__wheel_add(&b->wheel, t);
+	pw__unlock(&b->lock);
+	pw__maybe_kick(rt, b, bucket_expiry);
+	return 0;
 out:
 	pw__unlock(&b->lock);
 	return ret;

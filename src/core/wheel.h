@@ -62,7 +62,8 @@ uint64_t pw__wheel_scan_next_expiry(const struct pw__wheel *w);
  *   beyond the range).
  * pw__wheel_enqueue(): put @t (not pending) in bucket @idx found by
  *   calc_index on this clk; sets @t's bucket and PENDING bits.
- * pw__wheel_add(): calc_index + enqueue at @t->expires.
+ * pw__wheel_add(): calc_index + enqueue at @t->expires; returns the bucket's
+ *   expiry.
  * pw__wheel_detach(): take the pending @t out (from its bucket or from a
  *   list being expired); clears PENDING; an emptied bucket only marks
  *   next_expiry for recompute.
@@ -168,12 +169,13 @@ static inline void pw__wheel_enqueue(struct pw__wheel *w, struct pw_timer *t, un
 	}
 }
 
-static inline void pw__wheel_add(struct pw__wheel *w, struct pw_timer *t)
+static inline uint64_t pw__wheel_add(struct pw__wheel *w, struct pw_timer *t)
 {
 	uint64_t bucket_expiry;
 	unsigned idx = pw__wheel_calc_index(w, __atomic_load_n(&t->expires, __ATOMIC_RELAXED),
 					    &bucket_expiry);
 	pw__wheel_enqueue(w, t, idx, bucket_expiry);
+	return bucket_expiry;
 }
 
 static inline void pw__wheel_detach(struct pw__wheel *w, struct pw_timer *t)

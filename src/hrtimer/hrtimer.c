@@ -340,6 +340,11 @@ int pw_hrtimer_start_range_ns(struct pw_hrtimer *t, uint64_t tim, uint64_t range
 	set_window(t, soft, hard);
 	enqueue(hb, t);
 	pw__unlock(&hb->lock);
+	/* A sleeping worker must wake for it if it is now its first event.
+	 * Other clocks than MONOTONIC: kick without comparing (0 = now). */
+	if (__atomic_load_n(&rt->workers_on, __ATOMIC_RELAXED) &&
+	    !(pw__tls.rt == rt && pw__tls.cpu == (int)hb->cpu))
+		pw__kick(rt, hb->cpu, hf_clock(f) == PW_HR_MONO ? hard : 0);
 	return 0;
 }
 

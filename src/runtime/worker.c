@@ -1,0 +1,381 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Worker threads: one per CPU, tickless.
+ *
+ * What a worker does
+ * ------------------
+ * It enters as its CPU (pw_cpu_enter) and loops: run the CPU's due timers
+ * (pw_run_timers: hrtimers, then the wheel), run the work queued for it,
+ * call the poll hook; if any of the three did something, go round again;
+ * otherwise sleep until the CPU's next non-deferrable event
+ * (pw_next_expiry_ns).  With nothing armed it sleeps with no timeout at all:
+ * an idle runtime makes 0 wake-ups a second.
+ *
+ * Sleeping and kicks
+ * ------------------
+ * The worker sleeps on a futex word of its own (kick_seq) with a timeout to
+ * its next event.  Another thread that makes the worker's next event earlier
+ * (arms a timer on that CPU that ends up first) or queues work for it must
+ * wake it: a kick (bump kick_seq, FUTEX_WAKE).  Kicks are sent only when
+ * they change what the worker must do next; each is counted.
+ *
+ * The protocol, so that no event is missed and no kick is wasted:
+ *   worker: seq = kick_seq; sleep_until = 0 ("computing"); sleeping = 1;
+ *           fence; next = pw_next_expiry_ns(); sleep_until = next;
+ *           if work is queued or next has come: do not sleep;
+ *           futex_wait(kick_seq, seq, next - now)
+ *   kicker: (event made visible: base unlocked, or work pushed); fence;
+ *           if sleeping and (sleep_until == 0 or event < sleep_until):
+ *           kick_seq++, FUTEX_WAKE
+ * The two fences order "sleeping = 1" before the worker reads the queues,
+ * and the kicker's event before its read of "sleeping": either the worker
+ * sees the event when it computes next, or the kicker sees it asleep (or
+ * computing) and kicks.  The fences are sequentially consistent
+ * read-modify-writes of one word both sides touch (wk->sync): they are
+ * totally ordered, the later one synchronizes with the earlier, and TSan
+ * understands them (it does not support atomic_thread_fence).  A kick between reading seq and sleeping makes the
+ * futex wait return at once (seq changed).  sleep_until is reset to 0 at
+ * the start of every cycle, so a kicker never compares with the previous
+ * cycle's value.
+ *
+ * Why a futex and not eventfd + epoll/timerfd: one system call to sleep
+ * with a timeout and one to wake, no descriptors, and the wake-up is
+ * skipped entirely when the worker is not asleep (checked in user space).
+ * A poll hook that wants to wait on descriptors itself can return 0 and
+ * let timers wake the worker; an epoll integration can come later.
+ *
+ * Busy/idle: a CPU is idle while its worker sleeps (pw_cpu_idle()); the
+ * migration policies of the runtime issue read this.
+ *
+ * Statistics: counters written by the worker itself (no shared cache
+ * lines) except kicks, which the kicker counts with a relaxed atomic add;
+ * OS figures (context switches, user/system time) are read from
+ * /proc/self/task/<tid>/ when asked.
+ */
+#define _GNU_SOURCE
+#include "worker.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../core/internal.h"
+
+int pw__workers_init(struct pw_runtime *rt)
+{
+	rt->workers = aligned_alloc(64, rt->ncpus * sizeof(struct pw__worker));
+	if (!rt->workers)
+		return -ENOMEM;
+	memset(rt->workers, 0, rt->ncpus * sizeof(struct pw__worker));
+	for (unsigned c = 0; c < rt->ncpus; c++)
+		rt->workers[c].cpu = c;
+	return 0;
+}
+
+void pw__workers_free(struct pw_runtime *rt)
+{
+	free(rt->workers);
+	rt->workers = NULL;
+}
+
+static inline uint64_t ld64(const uint64_t *p)
+{
+	return __atomic_load_n(p, __ATOMIC_RELAXED);
+}
+
+static inline void add64(uint64_t *p, uint64_t v)
+{
+	__atomic_fetch_add(p, v, __ATOMIC_RELAXED);
+}
+
+/* Context: the worker only (its own counters: relaxed, no RMW). */
+static inline void bump(uint64_t *p, uint64_t v)
+{
+	__atomic_store_n(p, ld64(p) + v, __ATOMIC_RELAXED);
+}
+
+void pw__kick(struct pw_runtime *rt, unsigned cpu, uint64_t event_ns)
+{
+	struct pw__worker *wk = &rt->workers[cpu];
+
+	__atomic_fetch_add(&wk->sync, 0, __ATOMIC_SEQ_CST); /* the protocol's fence */
+	if (!__atomic_load_n(&wk->sleeping, __ATOMIC_RELAXED))
+		return;
+	uint64_t until = __atomic_load_n(&wk->sleep_until_ns, __ATOMIC_RELAXED);
+	if (event_ns != PW_KICK_WORK && until != 0 && event_ns >= until)
+		return; /* it wakes in time by itself */
+	__atomic_fetch_add(&wk->kick_seq, 1, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &wk->kick_seq, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	add64(&wk->kicks_received, 1);
+	if (pw__tls.rt == rt)
+		add64(&rt->workers[pw__tls.cpu].kicks_sent, 1);
+	else
+		add64(&rt->kicks_sent_other, 1);
+}
+
+int pw_work_init(struct pw_work *w, void (*fn)(struct pw_work *))
+{
+	if (!w || !fn)
+		return -EINVAL;
+	w->func = fn;
+	w->pw_next = NULL;
+	w->pw_queued = 0;
+	w->pw_spare = 0;
+	return 0;
+}
+
+int pw_queue_work_on(struct pw_runtime *rt, unsigned cpu, struct pw_work *w)
+{
+	if (!rt || !w || !w->func || cpu >= rt->ncpus)
+		return -EINVAL;
+	uint32_t expect = 0;
+	if (!__atomic_compare_exchange_n(&w->pw_queued, &expect, 1, false, __ATOMIC_ACQ_REL,
+					 __ATOMIC_RELAXED))
+		return -EBUSY;
+	struct pw__worker *wk = &rt->workers[cpu];
+	struct pw_work *old = __atomic_load_n(&wk->work_head, __ATOMIC_RELAXED);
+	do
+		w->pw_next = old;
+	while (!__atomic_compare_exchange_n(&wk->work_head, &old, w, true, __ATOMIC_RELEASE,
+					    __ATOMIC_RELAXED)); /* release: w's fields */
+	if (__atomic_load_n(&rt->workers_on, __ATOMIC_ACQUIRE))
+		pw__kick(rt, cpu, PW_KICK_WORK);
+	return 0;
+}
+
+/* Run the work queued for @wk, oldest first.  Return: items run. */
+static unsigned run_work(struct pw__worker *wk)
+{
+	/* acquire: pairs with the pushers' release */
+	struct pw_work *list = __atomic_exchange_n(&wk->work_head, NULL, __ATOMIC_ACQUIRE);
+	struct pw_work *fifo = NULL;
+	unsigned n = 0;
+	while (list) { /* the stack is newest first: reverse it */
+		struct pw_work *next = list->pw_next;
+		list->pw_next = fifo;
+		fifo = list;
+		list = next;
+	}
+	while (fifo) {
+		struct pw_work *w = fifo;
+		fifo = w->pw_next;
+		w->pw_next = NULL;
+		/* release: it may be queued again, even from its own function */
+		__atomic_store_n(&w->pw_queued, 0, __ATOMIC_RELEASE);
+		w->func(w);
+		n++;
+	}
+	return n;
+}
+
+static void sleep_until(struct pw__worker *wk, uint32_t seq, uint64_t now, uint64_t next)
+{
+	struct timespec ts, *tp = NULL;
+	if (next != UINT64_MAX) {
+		uint64_t d = next - now;
+		ts.tv_sec = (time_t)(d / 1000000000u);
+		ts.tv_nsec = (long)(d % 1000000000u);
+		tp = &ts;
+	}
+	syscall(SYS_futex, &wk->kick_seq, FUTEX_WAIT_PRIVATE, seq, tp, NULL, 0);
+}
+
+struct worker_arg {
+	struct pw_runtime *rt;
+	struct pw__worker *wk;
+	int pin_core;
+};
+
+static void *worker_main(void *arg)
+{
+	struct worker_arg *wa = arg;
+	struct pw_runtime *rt = wa->rt;
+	struct pw__worker *wk = wa->wk;
+	unsigned cpu = wk->cpu;
+
+	if (wa->pin_core >= 0) {
+		cpu_set_t set;
+		CPU_ZERO(&set);
+		CPU_SET(wa->pin_core, &set);
+		pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	}
+	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+	__atomic_store_n(&wk->tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELAXED);
+	free(wa);
+	if (pw_cpu_enter(rt, cpu)) /* start checked that nobody serves it */
+		return NULL;
+
+	uint64_t t_awake = pw_now_ns(rt);
+	while (!__atomic_load_n(&rt->workers_stop, __ATOMIC_ACQUIRE)) {
+		int n = pw_run_timers(rt, cpu);
+		unsigned w = run_work(wk);
+		int busy = wk->poll ? wk->poll(rt, cpu, wk->poll_arg) : 0;
+		if (n > 0)
+			bump(&wk->timers_expired, (uint64_t)n);
+		if (w)
+			bump(&wk->work_done, w);
+		if (busy > 0)
+			bump(&wk->polls_busy, 1);
+		if (n > 0 || w || busy > 0)
+			continue;
+
+		uint32_t seq = __atomic_load_n(&wk->kick_seq, __ATOMIC_ACQUIRE);
+		__atomic_store_n(&wk->sleep_until_ns, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&wk->sleeping, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&wk->sync, 0, __ATOMIC_SEQ_CST); /* the protocol's fence */
+		uint64_t next = pw_next_expiry_ns(rt, cpu);
+		__atomic_store_n(&wk->sleep_until_ns, next, __ATOMIC_RELAXED);
+		uint64_t now = pw_now_ns(rt);
+		if (next > now && !__atomic_load_n(&wk->work_head, __ATOMIC_ACQUIRE) &&
+		    !__atomic_load_n(&rt->workers_stop, __ATOMIC_ACQUIRE)) {
+			bump(&wk->busy_ns, now - t_awake);
+			sleep_until(wk, seq, now, next);
+			t_awake = pw_now_ns(rt);
+			bump(&wk->idle_ns, t_awake - now);
+			bump(&wk->wakeups, 1);
+		}
+		__atomic_store_n(&wk->sleeping, 0, __ATOMIC_RELAXED);
+	}
+	bump(&wk->busy_ns, pw_now_ns(rt) - t_awake);
+	pw_cpu_exit(rt);
+	return NULL;
+}
+
+int pw_runtime_start(struct pw_runtime *rt)
+{
+	if (!rt || rt->clock == PW_CLOCK_SIM || pw__tls.rt == rt)
+		return -EINVAL;
+	if (__atomic_load_n(&rt->workers_on, __ATOMIC_ACQUIRE))
+		return -EALREADY;
+	for (unsigned c = 0; c < rt->ncpus; c++)
+		if (__atomic_load_n(&rt->cpus[c].served, __ATOMIC_ACQUIRE))
+			return -EBUSY;
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	rt->workers_pinned = cores > 0 && (long)rt->ncpus <= cores;
+	__atomic_store_n(&rt->workers_stop, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&rt->workers_on, 1, __ATOMIC_RELEASE);
+	for (unsigned c = 0; c < rt->ncpus; c++) {
+		struct worker_arg *wa = malloc(sizeof(*wa));
+		int r = wa ? 0 : ENOMEM;
+		if (wa) {
+			*wa = (struct worker_arg){rt, &rt->workers[c], rt->workers_pinned ? (int)c : -1};
+			r = pthread_create(&rt->workers[c].th, NULL, worker_main, wa);
+			if (r)
+				free(wa);
+		}
+		if (r) {
+			rt->workers[c].started = 0;
+			pw_runtime_stop(rt);
+			return -r;
+		}
+		rt->workers[c].started = 1;
+	}
+	return 0;
+}
+
+int pw_runtime_stop(struct pw_runtime *rt)
+{
+	if (!rt)
+		return -EINVAL;
+	if (pw__tls.rt == rt) /* a worker (callback, work, poll hook) cannot join itself */
+		return -EDEADLK;
+	if (!__atomic_load_n(&rt->workers_on, __ATOMIC_ACQUIRE))
+		return 0;
+	__atomic_store_n(&rt->workers_stop, 1, __ATOMIC_RELEASE);
+	for (unsigned c = 0; c < rt->ncpus; c++) {
+		struct pw__worker *wk = &rt->workers[c];
+		if (!wk->started)
+			continue;
+		__atomic_fetch_add(&wk->kick_seq, 1, __ATOMIC_RELEASE);
+		syscall(SYS_futex, &wk->kick_seq, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+		pthread_join(wk->th, NULL);
+		wk->started = 0;
+	}
+	__atomic_store_n(&rt->workers_on, 0, __ATOMIC_RELEASE);
+	return 0;
+}
+
+int pw_runtime_workers_pinned(const struct pw_runtime *rt)
+{
+	return rt && __atomic_load_n(&rt->workers_on, __ATOMIC_ACQUIRE) && rt->workers_pinned;
+}
+
+int pw_set_poll(struct pw_runtime *rt, unsigned cpu, pw_poll_fn fn, void *arg)
+{
+	if (!rt || cpu >= rt->ncpus)
+		return -EINVAL;
+	if (__atomic_load_n(&rt->workers_on, __ATOMIC_ACQUIRE))
+		return -EBUSY;
+	rt->workers[cpu].poll = fn;
+	rt->workers[cpu].poll_arg = arg;
+	return 0;
+}
+
+int pw_cpu_idle(const struct pw_runtime *rt, unsigned cpu)
+{
+	if (!rt || cpu >= rt->ncpus)
+		return 0;
+	return __atomic_load_n(&rt->workers[cpu].sleeping, __ATOMIC_ACQUIRE) != 0;
+}
+
+/* utime, stime (ticks) from /proc/self/task/<tid>/stat; ctx switches from
+ * .../status. */
+static void os_figures(pid_t tid, struct pw_cpu_stats *s)
+{
+	char path[64], buf[1024];
+	long tck = sysconf(_SC_CLK_TCK);
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
+	FILE *f = fopen(path, "r");
+	if (f) {
+		if (fgets(buf, sizeof(buf), f)) {
+			char *p = strrchr(buf, ')'); /* the name may hold spaces */
+			unsigned long ut = 0, st = 0;
+			if (p && sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu",
+					&ut, &st) == 2 && tck > 0) {
+				s->user_ns = (uint64_t)ut * (1000000000u / (uint64_t)tck);
+				s->sys_ns = (uint64_t)st * (1000000000u / (uint64_t)tck);
+			}
+		}
+		fclose(f);
+	}
+	snprintf(path, sizeof(path), "/proc/self/task/%d/status", (int)tid);
+	f = fopen(path, "r");
+	if (f) {
+		while (fgets(buf, sizeof(buf), f)) {
+			unsigned long long v;
+			if (sscanf(buf, "voluntary_ctxt_switches: %llu", &v) == 1)
+				s->voluntary_ctxsw = v;
+			else if (sscanf(buf, "nonvoluntary_ctxt_switches: %llu", &v) == 1)
+				s->involuntary_ctxsw = v;
+		}
+		fclose(f);
+	}
+}
+
+int pw_stats_read(struct pw_runtime *rt, unsigned cpu, struct pw_cpu_stats *out)
+{
+	if (!rt || !out || cpu >= rt->ncpus)
+		return -EINVAL;
+	struct pw__worker *wk = &rt->workers[cpu];
+	memset(out, 0, sizeof(*out));
+	out->wakeups = ld64(&wk->wakeups);
+	out->kicks_received = ld64(&wk->kicks_received);
+	out->kicks_sent = ld64(&wk->kicks_sent);
+	out->timers_expired = ld64(&wk->timers_expired);
+	out->work_done = ld64(&wk->work_done);
+	out->polls_busy = ld64(&wk->polls_busy);
+	out->idle_ns = ld64(&wk->idle_ns);
+	out->busy_ns = ld64(&wk->busy_ns);
+	pid_t tid = __atomic_load_n(&wk->tid, __ATOMIC_RELAXED);
+	if (tid && __atomic_load_n(&rt->workers_on, __ATOMIC_ACQUIRE))
+		os_figures(tid, out);
+	return 0;
+}

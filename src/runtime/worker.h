@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+/* Worker threads: internal state and the kick hook the arm paths call.
+ * Design: worker.c. */
+#ifndef PW_RUNTIME_WORKER_H
+#define PW_RUNTIME_WORKER_H
+
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <pinwheel/runtime.h>
+
+struct pw_runtime;
+
+#define PW_KICK_WORK UINT64_MAX /* "new work", not a timer event */
+
+struct pw__worker {
+	/* written by other threads */
+	uint32_t kick_seq;        /* futex word the worker sleeps on */
+	uint32_t sleeping;        /* 1 from "about to sleep" to "woke" */
+	uint32_t sync;            /* the sleep/kick protocol's fence word */
+	uint64_t sleep_until_ns;  /* when it wakes by itself; 0 while computing */
+	struct pw_work *work_head; /* lock-free stack of queued work */
+	uint64_t kicks_received;
+	uint64_t kicks_sent;
+	/* the worker's own */
+	pthread_t th;
+	pid_t tid;
+	unsigned cpu;
+	int started;
+	pw_poll_fn poll;
+	void *poll_arg;
+	uint64_t wakeups, timers_expired, work_done, polls_busy, idle_ns, busy_ns;
+} __attribute__((aligned(64)));
+
+/* Allocate/free the per-CPU worker state (pw_runtime_create/destroy). */
+int pw__workers_init(struct pw_runtime *rt);
+void pw__workers_free(struct pw_runtime *rt);
+
+/*
+ * Wake CPU @cpu's worker if it sleeps and @event_ns (a pw_now_ns() time;
+ * PW_KICK_WORK for new work) is earlier than it will wake by itself.
+ * Context: any thread, after making the event visible (timer enqueued and
+ * base unlocked, work pushed).  Lock-free.
+ */
+void pw__kick(struct pw_runtime *rt, unsigned cpu, uint64_t event_ns);
+
+#endif /* PW_RUNTIME_WORKER_H */

@@ -1,0 +1,297 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Worker threads on the real clock (also under TSan).  Properties, never
+ * timings (lateness is printed, not asserted):
+ *  - an idle runtime with nothing armed records 0 wake-ups over a second;
+ *  - a sleeping worker is kicked by a remote arm and runs the timer on its
+ *    CPU, never early; an hrtimer likewise;
+ *  - a remote arm later than the worker's next event sends no kick;
+ *    an earlier one does;
+ *  - deferrable timers do not wake an idle worker;
+ *  - stop/start keeps pending timers, and they fire once after the restart;
+ *  - queued work runs once, on its CPU, in the order one thread queued it;
+ *    the poll hook runs and keeps the CPU busy while it reports work;
+ *  - bad input and misuse get errors.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include <pinwheel/pinwheel.h>
+
+#include "check.h"
+
+static struct pw_runtime *rt;
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000};
+	nanosleep(&ts, NULL);
+}
+
+static void make_rt(unsigned ncpus)
+{
+	struct pw_config cfg;
+	pw_config_init(&cfg);
+	cfg.ncpus = ncpus;
+	CHECK_EQ(pw_runtime_create(&cfg, &rt), 0);
+}
+
+static uint64_t total(uint64_t (*field)(const struct pw_cpu_stats *))
+{
+	uint64_t sum = 0;
+	for (unsigned c = 0; c < pw_runtime_ncpus(rt); c++) {
+		struct pw_cpu_stats s;
+		CHECK_EQ(pw_stats_read(rt, c, &s), 0);
+		sum += field(&s);
+	}
+	return sum;
+}
+
+static uint64_t f_wakeups(const struct pw_cpu_stats *s)
+{
+	return s->wakeups;
+}
+
+static uint64_t f_kicks(const struct pw_cpu_stats *s)
+{
+	return s->kicks_received;
+}
+
+struct probe {
+	struct pw_timer t;
+	struct pw_hrtimer h;
+	int fired;       /* atomic */
+	int cpu;
+	uint64_t at_ns, due_ns;
+};
+
+static void wheel_fn(struct pw_timer *t)
+{
+	struct probe *p = pw_container_of(t, struct probe, t);
+	p->cpu = pw_this_cpu();
+	p->at_ns = pw_now_ns(rt);
+	__atomic_fetch_add(&p->fired, 1, __ATOMIC_RELEASE);
+}
+
+static enum pw_hrtimer_restart hr_fn(struct pw_hrtimer *h)
+{
+	struct probe *p = pw_container_of(h, struct probe, h);
+	p->cpu = pw_this_cpu();
+	p->at_ns = pw_now_ns(rt);
+	__atomic_fetch_add(&p->fired, 1, __ATOMIC_RELEASE);
+	return PW_HRTIMER_NORESTART;
+}
+
+static void wait_fired(struct probe *p, int n)
+{
+	for (int i = 0; __atomic_load_n(&p->fired, __ATOMIC_ACQUIRE) < n; i++) {
+		CHECK(i < 5000); /* 5 s: lost */
+		sleep_ms(1);
+	}
+}
+
+static void test_idle_zero_wakeups(void)
+{
+	make_rt(2);
+	CHECK_EQ(pw_runtime_start(rt), 0);
+	CHECK_EQ(pw_runtime_start(rt), -EALREADY);
+	sleep_ms(50); /* let the workers reach their first sleep */
+	uint64_t before = total(f_wakeups);
+	sleep_ms(1000);
+	CHECK_EQ(total(f_wakeups) - before, 0);
+	CHECK(pw_cpu_idle(rt, 0) && pw_cpu_idle(rt, 1));
+	printf("  workers %s\n", pw_runtime_workers_pinned(rt) ? "pinned to cores" : "not pinned");
+	CHECK_EQ(pw_runtime_stop(rt), 0);
+	CHECK_EQ(pw_runtime_stop(rt), 0);
+	pw_runtime_destroy(rt);
+}
+
+static void test_remote_arm_kicks(void)
+{
+	struct probe p = {0}, q = {0}, d = {0};
+	make_rt(2);
+	CHECK_EQ(pw_timer_setup(rt, &p.t, wheel_fn, 0), 0);
+	CHECK_EQ(pw_hrtimer_setup(rt, &p.h, hr_fn, CLOCK_MONOTONIC, 0), 0);
+	CHECK_EQ(pw_timer_setup(rt, &q.t, wheel_fn, 0), 0);
+	CHECK_EQ(pw_timer_setup(rt, &d.t, wheel_fn, PW_TIMER_DEFERRABLE), 0);
+	CHECK_EQ(pw_runtime_start(rt), 0);
+	sleep_ms(50);
+
+	/* wheel timer armed by a thread that is no CPU: stays on CPU 0, whose
+	 * worker sleeps with nothing to do: it must be kicked */
+	uint64_t k0 = total(f_kicks);
+	uint64_t j = pw_jiffies(rt);
+	CHECK_EQ(pw_mod_timer(&p.t, j + 5), 0);
+	wait_fired(&p, 1);
+	CHECK_EQ(p.cpu, 0);
+	CHECK(p.at_ns >= pw_jiffies_to_ns(rt, j + 5)); /* never early */
+	CHECK(total(f_kicks) > k0);
+	printf("  wheel timer: %.1f us after its jiffy began\n",
+	       (double)(p.at_ns - pw_jiffies_to_ns(rt, j + 5)) / 1e3);
+
+	/* hrtimer, same */
+	uint64_t due = pw_now_ns(rt) + 3000000;
+	CHECK_EQ(pw_hrtimer_start(&p.h, due, PW_HRTIMER_MODE_ABS), 0);
+	wait_fired(&p, 2);
+	CHECK(p.at_ns >= due);
+	printf("  hrtimer: %.1f us late\n", (double)(p.at_ns - due) / 1e3);
+
+	/* a later event than the worker's next one: no kick; an earlier: kick */
+	CHECK_EQ(pw_mod_timer(&p.t, pw_jiffies(rt) + 2000), 0);
+	sleep_ms(20);
+	uint64_t k1 = total(f_kicks);
+	CHECK_EQ(pw_mod_timer(&q.t, pw_jiffies(rt) + 3000), 0);
+	sleep_ms(20);
+	CHECK_EQ(total(f_kicks), k1);
+	CHECK_EQ(pw_mod_timer(&q.t, pw_jiffies(rt) + 10), 1);
+	wait_fired(&q, 1);
+	CHECK(total(f_kicks) > k1);
+
+	/* deferrable: never wakes an idle worker */
+	uint64_t w0 = total(f_wakeups);
+	CHECK_EQ(pw_timer_delete(&p.t), 1);
+	sleep_ms(20);
+	w0 = total(f_wakeups);
+	CHECK_EQ(pw_mod_timer(&d.t, pw_jiffies(rt) + 5), 0);
+	sleep_ms(100);
+	CHECK_EQ(__atomic_load_n(&d.fired, __ATOMIC_ACQUIRE), 0);
+	CHECK_EQ(total(f_wakeups), w0);
+	/* it runs when the CPU wakes for something else */
+	CHECK_EQ(pw_mod_timer(&q.t, pw_jiffies(rt) + 5), 0);
+	wait_fired(&q, 2);
+	wait_fired(&d, 1);
+
+	CHECK_EQ(pw_runtime_stop(rt), 0);
+	CHECK_EQ(pw_runtime_check(rt), 0);
+	pw_runtime_destroy(rt);
+}
+
+static void test_stop_start_keeps_timers(void)
+{
+	struct probe p = {0};
+	make_rt(2);
+	CHECK_EQ(pw_timer_setup(rt, &p.t, wheel_fn, 0), 0);
+	CHECK_EQ(pw_runtime_start(rt), 0);
+	CHECK_EQ(pw_add_timer_on((p.t.expires = pw_jiffies(rt) + 30, &p.t), 1), 0);
+	CHECK_EQ(pw_runtime_stop(rt), 0);
+	sleep_ms(60);
+	CHECK_EQ(__atomic_load_n(&p.fired, __ATOMIC_ACQUIRE), 0); /* nobody ran it */
+	CHECK_EQ(pw_timer_pending(&p.t), 1);
+	CHECK_EQ(pw_runtime_start(rt), 0);
+	wait_fired(&p, 1);
+	CHECK_EQ(p.cpu, 1);
+	sleep_ms(20);
+	CHECK_EQ(__atomic_load_n(&p.fired, __ATOMIC_ACQUIRE), 1);
+	pw_runtime_destroy(rt); /* stops the workers itself */
+}
+
+#define NWORK 64
+struct job {
+	struct pw_work w;
+	int idx;
+};
+static int order[NWORK], norder, wrong_cpu, job_cpu;
+
+static void job_fn(struct pw_work *w)
+{
+	struct job *j = pw_container_of(w, struct job, w);
+	if (pw_this_cpu() != job_cpu)
+		wrong_cpu++;
+	order[norder++] = j->idx; /* only CPU job_cpu's worker writes */
+}
+
+static int polls, busy_left;
+
+static int poll_fn(struct pw_runtime *r, unsigned cpu, void *arg)
+{
+	(void)r;
+	(void)cpu;
+	(void)arg;
+	__atomic_fetch_add(&polls, 1, __ATOMIC_RELAXED);
+	return __atomic_load_n(&busy_left, __ATOMIC_RELAXED) > 0 &&
+	       __atomic_fetch_sub(&busy_left, 1, __ATOMIC_RELAXED) > 0;
+}
+
+static void test_work_and_poll(void)
+{
+	static struct job jobs[NWORK];
+	make_rt(2);
+	job_cpu = 1;
+	CHECK_EQ(pw_set_poll(rt, 0, poll_fn, NULL), 0);
+	CHECK_EQ(pw_set_poll(rt, 2, poll_fn, NULL), -EINVAL);
+	__atomic_store_n(&busy_left, 1000, __ATOMIC_RELAXED);
+	for (int i = 0; i < NWORK; i++) {
+		jobs[i].idx = i;
+		CHECK_EQ(pw_work_init(&jobs[i].w, job_fn), 0);
+	}
+	CHECK_EQ(pw_queue_work_on(rt, 1, &jobs[0].w), 0); /* before start: waits */
+	CHECK_EQ(pw_queue_work_on(rt, 1, &jobs[0].w), -EBUSY);
+	CHECK_EQ(pw_runtime_start(rt), 0);
+	CHECK_EQ(pw_set_poll(rt, 0, NULL, NULL), -EBUSY);
+	for (int i = 1; i < NWORK; i++)
+		CHECK_EQ(pw_queue_work_on(rt, 1, &jobs[i].w), 0);
+	for (int i = 0; i < 5000; i++) {
+		struct pw_cpu_stats s;
+		CHECK_EQ(pw_stats_read(rt, 1, &s), 0);
+		if (s.work_done == NWORK)
+			break;
+		sleep_ms(1);
+	}
+	for (int i = 0; i < 5000 && __atomic_load_n(&busy_left, __ATOMIC_RELAXED) > 0; i++)
+		sleep_ms(1);
+	CHECK_EQ(pw_runtime_stop(rt), 0);
+	CHECK_EQ(norder, NWORK);
+	CHECK_EQ(wrong_cpu, 0);
+	for (int i = 0; i < NWORK; i++)
+		CHECK_EQ(order[i], i);
+	struct pw_cpu_stats s0;
+	CHECK_EQ(pw_stats_read(rt, 0, &s0), 0);
+	CHECK(s0.polls_busy >= 1000);
+	CHECK(__atomic_load_n(&polls, __ATOMIC_RELAXED) >= 1000);
+	pw_runtime_destroy(rt);
+}
+
+static void test_bad_input(void)
+{
+	struct pw_work w;
+	struct pw_cpu_stats s;
+	struct pw_config cfg;
+	CHECK_EQ(pw_runtime_start(NULL), -EINVAL);
+	CHECK_EQ(pw_runtime_stop(NULL), -EINVAL);
+	CHECK_EQ(pw_work_init(NULL, NULL), -EINVAL);
+	CHECK_EQ(pw_work_init(&w, NULL), -EINVAL);
+	make_rt(2);
+	CHECK_EQ(pw_work_init(&w, (void (*)(struct pw_work *))abort), 0);
+	CHECK_EQ(pw_queue_work_on(rt, 2, &w), -EINVAL);
+	CHECK_EQ(pw_queue_work_on(NULL, 0, &w), -EINVAL);
+	CHECK_EQ(pw_stats_read(rt, 2, &s), -EINVAL);
+	CHECK_EQ(pw_stats_read(rt, 0, NULL), -EINVAL);
+	CHECK_EQ(pw_cpu_enter(rt, 1), 0);
+	CHECK_EQ(pw_runtime_start(rt), -EINVAL); /* from a CPU thread */
+	pw_cpu_exit(rt);
+	struct pw_runtime *other;
+	pw_config_init(&cfg);
+	cfg.ncpus = 1;
+	CHECK_EQ(pw_runtime_create(&cfg, &other), 0);
+	CHECK_EQ(pw_cpu_enter(other, 0), 0);
+	pw_cpu_exit(other);
+	pw_runtime_destroy(other);
+	pw_runtime_destroy(rt);
+	cfg.clock = PW_CLOCK_SIM;
+	CHECK_EQ(pw_runtime_create(&cfg, &rt), 0);
+	CHECK_EQ(pw_runtime_start(rt), -EINVAL); /* the sim has no real sleep */
+	pw_runtime_destroy(rt);
+}
+
+int main(void)
+{
+	RUN(test_bad_input);
+	RUN(test_idle_zero_wakeups);
+	RUN(test_remote_arm_kicks);
+	RUN(test_stop_start_keeps_timers);
+	RUN(test_work_and_poll);
+	return 0;
+}
