@@ -236,8 +236,9 @@ const struct bench_impl *bench_impl_pinwheel_hrtimer(const char **why)
  * timers pinned to its CPU -------------------------------------------------- */
 
 static unsigned mt_per;
+static unsigned mt_flags; /* PW_TIMER_PINNED, or 0 under the push policy */
 
-static int mt_setup(unsigned workers, unsigned per_worker)
+static int mt_setup_common(unsigned workers, unsigned per_worker)
 {
 	struct pw_config cfg;
 	pw_config_init(&cfg);
@@ -250,6 +251,27 @@ static int mt_setup(unsigned workers, unsigned per_worker)
 	return wt ? 0 : -ENOMEM;
 }
 
+static int mt_setup(unsigned workers, unsigned per_worker)
+{
+	mt_flags = PW_TIMER_PINNED;
+	return mt_setup_common(workers, per_worker);
+}
+
+/* The seeds' situation: the pre-6.9 push policy, CPU 0 busy (say, with a
+ * NIC's traffic) and the others idle as far as the policy can tell: every
+ * timer an idle CPU arms goes to CPU 0. */
+static int mt_setup_push(unsigned workers, unsigned per_worker)
+{
+	mt_flags = 0;
+	int r = mt_setup_common(workers, per_worker);
+	if (r)
+		return r;
+	pw_set_migration(rt, PW_MIGRATION_PUSH);
+	for (unsigned c = 1; c < workers; c++)
+		pw_cpu_set_busy(rt, c, 0);
+	return 0;
+}
+
 static int mt_enter(unsigned w)
 {
 	int r = pw_cpu_enter(rt, w);
@@ -258,7 +280,7 @@ static int mt_enter(unsigned w)
 	struct pw_timer *mine = &wt[(size_t)w * mt_per];
 	uint64_t j = pw_jiffies(rt);
 	for (unsigned i = 0; i < mt_per; i++) {
-		pw_timer_setup(rt, &mine[i], w_cb, PW_TIMER_PINNED);
+		pw_timer_setup(rt, &mine[i], w_cb, mt_flags);
 		pw_mod_timer(&mine[i], j + 1000 + bench_rand() % 9000);
 	}
 	return 0;
@@ -295,7 +317,16 @@ static const struct mt_impl mt_pinwheel = {
 	"pinwheel", mt_setup, mt_enter, mt_rearm, mt_poll, mt_leave, mt_teardown,
 };
 
+static const struct mt_impl mt_push = {
+	"push", mt_setup_push, mt_enter, mt_rearm, mt_poll, mt_leave, mt_teardown,
+};
+
 const struct mt_impl *mt_impl_pinwheel(void)
 {
 	return &mt_pinwheel;
+}
+
+const struct mt_impl *mt_impl_push(void)
+{
+	return &mt_push;
 }

@@ -20,6 +20,7 @@ struct mt_impl {
 
 const struct mt_impl *mt_impl_pinwheel(void);
 const struct mt_impl *mt_impl_global_lock(void);
+const struct mt_impl *mt_impl_push(void);
 
 /* @format: 0 table, 1 JSON, 2 CSV.  Return: the exit status. */
 int scaling_main(unsigned max_workers, double seconds, unsigned per_worker, int format,

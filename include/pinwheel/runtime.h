@@ -28,6 +28,17 @@ struct pw_work {
  * goes round again without sleeping), 0 if there was nothing to do. */
 typedef int (*pw_poll_fn)(struct pw_runtime *rt, unsigned cpu, void *arg);
 
+/* Where non-pinned timers go (like /proc/sys/kernel/timer_migration). */
+enum pw_migration {
+	PW_MIGRATION_OFF = 0,  /* always enqueue on the arming CPU */
+	PW_MIGRATION_PUSH = 1, /* pre-6.9: an idle arming CPU pushes the timer to
+				* a busy CPU (this CPU if busy, else the first
+				* busy one); hrtimers stay local when they would
+				* be the first timer of that CPU */
+	PW_MIGRATION_PULL = 2, /* 6.9: idle CPUs' global timers expired by a
+				* migrator; not implemented yet */
+};
+
 /* Per-CPU statistics (pw_stats_read()).  Counters since pw_runtime_create(). */
 struct pw_cpu_stats {
 	uint64_t wakeups;         /* the worker woke from sleep (timeout or kick) */
@@ -36,6 +47,7 @@ struct pw_cpu_stats {
 	uint64_t timers_expired;  /* callbacks run by the worker (wheel + hrtimer) */
 	uint64_t work_done;       /* work items run */
 	uint64_t polls_busy;      /* poll hook calls that reported work */
+	uint64_t pushed;          /* timers this CPU armed that the policy put on another */
 	uint64_t idle_ns;         /* time asleep */
 	uint64_t busy_ns;         /* time awake, while the worker ran */
 	/* from the OS, for the worker thread (0 when no worker ran) */
@@ -91,7 +103,30 @@ int pw_queue_work_on(struct pw_runtime *rt, unsigned cpu, struct pw_work *w);
  */
 int pw_set_poll(struct pw_runtime *rt, unsigned cpu, pw_poll_fn fn, void *arg);
 
-/* 1 while CPU @cpu's worker sleeps (the CPU is idle), else 0. */
+/**
+ * pw_set_migration() - choose the migration policy for non-pinned timers;
+ * takes effect for the next arms.  Default: PW_MIGRATION_OFF.
+ * Context: any thread.
+ * Return: 0; -EINVAL (NULL or unknown); -EOPNOTSUPP (PW_MIGRATION_PULL,
+ * not implemented yet).
+ */
+int pw_set_migration(struct pw_runtime *rt, enum pw_migration policy);
+
+/* The policy in force (PW_MIGRATION_OFF for NULL). */
+enum pw_migration pw_get_migration(const struct pw_runtime *rt);
+
+/**
+ * pw_cpu_set_busy() - mark CPU @cpu busy (1) or idle (0), as the migration
+ * policies see it, for runtimes without workers (the simulation, or a
+ * bring-your-own-loop application that sleeps by itself).  With workers
+ * running, each worker keeps its CPU's state: busy while its poll hook
+ * reports work, idle otherwise (asleep, or woken only for timers and work:
+ * the kernel's "idle CPU serving an interrupt").  CPUs start busy.
+ * Context: any thread.  Return: 0; -EINVAL; -EBUSY (workers running).
+ */
+int pw_cpu_set_busy(struct pw_runtime *rt, unsigned cpu, int busy);
+
+/* 1 if CPU @cpu is idle as the policies see it (see pw_cpu_set_busy()). */
 int pw_cpu_idle(const struct pw_runtime *rt, unsigned cpu);
 
 /**

@@ -59,6 +59,7 @@ struct pw_runtime {
 	uint32_t workers_stop; /* atomic: workers told to stop */
 	int workers_pinned;
 	uint64_t kicks_sent_other; /* kicks sent by threads that are no CPU */
+	uint32_t migration;        /* enum pw_migration, atomic */
 	/* The latest jiffies value any thread read (pw_jiffies(), a timer
 	 * run): what arming forwards an idle base to, instead of reading the
 	 * clock on every arm (the kernel's jiffies variable plays this part).

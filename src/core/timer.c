@@ -250,7 +250,14 @@ static struct pw__base *migrate(struct pw_runtime *rt, struct pw_timer *t,
 /* The base a (re)arm from this thread puts @t in (6.9: the local CPU). */
 static inline struct pw__base *target_base(struct pw_runtime *rt, uint32_t tf)
 {
-	uint32_t cpu = pw__tls.rt == rt ? (uint32_t)pw__tls.cpu : (tf & PW__TF_CPU_MASK);
+	uint32_t cpu;
+	if (pw__tls.rt != rt)
+		cpu = tf & PW__TF_CPU_MASK; /* armed by no CPU: stays */
+	else if (!(tf & PW_TIMER_PINNED) &&
+		 __atomic_load_n(&rt->migration, __ATOMIC_RELAXED) == PW_MIGRATION_PUSH)
+		cpu = pw__policy_target(rt, (unsigned)pw__tls.cpu);
+	else
+		cpu = (uint32_t)pw__tls.cpu;
 	return pw__base_of(rt, (tf & ~PW__TF_CPU_MASK) | cpu);
 }
 

@@ -45,10 +45,9 @@
  * and docs/design/concurrency.md): flags name the CPU, MIGRATING blocks
  * others while the mover holds no lock, no thread ever holds two base
  * locks.  PINNED is only read at start time and only matters to migration
- * policies, which come with the runtime issue; so does the kernel's
- * remote-enqueue exception (a timer that would become the first on a
- * remote CPU stays local), because until a policy picks a remote CPU no
- * start targets one.
+ * policies: under PW_MIGRATION_PUSH a non-pinned timer started on an idle
+ * CPU goes to a busy one, except (the kernel's remote-enqueue rule) when it
+ * would become that CPU's first timer: then it stays local.
  *
  * Callbacks, restart, cancel
  * --------------------------
@@ -303,8 +302,15 @@ int pw_hrtimer_start_range_ns(struct pw_hrtimer *t, uint64_t tim, uint64_t range
 						      : (tim > PW_KTIME_SAT ? PW_KTIME_SAT : tim);
 	uint64_t hard = sat_add(soft, range_ns);
 
-	uint32_t cpu = pw__tls.rt == rt ? (uint32_t)pw__tls.cpu : (f & PW__HF_CPU_MASK);
-	struct pw__hrbase *nb = &rt->cpus[cpu].hr;
+	/* Where it should go: the calling CPU (its own CPU if the caller is
+	 * no CPU), or under the push policy a busy CPU for a non-pinned timer
+	 * armed on an idle one. */
+	bool me = pw__tls.rt == rt;
+	uint32_t local = me ? (uint32_t)pw__tls.cpu : (f & PW__HF_CPU_MASK), want = local;
+	if (me && !(mode & PW_HRTIMER_MODE_PINNED) &&
+	    __atomic_load_n(&rt->migration, __ATOMIC_RELAXED) == PW_MIGRATION_PUSH)
+		want = pw__policy_target(rt, local);
+	struct pw__hrbase *nb = &rt->cpus[want].hr;
 	bool move = nb != hb && pw__runwait_running(&hb->run) != t;
 
 	/* Staying and not queued here: make room first, so that a failure
@@ -316,26 +322,39 @@ int pw_hrtimer_start_range_ns(struct pw_hrtimer *t, uint64_t tim, uint64_t range
 	if (f & PW__HF_QUEUED)
 		dequeue(hb, t);
 	if (move) {
-		/* MIGRATING protocol: see timer.c */
-		uint32_t old_cpu = f & PW__HF_CPU_MASK;
+		/* MIGRATING protocol (see timer.c): while it is set, the timer
+		 * is ours with no lock held, and we look for a base to land in:
+		 * the wanted one (unless pushed there and it would be that
+		 * CPU's first timer: the kernel's remote-enqueue rule, since a
+		 * remote CPU cannot be reprogrammed for free), then the local
+		 * one, then the one it came from (room permitting). */
+		struct pw__hrbase *old = hb;
+		struct pw__hrbase *cand[3] = {nb, &rt->cpus[local].hr, old};
 		hf_store(t, hf_load(t) | PW__HF_MIGRATING);
-		pw__unlock(&hb->lock);
-		pw__lock(&nb->lock);
-		if (reserve(nb, t)) {
-			/* No room there: go back where it was (still ours:
-			 * MIGRATING keeps everybody else out). */
-			pw__unlock(&nb->lock);
-			pw__lock(&hb->lock);
-			hf_store(t, hf_load(t) & ~PW__HF_MIGRATING);
-			if (reserve(hb, t)) {
-				pw__unlock(&hb->lock);
-				return -ENOMEM;
+		pw__unlock(&old->lock);
+		hb = NULL;
+		for (unsigned i = 0; i < 3 && !hb; i++) {
+			struct pw__hrbase *b = cand[i];
+			if (i && b == cand[i - 1])
+				continue;
+			pw__lock(&b->lock);
+			bool refused = reserve(b, t) != 0;
+			if (!refused && i == 0 && want != local) {
+				struct pw_hrtimer *first = pw__hheap_first(&b->queue[hf_clock(f)]);
+				refused = !first || hard < first->pw_expires;
 			}
-			cpu = old_cpu;
-		} else {
-			hb = nb;
+			if (refused)
+				pw__unlock(&b->lock);
+			else
+				hb = b;
 		}
-		hf_store(t, (hf_load(t) & ~(PW__HF_CPU_MASK | PW__HF_MIGRATING)) | cpu);
+		if (!hb) { /* no room anywhere: stays where it was, not queued */
+			pw__lock(&old->lock);
+			hf_store(t, hf_load(t) & ~PW__HF_MIGRATING);
+			pw__unlock(&old->lock);
+			return -ENOMEM;
+		}
+		hf_store(t, (hf_load(t) & ~(PW__HF_CPU_MASK | PW__HF_MIGRATING)) | hb->cpu);
 	}
 	set_window(t, soft, hard);
 	enqueue(hb, t);

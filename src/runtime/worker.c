@@ -69,23 +69,6 @@
 
 #include "../core/internal.h"
 
-int pw__workers_init(struct pw_runtime *rt)
-{
-	rt->workers = aligned_alloc(64, rt->ncpus * sizeof(struct pw__worker));
-	if (!rt->workers)
-		return -ENOMEM;
-	memset(rt->workers, 0, rt->ncpus * sizeof(struct pw__worker));
-	for (unsigned c = 0; c < rt->ncpus; c++)
-		rt->workers[c].cpu = c;
-	return 0;
-}
-
-void pw__workers_free(struct pw_runtime *rt)
-{
-	free(rt->workers);
-	rt->workers = NULL;
-}
-
 static inline uint64_t ld64(const uint64_t *p)
 {
 	return __atomic_load_n(p, __ATOMIC_RELAXED);
@@ -96,10 +79,69 @@ static inline void add64(uint64_t *p, uint64_t v)
 	__atomic_fetch_add(p, v, __ATOMIC_RELAXED);
 }
 
-/* Context: the worker only (its own counters: relaxed, no RMW). */
+/* Context: the counter's only writer (relaxed, no read-modify-write). */
 static inline void bump(uint64_t *p, uint64_t v)
 {
 	__atomic_store_n(p, ld64(p) + v, __ATOMIC_RELAXED);
+}
+
+int pw__workers_init(struct pw_runtime *rt)
+{
+	rt->workers = aligned_alloc(64, rt->ncpus * sizeof(struct pw__worker));
+	if (!rt->workers)
+		return -ENOMEM;
+	memset(rt->workers, 0, rt->ncpus * sizeof(struct pw__worker));
+	for (unsigned c = 0; c < rt->ncpus; c++) {
+		rt->workers[c].cpu = c;
+		rt->workers[c].busy = 1;
+	}
+	return 0;
+}
+
+int pw_set_migration(struct pw_runtime *rt, enum pw_migration policy)
+{
+	if (!rt || (policy != PW_MIGRATION_OFF && policy != PW_MIGRATION_PUSH &&
+		    policy != PW_MIGRATION_PULL))
+		return -EINVAL;
+	if (policy == PW_MIGRATION_PULL)
+		return -EOPNOTSUPP;
+	__atomic_store_n(&rt->migration, (uint32_t)policy, __ATOMIC_RELAXED);
+	return 0;
+}
+
+enum pw_migration pw_get_migration(const struct pw_runtime *rt)
+{
+	return rt ? (enum pw_migration)__atomic_load_n(&rt->migration, __ATOMIC_RELAXED)
+		  : PW_MIGRATION_OFF;
+}
+
+int pw_cpu_set_busy(struct pw_runtime *rt, unsigned cpu, int busy)
+{
+	if (!rt || cpu >= rt->ncpus)
+		return -EINVAL;
+	if (__atomic_load_n(&rt->workers_on, __ATOMIC_ACQUIRE))
+		return -EBUSY;
+	__atomic_store_n(&rt->workers[cpu].busy, busy ? 1u : 0u, __ATOMIC_RELAXED);
+	return 0;
+}
+
+unsigned pw__policy_target(struct pw_runtime *rt, unsigned this_cpu)
+{
+	/* get_nohz_timer_target(): this CPU if busy, else the first busy one */
+	if (__atomic_load_n(&rt->workers[this_cpu].busy, __ATOMIC_RELAXED))
+		return this_cpu;
+	for (unsigned c = 0; c < rt->ncpus; c++)
+		if (c != this_cpu && __atomic_load_n(&rt->workers[c].busy, __ATOMIC_RELAXED)) {
+			bump(&rt->workers[this_cpu].pushed, 1);
+			return c;
+		}
+	return this_cpu;
+}
+
+void pw__workers_free(struct pw_runtime *rt)
+{
+	free(rt->workers);
+	rt->workers = NULL;
 }
 
 void pw__kick(struct pw_runtime *rt, unsigned cpu, uint64_t event_ns)
@@ -218,6 +260,7 @@ static void *worker_main(void *arg)
 		int n = pw_run_timers(rt, cpu);
 		unsigned w = run_work(wk);
 		int busy = wk->poll ? wk->poll(rt, cpu, wk->poll_arg) : 0;
+		__atomic_store_n(&wk->busy, busy > 0 ? 1u : 0u, __ATOMIC_RELAXED);
 		if (n > 0)
 			bump(&wk->timers_expired, (uint64_t)n);
 		if (w)
@@ -245,6 +288,7 @@ static void *worker_main(void *arg)
 		__atomic_store_n(&wk->sleeping, 0, __ATOMIC_RELAXED);
 	}
 	bump(&wk->busy_ns, pw_now_ns(rt) - t_awake);
+	__atomic_store_n(&wk->busy, 1u, __ATOMIC_RELAXED); /* stopped: busy again, as at start */
 	pw_cpu_exit(rt);
 	return NULL;
 }
@@ -323,7 +367,7 @@ int pw_cpu_idle(const struct pw_runtime *rt, unsigned cpu)
 {
 	if (!rt || cpu >= rt->ncpus)
 		return 0;
-	return __atomic_load_n(&rt->workers[cpu].sleeping, __ATOMIC_ACQUIRE) != 0;
+	return __atomic_load_n(&rt->workers[cpu].busy, __ATOMIC_ACQUIRE) == 0;
 }
 
 /* utime, stime (ticks) from /proc/self/task/<tid>/stat; ctx switches from
@@ -372,6 +416,7 @@ int pw_stats_read(struct pw_runtime *rt, unsigned cpu, struct pw_cpu_stats *out)
 	out->timers_expired = ld64(&wk->timers_expired);
 	out->work_done = ld64(&wk->work_done);
 	out->polls_busy = ld64(&wk->polls_busy);
+	out->pushed = ld64(&wk->pushed);
 	out->idle_ns = ld64(&wk->idle_ns);
 	out->busy_ns = ld64(&wk->busy_ns);
 	pid_t tid = __atomic_load_n(&wk->tid, __ATOMIC_RELAXED);

@@ -19,10 +19,12 @@ struct pw__worker {
 	uint32_t kick_seq;        /* futex word the worker sleeps on */
 	uint32_t sleeping;        /* 1 from "about to sleep" to "woke" */
 	uint32_t sync;            /* the sleep/kick protocol's fence word */
+	uint32_t busy;            /* as the migration policies see it */
 	uint64_t sleep_until_ns;  /* when it wakes by itself; 0 while computing */
 	struct pw_work *work_head; /* lock-free stack of queued work */
 	uint64_t kicks_received;
 	uint64_t kicks_sent;
+	uint64_t pushed;          /* written by the thread acting as this CPU */
 	/* the worker's own */
 	pthread_t th;
 	pid_t tid;
@@ -44,5 +46,12 @@ void pw__workers_free(struct pw_runtime *rt);
  * base unlocked, work pushed).  Lock-free.
  */
 void pw__kick(struct pw_runtime *rt, unsigned cpu, uint64_t event_ns);
+
+/*
+ * Where a non-pinned timer armed by CPU @this goes under the policy in
+ * force: @this, or (PUSH, @this idle) the first busy CPU.  Counts a push.
+ * Context: the thread acting as CPU @this.
+ */
+unsigned pw__policy_target(struct pw_runtime *rt, unsigned this_cpu);
 
 #endif /* PW_RUNTIME_WORKER_H */
