@@ -115,7 +115,8 @@ int pw_runtime_check(struct pw_runtime *rt);
  * runs @cpu's callbacks through pw_run_timers().
  * Context: any thread that serves no CPU yet.
  * Return: 0; -EINVAL (NULL or @cpu out of range); -EBUSY if this thread
- * already serves a CPU or another thread serves @cpu.
+ * already serves a CPU or another thread serves @cpu; -ENODEV (@cpu is
+ * offline: pw_cpu_offline()).
  */
 int pw_cpu_enter(struct pw_runtime *rt, unsigned cpu);
 
@@ -164,7 +165,8 @@ uint64_t pw_jiffies_to_ns(const struct pw_runtime *rt, uint64_t j);
  * thread serves @cpu.  Only one thread runs a CPU's timers at a time.
  * Return: the number of callbacks run (>= 0); -EINVAL (NULL, @cpu out of
  * range); -EPERM (another thread serves @cpu); -EBUSY (the CPU's timers are
- * being run already, e.g. when called from one of its callbacks).
+ * being run already, e.g. when called from one of its callbacks); -ENODEV
+ * (@cpu is offline).
  */
 int pw_run_timers(struct pw_runtime *rt, unsigned cpu);
 

@@ -130,6 +130,30 @@ int pw_cpu_set_busy(struct pw_runtime *rt, unsigned cpu, int busy);
 int pw_cpu_idle(const struct pw_runtime *rt, unsigned cpu);
 
 /**
+ * pw_cpu_offline() - take CPU @cpu out: stop its worker and move every timer
+ * it holds (pinned ones too, as the kernel does on CPU hotplug) to the first
+ * online CPU, where each still fires once.  Afterwards nobody may enter it,
+ * add_timer_on() it (-ENODEV), or push to it.
+ * Context: a thread that is not CPU @cpu's; no thread may serve it (workers
+ * are stopped by this call; a bring-your-own-loop thread must exit first).
+ * Return: the number of timers moved (>= 0); -EINVAL; -EALREADY (offline);
+ * -EBUSY (the last online CPU, or a thread serves it); -EDEADLK (called by
+ * the CPU itself); -ENOMEM (an hrtimer queue could not grow: the timers
+ * not moved stay on the offline CPU until it comes back).
+ */
+int pw_cpu_offline(struct pw_runtime *rt, unsigned cpu);
+
+/**
+ * pw_cpu_online() - bring CPU @cpu back (and its worker, if workers run).
+ * Context: a thread managing the runtime.
+ * Return: 0; -EINVAL; -EALREADY (online); thread creation errors.
+ */
+int pw_cpu_online(struct pw_runtime *rt, unsigned cpu);
+
+/* 1 if CPU @cpu is online (0 for bad input). */
+int pw_cpu_online_p(const struct pw_runtime *rt, unsigned cpu);
+
+/**
  * pw_stats_read() - a snapshot of CPU @cpu's statistics.
  * Context: any thread.  Cheap counters (relaxed loads) plus one read of the
  * worker thread's /proc entries.

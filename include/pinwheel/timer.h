@@ -122,7 +122,8 @@ int pw_add_timer(struct pw_timer *t);
  * running callback; the kernel moves it anyway): retry once it returned.
  * Running is known by address, so a new timer placed in the memory of one
  * whose callback freed it and has not yet returned can see -EAGAIN too.
- * -EINVAL (NULL, not set up, @cpu out of range); -ESHUTDOWN.
+ * -EINVAL (NULL, not set up, @cpu out of range); -ENODEV (@cpu offline);
+ * -ESHUTDOWN.
  */
 int pw_add_timer_on(struct pw_timer *t, unsigned cpu);
 

@@ -43,6 +43,7 @@ struct pw__cpu {
 	struct pw__hrbase hr;
 	uint32_t run_guard; /* 1 while a thread runs this CPU's timers */
 	uint32_t served;    /* 1 while a thread has entered as this CPU */
+	uint32_t offline;   /* 1 after pw_cpu_offline(): no timers, no thread */
 } __attribute__((aligned(PW_CACHELINE)));
 
 struct pw_runtime {
@@ -126,6 +127,18 @@ static inline void pw__maybe_kick(struct pw_runtime *rt, const struct pw__base *
 		return;
 	pw__kick(rt, b->cpu, pw_jiffies_to_ns(rt, bucket_j));
 }
+
+/* The run guard of a CPU: one thread at a time runs its timers.
+ * pw__guard_try(): take it if free (acquire).  pw__guard_release(): give it
+ * back (release). */
+bool pw__guard_try(struct pw__cpu *c);
+void pw__guard_release(struct pw__cpu *c);
+
+/* CPU hotplug (src/runtime/hotplug.c): move every timer of CPU @from to CPU
+ * @to, pinned ones too.  Context: the holder of @from's run guard, holding
+ * no base lock.  Return: timers moved, or -ENOMEM (hrtimer queue full). */
+int pw__wheel_move_all(struct pw_runtime *rt, unsigned from, unsigned to);
+int pw__hr_move_all(struct pw_runtime *rt, unsigned from, unsigned to);
 
 /* Check one base under its lock.  Return: 0 or -EFAULT. */
 int pw__base_check(struct pw_runtime *rt, struct pw__base *b);

@@ -156,6 +156,8 @@ int pw_cpu_enter(struct pw_runtime *rt, unsigned cpu)
 		return -EINVAL;
 	if (pw__tls.rt)
 		return -EBUSY;
+	if (__atomic_load_n(&rt->cpus[cpu].offline, __ATOMIC_ACQUIRE))
+		return -ENODEV;
 	uint32_t expect = 0;
 	if (!__atomic_compare_exchange_n(&rt->cpus[cpu].served, &expect, 1, false,
 					 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
@@ -201,7 +203,7 @@ static int run_cpu(struct pw_runtime *rt, unsigned cpu, uint64_t now)
 	return n;
 }
 
-static bool guard_try(struct pw__cpu *c)
+bool pw__guard_try(struct pw__cpu *c)
 {
 	uint32_t expect = 0;
 	/* acquire/release: the next runner sees the last runner's writes to
@@ -210,7 +212,7 @@ static bool guard_try(struct pw__cpu *c)
 					   __ATOMIC_RELAXED);
 }
 
-static void guard_release(struct pw__cpu *c)
+void pw__guard_release(struct pw__cpu *c)
 {
 	__atomic_store_n(&c->run_guard, 0, __ATOMIC_RELEASE);
 }
@@ -220,14 +222,16 @@ int pw_run_timers(struct pw_runtime *rt, unsigned cpu)
 	if (!rt || cpu >= rt->ncpus)
 		return -EINVAL;
 	struct pw__cpu *c = &rt->cpus[cpu];
+	if (__atomic_load_n(&c->offline, __ATOMIC_ACQUIRE))
+		return -ENODEV;
 	/* From one of @cpu's own callbacks this is "mine" and the guard says -EBUSY. */
 	bool mine = pw__tls.rt == rt && pw__tls.cpu == (int)cpu;
 	if (!mine && __atomic_load_n(&c->served, __ATOMIC_ACQUIRE))
 		return -EPERM;
-	if (!guard_try(c))
+	if (!pw__guard_try(c))
 		return -EBUSY;
 	int n = run_cpu(rt, cpu, pw_now_ns(rt));
-	guard_release(c);
+	pw__guard_release(c);
 	return n;
 }
 
@@ -269,8 +273,10 @@ int pw_sim_advance(struct pw_runtime *rt, uint64_t ns)
 	if (pw__tls.in_run)
 		return -EDEADLK;
 
+	/* An offline CPU's guard stays with pw_cpu_offline(); it has no timers. */
 	for (unsigned c = 0; c < rt->ncpus; c++)
-		while (!guard_try(&rt->cpus[c]))
+		while (!__atomic_load_n(&rt->cpus[c].offline, __ATOMIC_ACQUIRE) &&
+		       !pw__guard_try(&rt->cpus[c]))
 			sched_yield();
 
 	uint64_t now = __atomic_load_n(&rt->sim_now_ns, __ATOMIC_RELAXED);
@@ -279,6 +285,8 @@ int pw_sim_advance(struct pw_runtime *rt, uint64_t ns)
 		uint64_t best = UINT64_MAX;
 		unsigned best_cpu = 0;
 		for (unsigned c = 0; c < rt->ncpus; c++) {
+			if (__atomic_load_n(&rt->cpus[c].offline, __ATOMIC_ACQUIRE))
+				continue;
 			uint64_t e = cpu_next_event_ns(rt, c);
 			if (e < best) {
 				best = e;
@@ -297,7 +305,8 @@ int pw_sim_advance(struct pw_runtime *rt, uint64_t ns)
 		pw__sim_set(rt, target);
 
 	for (unsigned c = 0; c < rt->ncpus; c++)
-		guard_release(&rt->cpus[c]);
+		if (!__atomic_load_n(&rt->cpus[c].offline, __ATOMIC_ACQUIRE))
+			pw__guard_release(&rt->cpus[c]);
 	return 0;
 }
 

@@ -374,6 +374,8 @@ int pw_add_timer_on(struct pw_timer *t, unsigned cpu)
 
 	if (!timer_valid(t) || cpu >= t->pw_rt->ncpus)
 		return -EINVAL;
+	if (__atomic_load_n(&t->pw_rt->cpus[cpu].offline, __ATOMIC_ACQUIRE))
+		return -ENODEV;
 	if (pw_timer_pending(t))
 		return -EBUSY;
 
@@ -524,4 +526,32 @@ int pw__base_check(struct pw_runtime *rt, struct pw__base *b)
 				  b->cpu | kind_bit | PW__TF_MAGIC, who);
 	pw__unlock(&b->lock);
 	return ret;
+}
+
+int pw__wheel_move_all(struct pw_runtime *rt, unsigned from, unsigned to)
+{
+	int moved = 0;
+	for (unsigned k = 0; k < PW_NR_BASES; k++) {
+		struct pw__base *src = &rt->cpus[from].base[k], *dst = &rt->cpus[to].base[k];
+		for (;;) {
+			pw__lock(&src->lock);
+			struct pw_timer *t = pw__wheel_any(&src->wheel);
+			if (!t) {
+				pw__unlock(&src->lock);
+				break;
+			}
+			/* the MIGRATING protocol, as in migrate(); pinned timers
+			 * move too, as on the kernel's CPU hotplug */
+			pw__wheel_detach(&src->wheel, t);
+			tf_store(t, tf_load(t) | PW__TF_MIGRATING);
+			pw__unlock(&src->lock);
+			pw__lock(&dst->lock);
+			tf_store(t, (tf_load(t) & ~(PW__TF_CPU_MASK | PW__TF_MIGRATING)) | to);
+			pw__wheel_forward(&dst->wheel, pw__jiffies_seen(rt));
+			pw__wheel_add(&dst->wheel, t);
+			pw__unlock(&dst->lock);
+			moved++;
+		}
+	}
+	return moved;
 }

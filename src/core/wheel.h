@@ -49,6 +49,16 @@ static inline uint64_t pw__wheel_gran(unsigned lvl)
 
 void pw__wheel_init(struct pw__wheel *w, unsigned hz, uint64_t clk);
 
+/* Some timer queued in a bucket, or NULL (for moving them all away). */
+static inline struct pw_timer *pw__wheel_any(const struct pw__wheel *w)
+{
+	for (unsigned l = 0; l < w->depth; l++)
+		if (w->pending_map[l])
+			return w->vectors[l * PW_WHEEL_LVL_SIZE +
+					  (unsigned)__builtin_ctzll(w->pending_map[l])];
+	return NULL;
+}
+
 /* The earliest bucket expiry, computed from the bitmap (wheel.c). */
 uint64_t pw__wheel_scan_next_expiry(const struct pw__wheel *w);
 

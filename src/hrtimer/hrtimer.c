@@ -613,3 +613,38 @@ int pw__hrbase_check(struct pw__hrbase *hb)
 	pw__unlock(&hb->lock);
 	return ret;
 }
+
+int pw__hr_move_all(struct pw_runtime *rt, unsigned from, unsigned to)
+{
+	struct pw__hrbase *src = &rt->cpus[from].hr, *dst = &rt->cpus[to].hr;
+	int moved = 0;
+	for (unsigned c = 0; c < PW_HR_NCLOCKS; c++) {
+		for (;;) {
+			pw__lock(&src->lock);
+			struct pw_hrtimer *t = pw__hheap_first(&src->queue[c]);
+			if (!t) {
+				pw__unlock(&src->lock);
+				break;
+			}
+			dequeue(src, t);
+			hf_store(t, hf_load(t) | PW__HF_MIGRATING);
+			pw__unlock(&src->lock);
+			pw__lock(&dst->lock);
+			if (reserve(dst, t)) {
+				/* no room: back where it came from, which has
+				 * the slot it just left */
+				pw__unlock(&dst->lock);
+				pw__lock(&src->lock);
+				hf_store(t, hf_load(t) & ~PW__HF_MIGRATING);
+				enqueue(src, t);
+				pw__unlock(&src->lock);
+				return -ENOMEM;
+			}
+			hf_store(t, (hf_load(t) & ~(PW__HF_CPU_MASK | PW__HF_MIGRATING)) | to);
+			enqueue(dst, t);
+			pw__unlock(&dst->lock);
+			moved++;
+		}
+	}
+	return moved;
+}

@@ -121,6 +121,8 @@ int pw_cpu_set_busy(struct pw_runtime *rt, unsigned cpu, int busy)
 		return -EINVAL;
 	if (__atomic_load_n(&rt->workers_on, __ATOMIC_ACQUIRE))
 		return -EBUSY;
+	if (__atomic_load_n(&rt->cpus[cpu].offline, __ATOMIC_ACQUIRE))
+		return -ENODEV;
 	__atomic_store_n(&rt->workers[cpu].busy, busy ? 1u : 0u, __ATOMIC_RELAXED);
 	return 0;
 }
@@ -131,7 +133,8 @@ unsigned pw__policy_target(struct pw_runtime *rt, unsigned this_cpu)
 	if (__atomic_load_n(&rt->workers[this_cpu].busy, __ATOMIC_RELAXED))
 		return this_cpu;
 	for (unsigned c = 0; c < rt->ncpus; c++)
-		if (c != this_cpu && __atomic_load_n(&rt->workers[c].busy, __ATOMIC_RELAXED)) {
+		if (c != this_cpu && __atomic_load_n(&rt->workers[c].busy, __ATOMIC_RELAXED) &&
+		    !__atomic_load_n(&rt->cpus[c].offline, __ATOMIC_RELAXED)) {
 			bump(&rt->workers[this_cpu].pushed, 1);
 			return c;
 		}
@@ -256,7 +259,8 @@ static void *worker_main(void *arg)
 		return NULL;
 
 	uint64_t t_awake = pw_now_ns(rt);
-	while (!__atomic_load_n(&rt->workers_stop, __ATOMIC_ACQUIRE)) {
+	while (!__atomic_load_n(&rt->workers_stop, __ATOMIC_ACQUIRE) &&
+	       !__atomic_load_n(&wk->stop, __ATOMIC_ACQUIRE)) {
 		int n = pw_run_timers(rt, cpu);
 		unsigned w = run_work(wk);
 		int busy = wk->poll ? wk->poll(rt, cpu, wk->poll_arg) : 0;
@@ -278,7 +282,8 @@ static void *worker_main(void *arg)
 		__atomic_store_n(&wk->sleep_until_ns, next, __ATOMIC_RELAXED);
 		uint64_t now = pw_now_ns(rt);
 		if (next > now && !__atomic_load_n(&wk->work_head, __ATOMIC_ACQUIRE) &&
-		    !__atomic_load_n(&rt->workers_stop, __ATOMIC_ACQUIRE)) {
+		    !__atomic_load_n(&rt->workers_stop, __ATOMIC_ACQUIRE) &&
+		    !__atomic_load_n(&wk->stop, __ATOMIC_ACQUIRE)) {
 			bump(&wk->busy_ns, now - t_awake);
 			sleep_until(wk, seq, now, next);
 			t_awake = pw_now_ns(rt);
@@ -291,6 +296,35 @@ static void *worker_main(void *arg)
 	__atomic_store_n(&wk->busy, 1u, __ATOMIC_RELAXED); /* stopped: busy again, as at start */
 	pw_cpu_exit(rt);
 	return NULL;
+}
+
+int pw__worker_start(struct pw_runtime *rt, unsigned c)
+{
+	struct pw__worker *wk = &rt->workers[c];
+	struct worker_arg *wa = malloc(sizeof(*wa));
+	if (!wa)
+		return -ENOMEM;
+	*wa = (struct worker_arg){rt, wk, rt->workers_pinned ? (int)c : -1};
+	__atomic_store_n(&wk->stop, 0, __ATOMIC_RELEASE);
+	int r = pthread_create(&wk->th, NULL, worker_main, wa);
+	if (r) {
+		free(wa);
+		return -r;
+	}
+	wk->started = 1;
+	return 0;
+}
+
+void pw__worker_stop(struct pw_runtime *rt, unsigned c)
+{
+	struct pw__worker *wk = &rt->workers[c];
+	if (!wk->started)
+		return;
+	__atomic_store_n(&wk->stop, 1, __ATOMIC_RELEASE);
+	__atomic_fetch_add(&wk->kick_seq, 1, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &wk->kick_seq, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+	pthread_join(wk->th, NULL);
+	wk->started = 0;
 }
 
 int pw_runtime_start(struct pw_runtime *rt)
@@ -307,20 +341,13 @@ int pw_runtime_start(struct pw_runtime *rt)
 	__atomic_store_n(&rt->workers_stop, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&rt->workers_on, 1, __ATOMIC_RELEASE);
 	for (unsigned c = 0; c < rt->ncpus; c++) {
-		struct worker_arg *wa = malloc(sizeof(*wa));
-		int r = wa ? 0 : ENOMEM;
-		if (wa) {
-			*wa = (struct worker_arg){rt, &rt->workers[c], rt->workers_pinned ? (int)c : -1};
-			r = pthread_create(&rt->workers[c].th, NULL, worker_main, wa);
-			if (r)
-				free(wa);
-		}
+		if (__atomic_load_n(&rt->cpus[c].offline, __ATOMIC_ACQUIRE))
+			continue; /* no worker for an offline CPU */
+		int r = pw__worker_start(rt, c);
 		if (r) {
-			rt->workers[c].started = 0;
 			pw_runtime_stop(rt);
-			return -r;
+			return r;
 		}
-		rt->workers[c].started = 1;
 	}
 	return 0;
 }
@@ -334,15 +361,8 @@ int pw_runtime_stop(struct pw_runtime *rt)
 	if (!__atomic_load_n(&rt->workers_on, __ATOMIC_ACQUIRE))
 		return 0;
 	__atomic_store_n(&rt->workers_stop, 1, __ATOMIC_RELEASE);
-	for (unsigned c = 0; c < rt->ncpus; c++) {
-		struct pw__worker *wk = &rt->workers[c];
-		if (!wk->started)
-			continue;
-		__atomic_fetch_add(&wk->kick_seq, 1, __ATOMIC_RELEASE);
-		syscall(SYS_futex, &wk->kick_seq, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
-		pthread_join(wk->th, NULL);
-		wk->started = 0;
-	}
+	for (unsigned c = 0; c < rt->ncpus; c++)
+		pw__worker_stop(rt, c);
 	__atomic_store_n(&rt->workers_on, 0, __ATOMIC_RELEASE);
 	return 0;
 }

@@ -30,10 +30,16 @@ struct pw__worker {
 	pid_t tid;
 	unsigned cpu;
 	int started;
+	uint32_t stop;            /* atomic: this worker alone must stop (CPU offline) */
 	pw_poll_fn poll;
 	void *poll_arg;
 	uint64_t wakeups, timers_expired, work_done, polls_busy, idle_ns, busy_ns;
 } __attribute__((aligned(64)));
+
+/* Start / stop (and join) CPU @c's worker.  Context: the thread managing
+ * the runtime (pw_runtime_start/stop, CPU hotplug).  Return: 0 or -errno. */
+int pw__worker_start(struct pw_runtime *rt, unsigned c);
+void pw__worker_stop(struct pw_runtime *rt, unsigned c);
 
 /* Allocate/free the per-CPU worker state (pw_runtime_create/destroy). */
 int pw__workers_init(struct pw_runtime *rt);
