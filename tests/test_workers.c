@@ -16,7 +16,9 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include <pinwheel/pinwheel.h>
@@ -286,6 +288,38 @@ static void test_bad_input(void)
 	pw_runtime_destroy(rt);
 }
 
+static enum pw_hrtimer_restart tick_fn(struct pw_hrtimer *h)
+{
+	pw_hrtimer_forward_now(h, 1000000); /* 1 kHz */
+	return PW_HRTIMER_RESTART;
+}
+
+static void test_vmstat(void)
+{
+	struct pw_hrtimer h;
+	char buf[4096];
+	make_rt(2);
+	CHECK_EQ(pw_vmstat(NULL, stdout, 10, 1), -EINVAL);
+	CHECK_EQ(pw_vmstat(rt, stdout, 0, 1), -EINVAL);
+	CHECK_EQ(pw_hrtimer_setup(rt, &h, tick_fn, CLOCK_MONOTONIC, 0), 0);
+	CHECK_EQ(pw_runtime_start(rt), 0);
+	CHECK_EQ(pw_hrtimer_start(&h, 1000000, PW_HRTIMER_MODE_REL), 0);
+	FILE *f = fmemopen(buf, sizeof(buf), "w");
+	CHECK(f);
+	CHECK_EQ(pw_vmstat(rt, f, 200, 2), 0);
+	fclose(f);
+	printf("%s", buf);
+	/* header + 2 lines; a 1 kHz timer: hundreds of wake-ups and callbacks a
+	 * second (not asserted exactly: the machine is shared) */
+	double in, cs, us, sy, id, tim;
+	char *line2 = strchr(buf, '\n');
+	CHECK(line2);
+	CHECK_EQ(sscanf(line2 + 1, "%lf %lf %lf %lf %lf %lf", &in, &cs, &us, &sy, &id, &tim), 6);
+	CHECK(in > 100 && tim > 100 && id >= 0 && id <= 100);
+	CHECK_EQ(pw_hrtimer_cancel(&h), 1);
+	pw_runtime_destroy(rt);
+}
+
 int main(void)
 {
 	RUN(test_bad_input);
@@ -293,5 +327,6 @@ int main(void)
 	RUN(test_remote_arm_kicks);
 	RUN(test_stop_start_keeps_timers);
 	RUN(test_work_and_poll);
+	RUN(test_vmstat);
 	return 0;
 }

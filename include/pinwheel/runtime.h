@@ -8,6 +8,7 @@
 #define PINWHEEL_RUNTIME_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -160,6 +161,16 @@ int pw_cpu_online_p(const struct pw_runtime *rt, unsigned cpu);
  * Return: 0; -EINVAL.
  */
 int pw_stats_read(struct pw_runtime *rt, unsigned cpu, struct pw_cpu_stats *out);
+
+/**
+ * pw_vmstat() - print vmstat-like lines for @rt's workers to @out: a header,
+ * then every @interval_ms one line of rates since the line before: in
+ * (wake-ups + kicks)/s, cs (context switches)/s, us sy id (% of the CPUs'
+ * time), tim (timer callbacks)/s, kick/s, push/s.  @count lines (0: forever).
+ * Context: any thread that is no worker; sleeps between lines.
+ * Return: 0; -EINVAL (NULL @rt/@out, zero interval).
+ */
+int pw_vmstat(struct pw_runtime *rt, FILE *out, unsigned interval_ms, unsigned count);
 
 #ifdef __cplusplus
 }

@@ -285,6 +285,7 @@ static void *worker_main(void *arg)
 		    !__atomic_load_n(&rt->workers_stop, __ATOMIC_ACQUIRE) &&
 		    !__atomic_load_n(&wk->stop, __ATOMIC_ACQUIRE)) {
 			bump(&wk->busy_ns, now - t_awake);
+			__atomic_store_n(&wk->slept_at_ns, now, __ATOMIC_RELAXED);
 			sleep_until(wk, seq, now, next);
 			t_awake = pw_now_ns(rt);
 			bump(&wk->idle_ns, t_awake - now);
@@ -438,6 +439,13 @@ int pw_stats_read(struct pw_runtime *rt, unsigned cpu, struct pw_cpu_stats *out)
 	out->polls_busy = ld64(&wk->polls_busy);
 	out->pushed = ld64(&wk->pushed);
 	out->idle_ns = ld64(&wk->idle_ns);
+	if (__atomic_load_n(&wk->sleeping, __ATOMIC_ACQUIRE)) {
+		/* asleep now: count the sleep so far (it is added for good at
+		 * wake-up; this read may come a moment before that) */
+		uint64_t at = ld64(&wk->slept_at_ns), now = pw_now_ns(rt);
+		if (at && now > at)
+			out->idle_ns += now - at;
+	}
 	out->busy_ns = ld64(&wk->busy_ns);
 	pid_t tid = __atomic_load_n(&wk->tid, __ATOMIC_RELAXED);
 	if (tid && __atomic_load_n(&rt->workers_on, __ATOMIC_ACQUIRE))

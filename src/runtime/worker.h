@@ -21,6 +21,7 @@ struct pw__worker {
 	uint32_t sync;            /* the sleep/kick protocol's fence word */
 	uint32_t busy;            /* as the migration policies see it */
 	uint64_t sleep_until_ns;  /* when it wakes by itself; 0 while computing */
+	uint64_t slept_at_ns;     /* when the current sleep began (stats) */
 	struct pw_work *work_head; /* lock-free stack of queued work */
 	uint64_t kicks_received;
 	uint64_t kicks_sent;
