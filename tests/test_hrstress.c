@@ -202,6 +202,9 @@ int main(int argc, char **argv)
 	/* "workers": the runtime's worker threads serve the CPUs instead of
 	 * bring-your-own-loop threads (arms from other threads then kick). */
 	int use_workers = argc > 1 && !strcmp(argv[1], "workers");
+	/* "push": the pre-6.9 push policy, CPU 0 busy and the others idle, so
+	 * arms on CPUs 1.. move timers to CPU 0 while everything else runs. */
+	int use_push = argc > 1 && !strcmp(argv[1], "push");
 	const char *env_ms = getenv("PW_STRESS_MS");
 	long ms = env_ms ? atol(env_ms) : 1500;
 	struct server srv[NCPUS];
@@ -220,6 +223,11 @@ int main(int argc, char **argv)
 			pthread_mutex_init(&owners[w].owned[k].mu, NULL);
 			CHECK_EQ(pw_hrtimer_setup(rt, &owners[w].owned[k].t, owned_fn, CLOCK_MONOTONIC, 0), 0);
 		}
+	}
+	if (use_push) {
+		CHECK_EQ(pw_set_migration(rt, PW_MIGRATION_PUSH), 0);
+		for (unsigned c = 1; c < NCPUS; c++)
+			CHECK_EQ(pw_cpu_set_busy(rt, c, 0), 0);
 	}
 	if (use_workers)
 		CHECK_EQ(pw_runtime_start(rt), 0);

@@ -112,10 +112,14 @@ static void test_push(void)
 	CHECK_EQ(pw_cpu_enter(rt, 0), 0);
 	CHECK_EQ(pw_mod_timer(&p.t, pw_jiffies(rt) + 50), 0);
 	CHECK_EQ(pw_timer_cpu(&p.t), 2); /* pushed */
-	CHECK_EQ(pw_mod_timer(&pin.t, pw_jiffies(rt) + 50), 0);
+	CHECK_EQ(pw_mod_timer(&pin.t, pw_jiffies(rt) + 100), 0);
 	CHECK_EQ(pw_timer_cpu(&pin.t), 0); /* pinned: never pushed */
+	CHECK_EQ(pw_mod_timer(&pin.t, pw_jiffies(rt) + 101), 1); /* same 8-jiffy bucket */
 	CHECK_EQ(pw_stats_read(rt, 0, &st), 0);
 	CHECK_EQ(st.pushed, 1);
+	CHECK_EQ(st.armed, 3);
+	CHECK_EQ(st.same_bucket, 1);
+	CHECK_EQ(st.remote_arms, 1);
 
 	/* hrtimers: CPU 2 has no hrtimer yet, so this one would be its first:
 	 * the remote-enqueue rule keeps it local */

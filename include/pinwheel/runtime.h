@@ -49,6 +49,14 @@ struct pw_cpu_stats {
 	uint64_t work_done;       /* work items run */
 	uint64_t polls_busy;      /* poll hook calls that reported work */
 	uint64_t pushed;          /* timers this CPU armed that the policy put on another */
+	/* wheel-timer arms made by this CPU's thread (threads that are no CPU
+	 * are not counted); the inline fast path 1 (same expiry) is not
+	 * counted either: counting it would cost it a thread-local access */
+	uint64_t armed;           /* arms that took the lock (all but fast path 1) */
+	uint64_t same_bucket;     /* of those, fast path 2: same bucket */
+	uint64_t remote_arms;     /* of those, the timer ended on another CPU */
+	uint64_t lock_waits;      /* acquisitions of this CPU's base locks that waited */
+	uint64_t lock_wait_ns;    /* and how long */
 	uint64_t idle_ns;         /* time asleep */
 	uint64_t busy_ns;         /* time awake, while the worker ran */
 	/* from the OS, for the worker thread (0 when no worker ran) */

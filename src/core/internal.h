@@ -112,6 +112,18 @@ static inline struct pw__base *pw__base_of(struct pw_runtime *rt, uint32_t tf)
  * holding @cpu's run_guard, no lock held.  Return: callbacks run. */
 int pw__base_run(struct pw_runtime *rt, struct pw__base *b, uint64_t jnow);
 
+/* The statistics of the CPU the calling thread acts as on @rt, or NULL. */
+static inline struct pw__worker *pw__me(const struct pw_runtime *rt)
+{
+	return pw__tls.rt == rt ? &rt->workers[pw__tls.cpu] : NULL;
+}
+
+/* Count one on a counter only the calling thread writes (its own CPU's). */
+static inline void pw__count(uint64_t *c)
+{
+	__atomic_store_n(c, __atomic_load_n(c, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
+}
+
 /* After enqueueing a wheel timer on @b for bucket jiffy @bucket_j (and
  * unlocking): wake @b's worker if that is now its first event.  Deferrable
  * timers never wake; the CPU's own thread needs no kick.  Context: any

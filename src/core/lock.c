@@ -25,7 +25,27 @@ void pw__futex_wake_all(uint32_t *addr)
 	syscall(SYS_futex, addr, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void pw__lock_slow_wait(struct pw__lock *l);
+
+/* Contended: count the wait and its length (statistics: lock waits). */
 void pw__lock_slow(struct pw__lock *l)
+{
+	uint64_t t0 = mono_ns();
+	pw__lock_slow_wait(l);
+	/* under the lock now: plain read-modify-write of the counters is ours,
+	 * but readers are lockless: atomic stores */
+	__atomic_store_n(&l->waits, l->waits + 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&l->wait_ns, l->wait_ns + (mono_ns() - t0), __ATOMIC_RELAXED);
+}
+
+static void pw__lock_slow_wait(struct pw__lock *l)
 {
 	for (int i = 0; i < PW_LOCK_SPINS; i++) {
 		uint32_t expect = 0;

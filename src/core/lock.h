@@ -32,6 +32,8 @@
 struct pw__lock {
 	uint32_t locked;  /* 0 free, 1 held (futex word) */
 	uint32_t waiters; /* threads asleep, or about to sleep, on locked */
+	uint64_t waits;   /* acquisitions that had to wait (slow path only) */
+	uint64_t wait_ns; /* time they waited */
 };
 
 void pw__lock_slow(struct pw__lock *l);
@@ -41,6 +43,8 @@ static inline void pw__lock_init(struct pw__lock *l)
 {
 	l->locked = 0;
 	l->waiters = 0;
+	l->waits = 0;
+	l->wait_ns = 0;
 }
 
 /* Context: any thread; the caller must not hold @l. */

@@ -276,6 +276,7 @@ static inline __attribute__((always_inline)) int mod_timer_opts(struct pw_timer 
 	if (!timer_valid(t))
 		return -EINVAL;
 	rt = t->pw_rt;
+	struct pw__worker *me = pw__me(rt);
 
 	if (!(opts & MOD_NOTPENDING) && pw_timer_pending(t)) {
 		int64_t diff = (int64_t)(exp_load(t) - expires);
@@ -286,6 +287,8 @@ static inline __attribute__((always_inline)) int mod_timer_opts(struct pw_timer 
 		if ((opts & MOD_REDUCE) && diff <= 0)
 			return 1;
 
+		if (me)
+			pw__count(&me->armed);
 		b = lock_timer_base(t, &tf);
 		prefetch_neighbours(t);
 		pw__wheel_forward(&b->wheel, pw__jiffies_seen(rt));
@@ -304,10 +307,14 @@ static inline __attribute__((always_inline)) int mod_timer_opts(struct pw_timer 
 		    !idx_expiring(b, idx)) {
 			if (!(opts & MOD_REDUCE) || pw__after(exp_load(t), expires))
 				exp_store(t, expires);
+			if (me)
+				pw__count(&me->same_bucket);
 			ret = 1;
 			goto out;
 		}
 	} else {
+		if (me)
+			pw__count(&me->armed);
 		b = lock_timer_base(t, &tf);
 		pw__wheel_forward(&b->wheel, pw__jiffies_seen(rt));
 	}
@@ -334,6 +341,8 @@ static inline __attribute__((always_inline)) int mod_timer_opts(struct pw_timer 
 	else
 		bucket_expiry = pw__wheel_add(&b->wheel, t);
 	pw__unlock(&b->lock);
+	if (me && (int)b->cpu != pw__tls.cpu)
+		pw__count(&me->remote_arms);
 	pw__maybe_kick(rt, b, bucket_expiry);
 	return ret;
 out:

@@ -438,6 +438,15 @@ int pw_stats_read(struct pw_runtime *rt, unsigned cpu, struct pw_cpu_stats *out)
 	out->work_done = ld64(&wk->work_done);
 	out->polls_busy = ld64(&wk->polls_busy);
 	out->pushed = ld64(&wk->pushed);
+	out->armed = ld64(&wk->armed);
+	out->same_bucket = ld64(&wk->same_bucket);
+	out->remote_arms = ld64(&wk->remote_arms);
+	struct pw__lock *locks[] = {&rt->cpus[cpu].base[PW_BASE_STD].lock,
+				    &rt->cpus[cpu].base[PW_BASE_DEF].lock, &rt->cpus[cpu].hr.lock};
+	for (unsigned i = 0; i < 3; i++) {
+		out->lock_waits += ld64(&locks[i]->waits);
+		out->lock_wait_ns += ld64(&locks[i]->wait_ns);
+	}
 	out->idle_ns = ld64(&wk->idle_ns);
 	if (__atomic_load_n(&wk->sleeping, __ATOMIC_ACQUIRE)) {
 		/* asleep now: count the sleep so far (it is added for good at

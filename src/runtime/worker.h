@@ -26,6 +26,7 @@ struct pw__worker {
 	uint64_t kicks_received;
 	uint64_t kicks_sent;
 	uint64_t pushed;          /* written by the thread acting as this CPU */
+	uint64_t armed, same_bucket, remote_arms; /* likewise */
 	/* the worker's own */
 	pthread_t th;
 	pid_t tid;
