@@ -8,6 +8,7 @@
 #define PW_TESTS_SERVE_H
 
 #include <pthread.h>
+#include <string.h>
 #include <time.h>
 
 #include <pinwheel/pinwheel.h>
@@ -52,6 +53,51 @@ static inline void serve_stop(struct server *s)
 {
 	__atomic_store_n(&s->stop, 1, __ATOMIC_RELEASE);
 	CHECK_EQ(pthread_join(s->th, NULL), 0);
+}
+
+/*
+ * Who serves a stress test's CPUs, chosen by its first argument:
+ *   (none)    one bring-your-own-loop thread per CPU (serve_loop above);
+ *   workers   the runtime's worker threads (pw_runtime_start);
+ *   push      loop threads, under PW_MIGRATION_PUSH with CPU 0 busy and the
+ *             others idle, so arms on CPUs 1.. move timers to CPU 0.
+ */
+#define SERVE_MAX 16
+
+struct servers {
+	struct pw_runtime *rt;
+	unsigned n;
+	int workers;
+	struct server s[SERVE_MAX];
+};
+
+static inline void servers_start(struct servers *sv, struct pw_runtime *rt, unsigned n,
+				 int argc, char **argv)
+{
+	const char *mode = argc > 1 ? argv[1] : "";
+	CHECK(n <= SERVE_MAX);
+	sv->rt = rt;
+	sv->n = n;
+	sv->workers = !strcmp(mode, "workers");
+	if (!strcmp(mode, "push")) {
+		CHECK_EQ(pw_set_migration(rt, PW_MIGRATION_PUSH), 0);
+		for (unsigned c = 1; c < n; c++)
+			CHECK_EQ(pw_cpu_set_busy(rt, c, 0), 0);
+	}
+	if (sv->workers)
+		CHECK_EQ(pw_runtime_start(rt), 0);
+	else
+		for (unsigned c = 0; c < n; c++)
+			serve_start(&sv->s[c], rt, c);
+}
+
+static inline void servers_stop(struct servers *sv)
+{
+	if (sv->workers)
+		CHECK_EQ(pw_runtime_stop(sv->rt), 0);
+	else
+		for (unsigned c = 0; c < sv->n; c++)
+			serve_stop(&sv->s[c]);
 }
 
 #endif

@@ -199,15 +199,10 @@ static void *owner_loop(void *arg)
 
 int main(int argc, char **argv)
 {
-	/* "workers": the runtime's worker threads serve the CPUs instead of
-	 * bring-your-own-loop threads (arms from other threads then kick). */
-	int use_workers = argc > 1 && !strcmp(argv[1], "workers");
-	/* "push": the pre-6.9 push policy, CPU 0 busy and the others idle, so
-	 * arms on CPUs 1.. move timers to CPU 0 while everything else runs. */
-	int use_push = argc > 1 && !strcmp(argv[1], "push");
+	/* who serves the CPUs: serve.h (threads, "workers", "push") */
 	const char *env_ms = getenv("PW_STRESS_MS");
 	long ms = env_ms ? atol(env_ms) : 1500;
-	struct server srv[NCPUS];
+	struct servers srv;
 	static struct owner owners[NOWNERS];
 	struct pw_config cfg;
 
@@ -224,16 +219,7 @@ int main(int argc, char **argv)
 			CHECK_EQ(pw_hrtimer_setup(rt, &owners[w].owned[k].t, owned_fn, CLOCK_MONOTONIC, 0), 0);
 		}
 	}
-	if (use_push) {
-		CHECK_EQ(pw_set_migration(rt, PW_MIGRATION_PUSH), 0);
-		for (unsigned c = 1; c < NCPUS; c++)
-			CHECK_EQ(pw_cpu_set_busy(rt, c, 0), 0);
-	}
-	if (use_workers)
-		CHECK_EQ(pw_runtime_start(rt), 0);
-	else
-		for (unsigned c = 0; c < NCPUS; c++)
-			serve_start(&srv[c], rt, c);
+	servers_start(&srv, rt, NCPUS, argc, argv);
 	for (unsigned w = 0; w < NOWNERS; w++)
 		CHECK_EQ(pthread_create(&owners[w].th, NULL, owner_loop, &owners[w]), 0);
 	for (unsigned w = 0; w < NOWNERS; w++)
@@ -270,11 +256,7 @@ int main(int argc, char **argv)
 	long sfires = 0;
 	for (unsigned i = 0; i < NSHARED; i++)
 		sfires += shared[i].fires;
-	if (use_workers)
-		CHECK_EQ(pw_runtime_stop(rt), 0);
-	else
-		for (unsigned c = 0; c < NCPUS; c++)
-			serve_stop(&srv[c]);
+	servers_stop(&srv);
 	CHECK_EQ(freed, made_freers);
 	CHECK(fires > 0 && sfires > 0);
 	CHECK_EQ(pw_runtime_check(rt), 0);

@@ -266,17 +266,12 @@ static void *armer_loop(void *arg)
 
 int main(int argc, char **argv)
 {
-	/* "workers": the runtime's worker threads serve the CPUs instead of
-	 * bring-your-own-loop threads (arms from other threads then kick). */
-	int use_workers = argc > 1 && !strcmp(argv[1], "workers");
-	/* "push": the pre-6.9 push policy, CPU 0 busy and the others idle, so
-	 * arms on CPUs 1.. move timers to CPU 0 while everything else runs. */
-	int use_push = argc > 1 && !strcmp(argv[1], "push");
+	/* who serves the CPUs: serve.h (threads, "workers", "push") */
 	const char *env = getenv("PW_STRESS_OPS");
 	long ops = env ? atol(env) : 100000;
 	const char *env_ms = getenv("PW_STRESS_MS");
 	long ms = env_ms ? atol(env_ms) : 1500;
-	struct server srv[NCPUS];
+	struct servers srv;
 	static struct armer armers[NARMERS];
 	struct pw_config cfg;
 	static struct pw_work nudge[NCPUS];
@@ -297,16 +292,7 @@ int main(int argc, char **argv)
 			CHECK_EQ(pw_timer_setup(rt, &armers[a].owned[k].t, owned_fn, 0), 0);
 		}
 	}
-	if (use_push) {
-		CHECK_EQ(pw_set_migration(rt, PW_MIGRATION_PUSH), 0);
-		for (unsigned c = 1; c < NCPUS; c++)
-			CHECK_EQ(pw_cpu_set_busy(rt, c, 0), 0);
-	}
-	if (use_workers)
-		CHECK_EQ(pw_runtime_start(rt), 0);
-	else
-		for (unsigned c = 0; c < NCPUS; c++)
-			serve_start(&srv[c], rt, c);
+	servers_start(&srv, rt, NCPUS, argc, argv);
 	for (unsigned a = 0; a < NARMERS; a++)
 		CHECK_EQ(pthread_create(&armers[a].th, NULL, armer_loop, &armers[a]), 0);
 	for (unsigned a = 0; a < NARMERS; a++)
@@ -333,16 +319,12 @@ int main(int argc, char **argv)
 		CHECK(waited < 10000); /* 10 s: something was lost */
 		/* Deferrable timers never wake an idle worker: they run when the
 		 * CPU wakes for something else.  Give it something else. */
-		for (unsigned c = 0; use_workers && c < NCPUS; c++)
+		for (unsigned c = 0; srv.workers && c < NCPUS; c++)
 			pw_queue_work_on(rt, c, &nudge[c]);
 		struct timespec ts = {0, 1000000};
 		nanosleep(&ts, NULL);
 	}
-	if (use_workers)
-		CHECK_EQ(pw_runtime_stop(rt), 0);
-	else
-		for (unsigned c = 0; c < NCPUS; c++)
-			serve_stop(&srv[c]);
+	servers_stop(&srv);
 
 	long acts = 0, fires = 0, rems = 0;
 	for (unsigned i = 0; i < NSHARED; i++) {
