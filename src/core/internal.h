@@ -112,32 +112,57 @@ static inline struct pw__base *pw__base_of(struct pw_runtime *rt, uint32_t tf)
  * holding @cpu's run_guard, no lock held.  Return: callbacks run. */
 int pw__base_run(struct pw_runtime *rt, struct pw__base *b, uint64_t jnow);
 
-/* The statistics of the CPU the calling thread acts as on @rt, or NULL. */
-static inline struct pw__worker *pw__me(const struct pw_runtime *rt)
+/* The CPU the calling thread acts as on @rt, or -1.  Read once per arm:
+ * placement, statistics and kicks all ask it. */
+static inline int pw__self(const struct pw_runtime *rt)
 {
-	return pw__tls.rt == rt ? &rt->workers[pw__tls.cpu] : NULL;
+	return pw__tls.rt == rt ? pw__tls.cpu : -1;
 }
 
-/* Count one on a counter only the calling thread writes (its own CPU's). */
-static inline void pw__count(uint64_t *c)
+/* Add @v to a counter only the calling thread writes (its own CPU's):
+ * relaxed load and store, no read-modify-write; readers are lockless. */
+static inline void pw__count_add(uint64_t *c, uint64_t v)
 {
-	__atomic_store_n(c, __atomic_load_n(c, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
+	__atomic_store_n(c, __atomic_load_n(c, __ATOMIC_RELAXED) + v, __ATOMIC_RELAXED);
+}
+
+/*
+ * The one placement rule for wheel timers and hrtimers: where an arm by
+ * CPU @self (-1: a thread that is no CPU) puts a timer that is now on CPU
+ * @cur.  No CPU: it stays.  Otherwise the arming CPU (Linux 6.9: enqueue
+ * locally), except that under PW_MIGRATION_PUSH a non-@pinned timer armed
+ * on an idle CPU goes to a busy one (pw__policy_target() counts the push).
+ * Context: the arming thread, before it locks anything.
+ */
+static inline unsigned pw__arm_target(struct pw_runtime *rt, int self, unsigned cur, bool pinned)
+{
+	if (self < 0)
+		return cur;
+	if (!pinned && __atomic_load_n(&rt->migration, __ATOMIC_RELAXED) == PW_MIGRATION_PUSH)
+		return pw__policy_target(rt, (unsigned)self);
+	return (unsigned)self;
+}
+
+/* After making an event for CPU @cpu visible (timer queued, base unlocked):
+ * wake its worker if workers run and @cpu is not the caller's own CPU
+ * (@self).  The worker.c protocol decides whether a kick is needed.
+ * Context: any thread holding no base lock. */
+static inline void pw__kick_remote(struct pw_runtime *rt, int self, unsigned cpu,
+				   uint64_t event_ns)
+{
+	if (__atomic_load_n(&rt->workers_on, __ATOMIC_RELAXED) && self != (int)cpu)
+		pw__kick(rt, cpu, event_ns);
 }
 
 /* After enqueueing a wheel timer on @b for bucket jiffy @bucket_j (and
- * unlocking): wake @b's worker if that is now its first event.  Deferrable
- * timers never wake; the CPU's own thread needs no kick.  Context: any
- * thread holding no base lock. */
-static inline void pw__maybe_kick(struct pw_runtime *rt, const struct pw__base *b,
+ * unlocking): deferrable timers never wake a worker; others may.  The
+ * cheap test first: on the arm path, with no workers, this is one load. */
+static inline void pw__maybe_kick(struct pw_runtime *rt, int self, const struct pw__base *b,
 				  uint64_t bucket_j)
 {
-	if (!__atomic_load_n(&rt->workers_on, __ATOMIC_RELAXED))
-		return;
-	if (b == &rt->cpus[b->cpu].base[PW_BASE_DEF])
-		return;
-	if (pw__tls.rt == rt && pw__tls.cpu == (int)b->cpu)
-		return;
-	pw__kick(rt, b->cpu, pw_jiffies_to_ns(rt, bucket_j));
+	if (__atomic_load_n(&rt->workers_on, __ATOMIC_RELAXED) && self != (int)b->cpu &&
+	    b != &rt->cpus[b->cpu].base[PW_BASE_DEF])
+		pw__kick(rt, b->cpu, pw_jiffies_to_ns(rt, bucket_j));
 }
 
 /* The run guard of a CPU: one thread at a time runs its timers.

@@ -150,7 +150,8 @@ int pw_timer_setup(struct pw_runtime *rt, struct pw_timer *t,
 {
 	if (!rt || !t || !fn || (flags & ~PW__TF_USER_MASK))
 		return -EINVAL;
-	unsigned cpu = pw__tls.rt == rt ? (unsigned)pw__tls.cpu : 0;
+	int self = pw__self(rt);
+	unsigned cpu = self >= 0 ? (unsigned)self : 0;
 	t->function = fn;
 	t->pw_rt = rt;
 	t->pw_next = NULL;
@@ -247,17 +248,10 @@ static struct pw__base *migrate(struct pw_runtime *rt, struct pw_timer *t,
 	return nb;
 }
 
-/* The base a (re)arm from this thread puts @t in (6.9: the local CPU). */
-static inline struct pw__base *target_base(struct pw_runtime *rt, uint32_t tf)
+/* The base an arm by CPU @self puts @t (flags @tf) in: pw__arm_target(). */
+static inline struct pw__base *target_base(struct pw_runtime *rt, int self, uint32_t tf)
 {
-	uint32_t cpu;
-	if (pw__tls.rt != rt)
-		cpu = tf & PW__TF_CPU_MASK; /* armed by no CPU: stays */
-	else if (!(tf & PW_TIMER_PINNED) &&
-		 __atomic_load_n(&rt->migration, __ATOMIC_RELAXED) == PW_MIGRATION_PUSH)
-		cpu = pw__policy_target(rt, (unsigned)pw__tls.cpu);
-	else
-		cpu = (uint32_t)pw__tls.cpu;
+	unsigned cpu = pw__arm_target(rt, self, tf & PW__TF_CPU_MASK, tf & PW_TIMER_PINNED);
 	return pw__base_of(rt, (tf & ~PW__TF_CPU_MASK) | cpu);
 }
 
@@ -276,7 +270,8 @@ static inline __attribute__((always_inline)) int mod_timer_opts(struct pw_timer 
 	if (!timer_valid(t))
 		return -EINVAL;
 	rt = t->pw_rt;
-	struct pw__worker *me = pw__me(rt);
+	int self = pw__self(rt);
+	struct pw__worker *me = self >= 0 ? &rt->workers[self] : NULL; /* statistics */
 
 	if (!(opts & MOD_NOTPENDING) && pw_timer_pending(t)) {
 		int64_t diff = (int64_t)(exp_load(t) - expires);
@@ -288,7 +283,7 @@ static inline __attribute__((always_inline)) int mod_timer_opts(struct pw_timer 
 			return 1;
 
 		if (me)
-			pw__count(&me->armed);
+			pw__count_add(&me->armed, 1);
 		b = lock_timer_base(t, &tf);
 		prefetch_neighbours(t);
 		pw__wheel_forward(&b->wheel, pw__jiffies_seen(rt));
@@ -308,13 +303,13 @@ static inline __attribute__((always_inline)) int mod_timer_opts(struct pw_timer 
 			if (!(opts & MOD_REDUCE) || pw__after(exp_load(t), expires))
 				exp_store(t, expires);
 			if (me)
-				pw__count(&me->same_bucket);
+				pw__count_add(&me->same_bucket, 1);
 			ret = 1;
 			goto out;
 		}
 	} else {
 		if (me)
-			pw__count(&me->armed);
+			pw__count_add(&me->armed, 1);
 		b = lock_timer_base(t, &tf);
 		pw__wheel_forward(&b->wheel, pw__jiffies_seen(rt));
 	}
@@ -327,7 +322,7 @@ static inline __attribute__((always_inline)) int mod_timer_opts(struct pw_timer 
 	if (!ret && (opts & MOD_PENDING_ONLY))
 		goto out;
 
-	nb = target_base(rt, tf);
+	nb = target_base(rt, self, tf);
 	/* Never move a timer whose callback runs: delete_sync looks for the
 	 * running callback on the base the timer is on. */
 	if (nb != b && !is_running(b, t))
@@ -341,9 +336,9 @@ static inline __attribute__((always_inline)) int mod_timer_opts(struct pw_timer 
 	else
 		bucket_expiry = pw__wheel_add(&b->wheel, t);
 	pw__unlock(&b->lock);
-	if (me && (int)b->cpu != pw__tls.cpu)
-		pw__count(&me->remote_arms);
-	pw__maybe_kick(rt, b, bucket_expiry);
+	if (me && (int)b->cpu != self)
+		pw__count_add(&me->remote_arms, 1);
+	pw__maybe_kick(rt, self, b, bucket_expiry);
 	return ret;
 out:
 	pw__unlock(&b->lock);
@@ -411,7 +406,7 @@ int pw_add_timer_on(struct pw_timer *t, unsigned cpu)
 	struct pw_runtime *rt = t->pw_rt; /* t may be run and freed once unlocked */
 	uint64_t bucket_expiry = pw__wheel_add(&b->wheel, t);
 	pw__unlock(&b->lock);
-	pw__maybe_kick(rt, b, bucket_expiry);
+	pw__maybe_kick(rt, pw__self(rt), b, bucket_expiry);
 	return 0;
 out:
 	pw__unlock(&b->lock);

@@ -279,7 +279,8 @@ int pw_hrtimer_setup(struct pw_runtime *rt, struct pw_hrtimer *t,
 		return -EINVAL;
 	if (idx == PW_HR_REAL && (mode & PW_HRTIMER_MODE_REL))
 		idx = PW_HR_MONO;
-	unsigned cpu = pw__tls.rt == rt ? (unsigned)pw__tls.cpu : 0;
+	int self = pw__self(rt);
+	unsigned cpu = self >= 0 ? (unsigned)self : 0;
 	t->function = fn;
 	t->pw_rt = rt;
 	t->pw_idx = PW_HHEAP_NONE;
@@ -302,14 +303,12 @@ int pw_hrtimer_start_range_ns(struct pw_hrtimer *t, uint64_t tim, uint64_t range
 						      : (tim > PW_KTIME_SAT ? PW_KTIME_SAT : tim);
 	uint64_t hard = sat_add(soft, range_ns);
 
-	/* Where it should go: the calling CPU (its own CPU if the caller is
-	 * no CPU), or under the push policy a busy CPU for a non-pinned timer
-	 * armed on an idle one. */
-	bool me = pw__tls.rt == rt;
-	uint32_t local = me ? (uint32_t)pw__tls.cpu : (f & PW__HF_CPU_MASK), want = local;
-	if (me && !(mode & PW_HRTIMER_MODE_PINNED) &&
-	    __atomic_load_n(&rt->migration, __ATOMIC_RELAXED) == PW_MIGRATION_PUSH)
-		want = pw__policy_target(rt, local);
+	/* Where it should go: pw__arm_target(), the rule wheel timers use;
+	 * "local" is where it goes if the push target refuses it. */
+	int self = pw__self(rt);
+	uint32_t local = self >= 0 ? (uint32_t)self : (f & PW__HF_CPU_MASK);
+	uint32_t want = pw__arm_target(rt, self, f & PW__HF_CPU_MASK,
+				       mode & PW_HRTIMER_MODE_PINNED);
 	struct pw__hrbase *nb = &rt->cpus[want].hr;
 	bool move = nb != hb && pw__runwait_running(&hb->run) != t;
 
@@ -361,9 +360,7 @@ int pw_hrtimer_start_range_ns(struct pw_hrtimer *t, uint64_t tim, uint64_t range
 	pw__unlock(&hb->lock);
 	/* A sleeping worker must wake for it if it is now its first event.
 	 * Other clocks than MONOTONIC: kick without comparing (0 = now). */
-	if (__atomic_load_n(&rt->workers_on, __ATOMIC_RELAXED) &&
-	    !(pw__tls.rt == rt && pw__tls.cpu == (int)hb->cpu))
-		pw__kick(rt, hb->cpu, hf_clock(f) == PW_HR_MONO ? hard : 0);
+	pw__kick_remote(rt, self, hb->cpu, hf_clock(f) == PW_HR_MONO ? hard : 0);
 	return 0;
 }
 

@@ -79,11 +79,6 @@ static inline void add64(uint64_t *p, uint64_t v)
 	__atomic_fetch_add(p, v, __ATOMIC_RELAXED);
 }
 
-/* Context: the counter's only writer (relaxed, no read-modify-write). */
-static inline void bump(uint64_t *p, uint64_t v)
-{
-	__atomic_store_n(p, ld64(p) + v, __ATOMIC_RELAXED);
-}
 
 int pw__workers_init(struct pw_runtime *rt)
 {
@@ -135,7 +130,7 @@ unsigned pw__policy_target(struct pw_runtime *rt, unsigned this_cpu)
 	for (unsigned c = 0; c < rt->ncpus; c++)
 		if (c != this_cpu && __atomic_load_n(&rt->workers[c].busy, __ATOMIC_RELAXED) &&
 		    !__atomic_load_n(&rt->cpus[c].offline, __ATOMIC_RELAXED)) {
-			bump(&rt->workers[this_cpu].pushed, 1);
+			pw__count_add(&rt->workers[this_cpu].pushed, 1);
 			return c;
 		}
 	return this_cpu;
@@ -266,11 +261,11 @@ static void *worker_main(void *arg)
 		int busy = wk->poll ? wk->poll(rt, cpu, wk->poll_arg) : 0;
 		__atomic_store_n(&wk->busy, busy > 0 ? 1u : 0u, __ATOMIC_RELAXED);
 		if (n > 0)
-			bump(&wk->timers_expired, (uint64_t)n);
+			pw__count_add(&wk->timers_expired, (uint64_t)n);
 		if (w)
-			bump(&wk->work_done, w);
+			pw__count_add(&wk->work_done, w);
 		if (busy > 0)
-			bump(&wk->polls_busy, 1);
+			pw__count_add(&wk->polls_busy, 1);
 		if (n > 0 || w || busy > 0)
 			continue;
 
@@ -284,16 +279,16 @@ static void *worker_main(void *arg)
 		if (next > now && !__atomic_load_n(&wk->work_head, __ATOMIC_ACQUIRE) &&
 		    !__atomic_load_n(&rt->workers_stop, __ATOMIC_ACQUIRE) &&
 		    !__atomic_load_n(&wk->stop, __ATOMIC_ACQUIRE)) {
-			bump(&wk->busy_ns, now - t_awake);
+			pw__count_add(&wk->busy_ns, now - t_awake);
 			__atomic_store_n(&wk->slept_at_ns, now, __ATOMIC_RELAXED);
 			sleep_until(wk, seq, now, next);
 			t_awake = pw_now_ns(rt);
-			bump(&wk->idle_ns, t_awake - now);
-			bump(&wk->wakeups, 1);
+			pw__count_add(&wk->idle_ns, t_awake - now);
+			pw__count_add(&wk->wakeups, 1);
 		}
 		__atomic_store_n(&wk->sleeping, 0, __ATOMIC_RELAXED);
 	}
-	bump(&wk->busy_ns, pw_now_ns(rt) - t_awake);
+	pw__count_add(&wk->busy_ns, pw_now_ns(rt) - t_awake);
 	__atomic_store_n(&wk->busy, 1u, __ATOMIC_RELAXED); /* stopped: busy again, as at start */
 	pw_cpu_exit(rt);
 	return NULL;
