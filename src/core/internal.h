@@ -58,8 +58,7 @@ struct pw_runtime {
 	struct pw__worker *workers;
 	uint32_t workers_on;   /* atomic: workers started */
 	uint32_t workers_stop; /* atomic: workers told to stop */
-	int workers_pinned;
-	uint64_t kicks_sent_other; /* kicks sent by threads that are no CPU */
+	uint32_t workers_pinned; /* atomic: set by pw_runtime_start() */
 	uint32_t migration;        /* enum pw_migration, atomic */
 	/* The latest jiffies value any thread read (pw_jiffies(), a timer
 	 * run): what arming forwards an idle base to, instead of reading the
@@ -109,8 +108,8 @@ static inline struct pw__base *pw__base_of(struct pw_runtime *rt, uint32_t tf)
 }
 
 /* Run every due timer of base @b at jiffy @jnow.  Context: the thread
- * holding @cpu's run_guard, no lock held.  Return: callbacks run. */
-int pw__base_run(struct pw_runtime *rt, struct pw__base *b, uint64_t jnow);
+ * holding the run guard of @b's CPU, no lock held.  Return: callbacks run. */
+int pw__base_run(struct pw__base *b, uint64_t jnow);
 
 /* The CPU the calling thread acts as on @rt, or -1.  Read once per arm:
  * placement, statistics and kicks all ask it. */

@@ -198,7 +198,7 @@ static int run_cpu(struct pw_runtime *rt, unsigned cpu, uint64_t now)
 	pw__tls.in_run = true;
 	n = pw__hrbase_run(rt, &rt->cpus[cpu].hr, now);
 	for (unsigned k = 0; k < PW_NR_BASES; k++)
-		n += pw__base_run(rt, &rt->cpus[cpu].base[k], jnow);
+		n += pw__base_run(&rt->cpus[cpu].base[k], jnow);
 	pw__tls = saved;
 	return n;
 }
@@ -235,35 +235,38 @@ int pw_run_timers(struct pw_runtime *rt, unsigned cpu)
 	return n;
 }
 
-uint64_t pw_next_expiry_ns(struct pw_runtime *rt, unsigned cpu)
+/* Earliest bucket of @b as a pw_now_ns() time, or UINT64_MAX.  Context:
+ * any thread holding no base lock; takes @b's. */
+static uint64_t base_next_ns(struct pw_runtime *rt, struct pw__base *b)
 {
-	if (!rt || cpu >= rt->ncpus)
-		return UINT64_MAX;
-	struct pw__base *b = &rt->cpus[cpu].base[PW_BASE_STD];
 	uint64_t ns = UINT64_MAX;
 	pw__lock(&b->lock);
 	if (pw__wheel_has_buckets(&b->wheel))
 		ns = pw_jiffies_to_ns(rt, pw__wheel_next_expiry(&b->wheel));
 	pw__unlock(&b->lock);
-	uint64_t hr = pw__hrbase_next_ns(rt, &rt->cpus[cpu].hr);
-	return hr < ns ? hr : ns;
+	return ns;
 }
 
-/* Earliest event of @cpu, deferrable wheel timers included, in ns. */
-static uint64_t cpu_next_event_ns(struct pw_runtime *rt, unsigned cpu)
+/* Earliest event of @cpu in ns: hrtimers and the bases below @nbases (the
+ * standard one alone leaves deferrable timers out). */
+static uint64_t cpu_next_ns(struct pw_runtime *rt, unsigned cpu, unsigned nbases)
 {
 	uint64_t best = pw__hrbase_next_ns(rt, &rt->cpus[cpu].hr);
-	for (unsigned k = 0; k < PW_NR_BASES; k++) {
-		struct pw__base *b = &rt->cpus[cpu].base[k];
-		pw__lock(&b->lock);
-		if (pw__wheel_has_buckets(&b->wheel)) {
-			uint64_t ns = pw_jiffies_to_ns(rt, pw__wheel_next_expiry(&b->wheel));
-			if (ns < best)
-				best = ns;
-		}
-		pw__unlock(&b->lock);
+	for (unsigned k = 0; k < nbases; k++) {
+		uint64_t ns = base_next_ns(rt, &rt->cpus[cpu].base[k]);
+		if (ns < best)
+			best = ns;
 	}
 	return best;
+}
+
+uint64_t pw_next_expiry_ns(struct pw_runtime *rt, unsigned cpu)
+{
+	if (!rt || cpu >= rt->ncpus)
+		return UINT64_MAX;
+	_Static_assert(PW_BASE_STD == 0 && PW_BASE_DEF == PW_NR_BASES - 1,
+		       "the deferrable base is the last one");
+	return cpu_next_ns(rt, cpu, PW_BASE_DEF); /* deferrable timers never wake */
 }
 
 int pw_sim_advance(struct pw_runtime *rt, uint64_t ns)
@@ -287,7 +290,7 @@ int pw_sim_advance(struct pw_runtime *rt, uint64_t ns)
 		for (unsigned c = 0; c < rt->ncpus; c++) {
 			if (__atomic_load_n(&rt->cpus[c].offline, __ATOMIC_ACQUIRE))
 				continue;
-			uint64_t e = cpu_next_event_ns(rt, c);
+			uint64_t e = cpu_next_ns(rt, c, PW_NR_BASES); /* sim CPUs are busy */
 			if (e < best) {
 				best = e;
 				best_cpu = c;

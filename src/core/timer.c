@@ -499,12 +499,11 @@ static int expire_list(struct pw__base *b, struct pw_timer **head)
 	return n;
 }
 
-int pw__base_run(struct pw_runtime *rt, struct pw__base *b, uint64_t jnow)
+int pw__base_run(struct pw__base *b, uint64_t jnow)
 {
 	struct pw__wheel *w = &b->wheel;
 	int n = 0;
 
-	(void)rt;
 	pw__lock(&b->lock);
 	while (pw__after_eq(jnow, w->clk) && pw__after_eq(jnow, pw__wheel_next_expiry(w))) {
 		unsigned lists = pw__wheel_collect(w, b->expiring, b->expiring_idx);
@@ -544,14 +543,10 @@ int pw__wheel_move_all(struct pw_runtime *rt, unsigned from, unsigned to)
 				pw__unlock(&src->lock);
 				break;
 			}
-			/* the MIGRATING protocol, as in migrate(); pinned timers
-			 * move too, as on the kernel's CPU hotplug */
+			/* pinned timers move too, as on the kernel's CPU hotplug;
+			 * nothing runs: the caller holds the CPU's run guard */
 			pw__wheel_detach(&src->wheel, t);
-			tf_store(t, tf_load(t) | PW__TF_MIGRATING);
-			pw__unlock(&src->lock);
-			pw__lock(&dst->lock);
-			tf_store(t, (tf_load(t) & ~(PW__TF_CPU_MASK | PW__TF_MIGRATING)) | to);
-			pw__wheel_forward(&dst->wheel, pw__jiffies_seen(rt));
+			migrate(rt, t, src, dst, 0); /* returns with dst locked */
 			pw__wheel_add(&dst->wheel, t);
 			pw__unlock(&dst->lock);
 			moved++;

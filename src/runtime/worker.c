@@ -155,10 +155,8 @@ void pw__kick(struct pw_runtime *rt, unsigned cpu, uint64_t event_ns)
 	__atomic_fetch_add(&wk->kick_seq, 1, __ATOMIC_RELEASE);
 	syscall(SYS_futex, &wk->kick_seq, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 	add64(&wk->kicks_received, 1);
-	if (pw__tls.rt == rt)
-		add64(&rt->workers[pw__tls.cpu].kicks_sent, 1);
-	else
-		add64(&rt->kicks_sent_other, 1);
+	if (pw__tls.rt == rt) /* kicks by threads that are no CPU: received only */
+		pw__count_add(&rt->workers[pw__tls.cpu].kicks_sent, 1);
 }
 
 int pw_work_init(struct pw_work *w, void (*fn)(struct pw_work *))
@@ -300,7 +298,8 @@ int pw__worker_start(struct pw_runtime *rt, unsigned c)
 	struct worker_arg *wa = malloc(sizeof(*wa));
 	if (!wa)
 		return -ENOMEM;
-	*wa = (struct worker_arg){rt, wk, rt->workers_pinned ? (int)c : -1};
+	*wa = (struct worker_arg){rt, wk,
+				  __atomic_load_n(&rt->workers_pinned, __ATOMIC_RELAXED) ? (int)c : -1};
 	__atomic_store_n(&wk->stop, 0, __ATOMIC_RELEASE);
 	int r = pthread_create(&wk->th, NULL, worker_main, wa);
 	if (r) {
@@ -333,7 +332,7 @@ int pw_runtime_start(struct pw_runtime *rt)
 		if (__atomic_load_n(&rt->cpus[c].served, __ATOMIC_ACQUIRE))
 			return -EBUSY;
 	long cores = sysconf(_SC_NPROCESSORS_ONLN);
-	rt->workers_pinned = cores > 0 && (long)rt->ncpus <= cores;
+	__atomic_store_n(&rt->workers_pinned, cores > 0 && (long)rt->ncpus <= cores, __ATOMIC_RELAXED);
 	__atomic_store_n(&rt->workers_stop, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&rt->workers_on, 1, __ATOMIC_RELEASE);
 	for (unsigned c = 0; c < rt->ncpus; c++) {
@@ -365,7 +364,8 @@ int pw_runtime_stop(struct pw_runtime *rt)
 
 int pw_runtime_workers_pinned(const struct pw_runtime *rt)
 {
-	return rt && __atomic_load_n(&rt->workers_on, __ATOMIC_ACQUIRE) && rt->workers_pinned;
+	return rt && __atomic_load_n(&rt->workers_on, __ATOMIC_ACQUIRE) &&
+	       __atomic_load_n(&rt->workers_pinned, __ATOMIC_RELAXED);
 }
 
 int pw_set_poll(struct pw_runtime *rt, unsigned cpu, pw_poll_fn fn, void *arg)

@@ -15,27 +15,32 @@ struct pw_runtime;
 #define PW_KICK_WORK UINT64_MAX /* "new work", not a timer event */
 
 struct pw__worker {
-	/* written by other threads */
+	/* the sleep/kick protocol (worker.c): written by the worker and by
+	 * kickers, all atomics */
 	uint32_t kick_seq;        /* futex word the worker sleeps on */
 	uint32_t sleeping;        /* 1 from "about to sleep" to "woke" */
-	uint32_t sync;            /* the sleep/kick protocol's fence word */
-	uint32_t busy;            /* as the migration policies see it */
+	uint32_t sync;            /* the protocol's fence word */
 	uint64_t sleep_until_ns;  /* when it wakes by itself; 0 while computing */
-	uint64_t slept_at_ns;     /* when the current sleep began (stats) */
-	struct pw_work *work_head; /* lock-free stack of queued work */
-	uint64_t kicks_received;
-	uint64_t kicks_sent;
-	uint64_t pushed;          /* written by the thread acting as this CPU */
-	uint64_t armed, same_bucket, remote_arms; /* likewise */
-	/* the worker's own */
+	struct pw_work *work_head; /* lock-free stack: any thread pushes */
+	uint64_t kicks_received;  /* any kicker adds (atomic read-modify-write) */
+	/* the busy/idle state the policies read (atomic): written by the
+	 * worker, or by pw_cpu_set_busy()/hotplug while no worker runs */
+	uint32_t busy;
+	/* statistics of the thread acting as this CPU (the worker, or a
+	 * bring-your-own-loop thread): one writer, pw__count_add(); read
+	 * locklessly by pw_stats_read() */
+	uint64_t kicks_sent, pushed, armed, same_bucket, remote_arms;
+	uint64_t wakeups, timers_expired, work_done, polls_busy, idle_ns, busy_ns;
+	uint64_t slept_at_ns;     /* when the current sleep began */
+	pid_t tid;                /* the worker thread, for /proc (atomic) */
+	/* set by the thread managing the runtime (start/stop/hotplug), while
+	 * this worker is not running, except stop (atomic, read by it) */
 	pthread_t th;
-	pid_t tid;
 	unsigned cpu;
 	int started;
-	uint32_t stop;            /* atomic: this worker alone must stop (CPU offline) */
+	uint32_t stop;            /* this worker alone must stop (CPU offline) */
 	pw_poll_fn poll;
 	void *poll_arg;
-	uint64_t wakeups, timers_expired, work_done, polls_busy, idle_ns, busy_ns;
 } __attribute__((aligned(64)));
 
 /* Start / stop (and join) CPU @c's worker.  Context: the thread managing
