@@ -4,6 +4,9 @@
 #define PW_TESTS_RNG_H
 
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
 
 static uint64_t rng_state;
 
@@ -19,6 +22,21 @@ static inline uint64_t rnd(void)
 static inline uint64_t rnd_below(uint64_t n)
 {
 	return n ? rnd() % n : 0;
+}
+
+/* The seed (PW_SEED, or from the clock) and the operation count (the
+ * environment variable @ops_env, or @def_ops), printed so that a failure
+ * can be replayed. */
+static inline uint64_t rng_seed_and_ops(const char *ops_env, uint64_t def_ops, uint64_t *ops)
+{
+	const char *env_seed = getenv("PW_SEED"), *env_ops = getenv(ops_env);
+	uint64_t seed = env_seed ? strtoull(env_seed, NULL, 0)
+				 : (uint64_t)time(NULL) * 2654435761u ^ (uint64_t)clock();
+	*ops = env_ops ? strtoull(env_ops, NULL, 0) : def_ops;
+	printf("seed %llu (replay: PW_SEED=%llu), %llu operations\n", (unsigned long long)seed,
+	       (unsigned long long)seed, (unsigned long long)*ops);
+	fflush(stdout);
+	return seed;
 }
 
 #endif

@@ -400,15 +400,7 @@ static void run(uint64_t seed, unsigned cpus, unsigned hz, uint64_t start_ns, ui
 
 int main(void)
 {
-	const char *env_seed = getenv("PW_SEED");
-	const char *env_ops = getenv("PW_DIFF_OPS");
-	uint64_t seed = env_seed ? strtoull(env_seed, NULL, 0)
-				 : (uint64_t)time(NULL) * 2654435761u ^ (uint64_t)clock();
-	uint64_t ops = env_ops ? strtoull(env_ops, NULL, 0) : 1000000;
-
-	printf("seed %llu (replay: PW_SEED=%llu), %llu operations\n", (unsigned long long)seed,
-	       (unsigned long long)seed, (unsigned long long)ops);
-	fflush(stdout);
+	uint64_t ops, seed = rng_seed_and_ops("PW_DIFF_OPS", 1000000, &ops);
 
 	run(seed, 4, 1000, 1000000000ull, ops * 7 / 10);
 	printf("ok - 4 CPUs, HZ=1000: %llu ops, %llu fired\n", n_ops, n_fired);

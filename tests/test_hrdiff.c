@@ -326,14 +326,7 @@ static void run(uint64_t seed, uint64_t ops)
 
 int main(void)
 {
-	const char *env_seed = getenv("PW_SEED");
-	const char *env_ops = getenv("PW_HRDIFF_OPS");
-	uint64_t seed = env_seed ? strtoull(env_seed, NULL, 0)
-				 : (uint64_t)time(NULL) * 2654435761u ^ (uint64_t)clock();
-	uint64_t ops = env_ops ? strtoull(env_ops, NULL, 0) : 300000;
-	printf("seed %llu (replay: PW_SEED=%llu), %llu operations\n", (unsigned long long)seed,
-	       (unsigned long long)seed, (unsigned long long)ops);
-	fflush(stdout);
+	uint64_t ops, seed = rng_seed_and_ops("PW_HRDIFF_OPS", 300000, &ops);
 	run(seed, ops);
 	printf("ok - %llu ops, %llu callbacks\n", n_ops, n_fired);
 
