@@ -4,7 +4,8 @@
  * (properties, never timings):
  *  - timer_delete_sync never returns while the callback runs;
  *  - a timer whose callback runs is never moved by a re-arm from another
- *    CPU, and add_timer_on refuses to move it (-EAGAIN);
+ *    CPU, and add_timer_on refuses to move it (-EAGAIN) but may pin it on
+ *    its own CPU, after which delete_sync still waits for the callback;
  *  - pw_run_timers refuses a CPU another thread serves (-EPERM);
  *  - timer_shutdown_sync stops a self-re-arming timer for good;
  *  - a callback may free its own timer.
@@ -100,7 +101,9 @@ static void *arm_from_cpu1(void *arg)
 	CHECK_EQ(pw_timer_delete(&o->t), 1);
 	o->t.expires = pw_jiffies(rt) + 5000;
 	CHECK_EQ(pw_add_timer_on(&o->t, 1), -EAGAIN);
-	CHECK_EQ(pw_add_timer_on(&o->t, 0), 0); /* the CPU it runs on: fine */
+	/* the CPU it runs on: fine, though it changes base (global to
+	 * pinned) while its callback runs */
+	CHECK_EQ(pw_add_timer_on(&o->t, 0), 0);
 	CHECK_EQ(pw_timer_delete(&o->t), 1);
 	pw_cpu_exit(rt);
 	return NULL;
@@ -121,6 +124,7 @@ static void test_running_never_moves(void)
 	CHECK_EQ(pthread_join(th, NULL), 0);
 	st(&o.release, 1);
 	CHECK_EQ(pw_timer_delete_sync(&o.t), 0);
+	CHECK_EQ(ld(&o.in_cb), 0); /* found running on its new base, and waited */
 	CHECK_EQ(o.cpu_seen, 0);
 	/* not running any more: now a re-arm from CPU 1 moves it */
 	CHECK_EQ(pw_cpu_enter(rt, 1), 0);

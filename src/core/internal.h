@@ -19,19 +19,20 @@
 
 #define PW_CACHELINE 64
 
-/* A CPU's two wheel bases, as in the kernel before 6.9: the standard one,
- * and the deferrable one, which never decides when an idle CPU wakes. */
+/* A CPU's three wheel bases, as in Linux 6.9: pinned timers (LOCAL: they
+ * always run on this CPU), the others (GLOBAL: an idle CPU hands their
+ * expiry to the migration hierarchy, src/runtime/tmigr.c), and deferrable
+ * timers (DEF: they never decide when an idle CPU wakes). */
 enum pw__base_kind {
-	PW_BASE_STD = 0,
-	PW_BASE_DEF = 1,
-	PW_NR_BASES = 2,
+	PW_BASE_LOCAL = 0,
+	PW_BASE_GLOBAL = 1,
+	PW_BASE_DEF = 2,
+	PW_NR_BASES = 3,
 };
 
 struct pw__base {
 	struct pw__lock lock;
 	uint32_t cpu;
-	/* The timer whose callback runs now, and its waiters (runwait.h). */
-	struct pw__runwait run;
 	unsigned n_expiring;   /* lists collected by the current run */
 	unsigned expiring_idx[PW_WHEEL_LVL_MAX];
 	struct pw_timer *expiring[PW_WHEEL_LVL_MAX];
@@ -40,6 +41,10 @@ struct pw__base {
 
 struct pw__cpu {
 	struct pw__base base[PW_NR_BASES];
+	/* The wheel timer whose callback runs now, on whichever of the bases
+	 * (runwait.h); one for all three: one thread at a time runs a CPU's
+	 * timers (run_guard). */
+	struct pw__runwait run;
 	struct pw__hrbase hr;
 	uint32_t run_guard; /* 1 while a thread runs this CPU's timers */
 	uint32_t served;    /* 1 while a thread has entered as this CPU */
@@ -101,15 +106,22 @@ struct pw__tls {
 
 extern __thread struct pw__tls pw__tls __attribute__((tls_model("initial-exec")));
 
+/* The base a timer with flags @tf is on: its CPU's DEF base if deferrable,
+ * else LOCAL if pinned, else GLOBAL. */
+static inline unsigned pw__base_kind(uint32_t tf)
+{
+	return (tf & PW_TIMER_DEFERRABLE) ? PW_BASE_DEF
+					  : (tf & PW_TIMER_PINNED) ? PW_BASE_LOCAL : PW_BASE_GLOBAL;
+}
+
 static inline struct pw__base *pw__base_of(struct pw_runtime *rt, uint32_t tf)
 {
-	return &rt->cpus[tf & PW__TF_CPU_MASK]
-			.base[(tf & PW_TIMER_DEFERRABLE) ? PW_BASE_DEF : PW_BASE_STD];
+	return &rt->cpus[tf & PW__TF_CPU_MASK].base[pw__base_kind(tf)];
 }
 
 /* Run every due timer of base @b at jiffy @jnow.  Context: the thread
  * holding the run guard of @b's CPU, no lock held.  Return: callbacks run. */
-int pw__base_run(struct pw__base *b, uint64_t jnow);
+int pw__base_run(struct pw_runtime *rt, struct pw__base *b, uint64_t jnow);
 
 /* The CPU the calling thread acts as on @rt, or -1.  Read once per arm:
  * placement, statistics and kicks all ask it. */

@@ -198,7 +198,7 @@ static int run_cpu(struct pw_runtime *rt, unsigned cpu, uint64_t now)
 	pw__tls.in_run = true;
 	n = pw__hrbase_run(rt, &rt->cpus[cpu].hr, now);
 	for (unsigned k = 0; k < PW_NR_BASES; k++)
-		n += pw__base_run(&rt->cpus[cpu].base[k], jnow);
+		n += pw__base_run(rt, &rt->cpus[cpu].base[k], jnow);
 	pw__tls = saved;
 	return n;
 }
@@ -264,7 +264,7 @@ uint64_t pw_next_expiry_ns(struct pw_runtime *rt, unsigned cpu)
 {
 	if (!rt || cpu >= rt->ncpus)
 		return UINT64_MAX;
-	_Static_assert(PW_BASE_STD == 0 && PW_BASE_DEF == PW_NR_BASES - 1,
+	_Static_assert(PW_BASE_DEF == PW_NR_BASES - 1,
 		       "the deferrable base is the last one");
 	return cpu_next_ns(rt, cpu, PW_BASE_DEF); /* deferrable timers never wake */
 }

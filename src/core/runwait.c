@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Waiting for a running callback: see runwait.h. */
+/* Waiting for a running callback: see runwait.h for the handshake. */
 #include "runwait.h"
 
 #include <stddef.h>
@@ -10,10 +10,9 @@
 
 void pw__runwait_end(struct pw__runwait *rw)
 {
-	__atomic_store_n(&rw->running, NULL, __ATOMIC_RELEASE);
-	if (rw->waiters) {
-		rw->waiters = 0;
-		__atomic_store_n(&rw->seq, rw->seq + 1, __ATOMIC_RELEASE);
+	(void)__atomic_exchange_n(&rw->running, NULL, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&rw->waiters, __ATOMIC_SEQ_CST)) {
+		__atomic_fetch_add(&rw->seq, 1, __ATOMIC_SEQ_CST);
 		pw__futex_wake_all(&rw->seq);
 	}
 }
@@ -21,14 +20,15 @@ void pw__runwait_end(struct pw__runwait *rw)
 void pw__runwait_wait(struct pw__runwait *rw, struct pw__lock *lock, const void *obj,
 		      unsigned round)
 {
+	pw__unlock(lock);
 	if (round < PW_RUNWAIT_SPIN_ROUNDS) {
-		pw__unlock(lock);
 		for (unsigned i = 0; i < PW_RUNWAIT_SPIN_RELAX && pw__runwait_running(rw) == obj; i++)
 			pw__cpu_relax();
 		return;
 	}
-	rw->waiters = 1;
-	uint32_t seq = __atomic_load_n(&rw->seq, __ATOMIC_RELAXED);
-	pw__unlock(lock);
-	pw__futex_wait(&rw->seq, seq);
+	__atomic_fetch_add(&rw->waiters, 1, __ATOMIC_SEQ_CST);
+	uint32_t seq = __atomic_load_n(&rw->seq, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&rw->running, __ATOMIC_SEQ_CST) == obj)
+		pw__futex_wait(&rw->seq, seq);
+	__atomic_fetch_sub(&rw->waiters, 1, __ATOMIC_SEQ_CST);
 }

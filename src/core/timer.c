@@ -133,10 +133,18 @@ static inline void exp_store(struct pw_timer *t, uint64_t e)
 	__atomic_store_n(&t->expires, e, __ATOMIC_RELAXED);
 }
 
-/* Is @t's callback running on @b?  Context: the holder of @b's lock. */
-static inline bool is_running(const struct pw__base *b, const struct pw_timer *t)
+/* The running mark of @b's CPU (shared by its three bases). */
+static inline struct pw__runwait *run_of(struct pw_runtime *rt, const struct pw__base *b)
 {
-	return pw__runwait_running(&b->run) == t;
+	return &rt->cpus[b->cpu].run;
+}
+
+/* Is @t's callback running (on @b's CPU: a timer whose callback runs is
+ * never moved to another CPU)?  Context: the holder of @b's lock, @t on @b. */
+static inline bool is_running(struct pw_runtime *rt, const struct pw__base *b,
+			      const struct pw_timer *t)
+{
+	return pw__runwait_running(run_of(rt, b)) == t;
 }
 
 static inline bool timer_valid(const struct pw_timer *t)
@@ -323,9 +331,9 @@ static inline __attribute__((always_inline)) int mod_timer_opts(struct pw_timer 
 		goto out;
 
 	nb = target_base(rt, self, tf);
-	/* Never move a timer whose callback runs: delete_sync looks for the
-	 * running callback on the base the timer is on. */
-	if (nb != b && !is_running(b, t))
+	/* Never move a timer whose callback runs to another CPU: delete_sync
+	 * looks for the running callback on the timer's CPU. */
+	if (nb != b && !is_running(rt, b, t))
 		b = migrate(rt, t, b, nb, 0);
 
 	exp_store(t, expires);
@@ -392,13 +400,15 @@ int pw_add_timer_on(struct pw_timer *t, unsigned cpu)
 		ret = -EBUSY;
 		goto out;
 	}
-	if ((tf & PW__TF_CPU_MASK) != cpu) {
-		if (is_running(b, t)) {
-			ret = -EAGAIN;
-			goto out;
-		}
-		b = migrate(t->pw_rt, t, b, pw__base_of(t->pw_rt, (tf & ~PW__TF_CPU_MASK) | cpu),
-			    PW_TIMER_PINNED);
+	struct pw__base *nb = pw__base_of(t->pw_rt, (tf & ~PW__TF_CPU_MASK) | cpu | PW_TIMER_PINNED);
+	if (nb->cpu != b->cpu && is_running(t->pw_rt, b, t)) {
+		ret = -EAGAIN;
+		goto out;
+	}
+	if (nb != b) {
+		/* another CPU, or the pinned base of this one (the running mark
+		 * is per CPU, so a running timer may change base on its CPU) */
+		b = migrate(t->pw_rt, t, b, nb, PW_TIMER_PINNED);
 	} else {
 		tf_store(t, tf | PW_TIMER_PINNED);
 		pw__wheel_forward(&b->wheel, pw__jiffies_seen(t->pw_rt));
@@ -454,12 +464,12 @@ static int delete_sync_common(struct pw_timer *t, bool shutdown)
 
 		if (shutdown)
 			tf_store(t, tf_load(t) | PW__TF_SHUTDOWN);
-		if (!is_running(b, t)) {
+		if (!is_running(t->pw_rt, b, t)) {
 			int ret = detach_if_pending(b, t);
 			pw__unlock(&b->lock);
 			return ret;
 		}
-		pw__runwait_wait(&b->run, &b->lock, t, round); /* drops the lock */
+		pw__runwait_wait(run_of(t->pw_rt, b), &b->lock, t, round); /* drops the lock */
 	}
 }
 
@@ -475,15 +485,16 @@ int pw_timer_shutdown_sync(struct pw_timer *t)
 
 /* Run the collected list *@head.  Context: the runner, @b locked; returns
  * with @b locked, having dropped it around each callback. */
-static int expire_list(struct pw__base *b, struct pw_timer **head)
+static int expire_list(struct pw_runtime *rt, struct pw__base *b, struct pw_timer **head)
 {
+	struct pw__runwait *run = run_of(rt, b);
 	struct pw_timer *t;
 	int n = 0;
 
 	while ((t = *head)) {
 		void (*fn)(struct pw_timer *) = t->function;
 
-		pw__runwait_begin(&b->run, t);
+		pw__runwait_begin(run, t);
 		pw__wheel_detach(&b->wheel, t);
 		pw__unlock(&b->lock);
 
@@ -494,12 +505,12 @@ static int expire_list(struct pw__base *b, struct pw_timer **head)
 		n++;
 
 		pw__lock(&b->lock);
-		pw__runwait_end(&b->run);
+		pw__runwait_end(run);
 	}
 	return n;
 }
 
-int pw__base_run(struct pw__base *b, uint64_t jnow)
+int pw__base_run(struct pw_runtime *rt, struct pw__base *b, uint64_t jnow)
 {
 	struct pw__wheel *w = &b->wheel;
 	int n = 0;
@@ -510,7 +521,7 @@ int pw__base_run(struct pw__base *b, uint64_t jnow)
 		b->n_expiring = lists;
 		/* Coarsest level first, as the kernel. */
 		while (lists--)
-			n += expire_list(b, &b->expiring[lists]);
+			n += expire_list(rt, b, &b->expiring[lists]);
 		b->n_expiring = 0;
 	}
 	pw__unlock(&b->lock);
@@ -519,14 +530,23 @@ int pw__base_run(struct pw__base *b, uint64_t jnow)
 
 int pw__base_check(struct pw_runtime *rt, struct pw__base *b)
 {
+	static const char *const names[PW_NR_BASES] = {"local", "global", "def"};
 	char who[48];
-	uint32_t kind_bit = b == &rt->cpus[b->cpu].base[PW_BASE_DEF] ? PW_TIMER_DEFERRABLE : 0;
-	snprintf(who, sizeof(who), "cpu %u base %s", b->cpu, kind_bit ? "def" : "std");
+	unsigned kind = (unsigned)(b - rt->cpus[b->cpu].base);
+	/* what every timer on this base has in its flags */
+	uint32_t mask = PW__TF_CPU_MASK | PW_TIMER_DEFERRABLE | PW__TF_MAGIC_MASK;
+	uint32_t want = b->cpu | PW__TF_MAGIC;
+	if (kind == PW_BASE_DEF)
+		want |= PW_TIMER_DEFERRABLE;
+	else
+		mask |= PW_TIMER_PINNED;
+	if (kind == PW_BASE_LOCAL)
+		want |= PW_TIMER_PINNED;
+	snprintf(who, sizeof(who), "cpu %u base %s", b->cpu, names[kind]);
 
 	pw__lock(&b->lock);
-	int ret = pw__wheel_check(&b->wheel, b->expiring, b->expiring_idx, b->n_expiring,
-				  PW__TF_CPU_MASK | PW_TIMER_DEFERRABLE | PW__TF_MAGIC_MASK,
-				  b->cpu | kind_bit | PW__TF_MAGIC, who);
+	int ret = pw__wheel_check(&b->wheel, b->expiring, b->expiring_idx, b->n_expiring, mask,
+				  want, who);
 	pw__unlock(&b->lock);
 	return ret;
 }

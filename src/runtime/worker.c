@@ -436,9 +436,10 @@ int pw_stats_read(struct pw_runtime *rt, unsigned cpu, struct pw_cpu_stats *out)
 	out->armed = ld64(&wk->armed);
 	out->same_bucket = ld64(&wk->same_bucket);
 	out->remote_arms = ld64(&wk->remote_arms);
-	struct pw__lock *locks[] = {&rt->cpus[cpu].base[PW_BASE_STD].lock,
+	struct pw__lock *locks[] = {&rt->cpus[cpu].base[PW_BASE_LOCAL].lock,
+				    &rt->cpus[cpu].base[PW_BASE_GLOBAL].lock,
 				    &rt->cpus[cpu].base[PW_BASE_DEF].lock, &rt->cpus[cpu].hr.lock};
-	for (unsigned i = 0; i < 3; i++) {
+	for (unsigned i = 0; i < sizeof(locks) / sizeof(locks[0]); i++) {
 		out->lock_waits += ld64(&locks[i]->waits);
 		out->lock_wait_ns += ld64(&locks[i]->wait_ns);
 	}
