@@ -8,6 +8,7 @@
 #define PW_TESTS_SERVE_H
 
 #include <pthread.h>
+#include <sched.h>
 #include <string.h>
 #include <time.h>
 
@@ -57,10 +58,15 @@ static inline void serve_stop(struct server *s)
 
 /*
  * Who serves a stress test's CPUs, chosen by its first argument:
- *   (none)    one bring-your-own-loop thread per CPU (serve_loop above);
- *   workers   the runtime's worker threads (pw_runtime_start);
- *   push      loop threads, under PW_MIGRATION_PUSH with CPU 0 busy and the
- *             others idle, so arms on CPUs 1.. move timers to CPU 0.
+ *   (none)  one bring-your-own-loop thread per CPU (serve_loop above), all
+ *           busy: every policy then enqueues on the arming CPU;
+ *   off     the runtime's worker threads (pw_runtime_start), under
+ *           PW_MIGRATION_OFF: each idle worker wakes for its own timers;
+ *   push    workers under PW_MIGRATION_PUSH, with CPU 0 kept busy by a
+ *           poll hook that always reports work, so arms on the idle CPUs
+ *           move non-pinned timers to CPU 0;
+ *   pull    workers under PW_MIGRATION_PULL (the default): sleeping
+ *           workers hand their global timers to a migrator.
  */
 #define SERVE_MAX 16
 
@@ -71,6 +77,16 @@ struct servers {
 	struct server s[SERVE_MAX];
 };
 
+/* CPU 0's poll hook in "push" mode: always busy, but yields the core. */
+static int serve_busy_poll(struct pw_runtime *rt, unsigned cpu, void *arg)
+{
+	(void)rt;
+	(void)cpu;
+	(void)arg;
+	sched_yield();
+	return 1;
+}
+
 static inline void servers_start(struct servers *sv, struct pw_runtime *rt, unsigned n,
 				 int argc, char **argv)
 {
@@ -78,11 +94,17 @@ static inline void servers_start(struct servers *sv, struct pw_runtime *rt, unsi
 	CHECK(n <= SERVE_MAX);
 	sv->rt = rt;
 	sv->n = n;
-	sv->workers = !strcmp(mode, "workers");
-	if (!strcmp(mode, "push")) {
+	sv->workers = 1;
+	if (!strcmp(mode, "off")) {
+		CHECK_EQ(pw_set_migration(rt, PW_MIGRATION_OFF), 0);
+	} else if (!strcmp(mode, "push")) {
 		CHECK_EQ(pw_set_migration(rt, PW_MIGRATION_PUSH), 0);
-		for (unsigned c = 1; c < n; c++)
-			CHECK_EQ(pw_cpu_set_busy(rt, c, 0), 0);
+		CHECK_EQ(pw_set_poll(rt, 0, serve_busy_poll, NULL), 0);
+	} else if (!strcmp(mode, "pull")) {
+		CHECK_EQ(pw_set_migration(rt, PW_MIGRATION_PULL), 0);
+	} else {
+		CHECK(!*mode);
+		sv->workers = 0;
 	}
 	if (sv->workers)
 		CHECK_EQ(pw_runtime_start(rt), 0);

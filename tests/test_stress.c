@@ -10,7 +10,9 @@
  *    (a delete that found it pending) once everything has drained: each arm
  *    fires exactly once unless cancelled, and nothing is lost;
  *  every callback runs on the CPU the timer is on (pw_this_cpu() ==
- *    pw_timer_cpu()), never two at once for one timer;
+ *    pw_timer_cpu()), except that under PW_MIGRATION_PULL a global timer
+ *    of an idle CPU runs on its migrator (pinned and deferrable ones
+ *    never do); never two at once for one timer;
  *  owned timers (one arming thread + their own callback): never early, and
  *    after timer_delete_sync / timer_shutdown_sync returns the callback is
  *    not running and does not run again until re-armed;
@@ -78,6 +80,20 @@ static void count(long *c, long d)
 	__atomic_fetch_add(c, d, __ATOMIC_RELAXED);
 }
 
+static long pulled_cbs; /* atomic: callbacks a migrator ran */
+
+static void check_cpu(struct pw_timer *t)
+{
+	int self = pw_this_cpu(), cpu = pw_timer_cpu(t);
+	CHECK(self >= 0 && self < NCPUS);
+	if (self == cpu)
+		return;
+	CHECK_EQ(pw_get_migration(rt), PW_MIGRATION_PULL);
+	CHECK(!(__atomic_load_n(&t->pw_flags, __ATOMIC_RELAXED) &
+		(PW_TIMER_PINNED | PW_TIMER_DEFERRABLE)));
+	__atomic_fetch_add(&pulled_cbs, 1, __ATOMIC_RELAXED);
+}
+
 static void shared_arm(struct shared *s, uint64_t e)
 {
 	int r = pw_mod_timer(&s->t, e);
@@ -90,7 +106,7 @@ static void shared_fn(struct pw_timer *t)
 {
 	struct shared *s = pw_container_of(t, struct shared, t);
 	CHECK_EQ(__atomic_exchange_n(&s->in_cb, 1, __ATOMIC_ACQ_REL), 0);
-	CHECK_EQ(pw_timer_cpu(t), pw_this_cpu());
+	check_cpu(t);
 	count(&s->fires, 1);
 	if (!__atomic_load_n(&quiet, __ATOMIC_ACQUIRE)) {
 		uint64_t r = xs(&cb_rng);
@@ -117,7 +133,7 @@ static void owned_fn(struct pw_timer *t)
 {
 	struct owned *o = pw_container_of(t, struct owned, t);
 	__atomic_store_n(&o->in_cb, 1, __ATOMIC_RELEASE);
-	CHECK_EQ(pw_timer_cpu(t), pw_this_cpu());
+	check_cpu(t);
 	pthread_mutex_lock(&o->mu);
 	CHECK(!o->quiesced); /* no callback after a sync delete returned */
 	if (o->have)
@@ -142,7 +158,7 @@ static void nudge_fn(struct pw_work *w)
 
 static void freer_fn(struct pw_timer *t)
 {
-	CHECK_EQ(pw_timer_cpu(t), pw_this_cpu());
+	check_cpu(t);
 	free(pw_container_of(t, struct freer, t));
 	count(&freed, 1);
 }
@@ -349,6 +365,7 @@ int main(int argc, char **argv)
 		for (unsigned k = 0; k < NOWNED; k++)
 			pthread_mutex_destroy(&armers[a].owned[k].mu);
 	printf("ok - shared: %ld activations = %ld fires + %ld removals; owned fires %ld; "
-	       "self-freed %ld\n", acts, fires, rems, ofires, freed);
+	       "self-freed %ld; run by a migrator %ld\n", acts, fires, rems, ofires, freed,
+	       pulled_cbs);
 	return 0;
 }

@@ -8,6 +8,10 @@
  *  - a remote arm later than the worker's next event sends no kick;
  *    an earlier one does;
  *  - deferrable timers do not wake an idle worker;
+ *  - under PULL, a global timer of a sleeping CPU runs on the migrator
+ *    without waking that CPU, never early; a pinned one wakes its CPU; with
+ *    every worker asleep, the last to sleep wakes for it, and an idle
+ *    runtime again makes 0 wake-ups;
  *  - stop/start keeps pending timers, and they fire once after the restart;
  *  - queued work runs once, on its CPU, in the order one thread queued it;
  *    the poll hook runs and keeps the CPU busy while it reports work;
@@ -115,6 +119,8 @@ static void test_remote_arm_kicks(void)
 {
 	struct probe p = {0}, q = {0}, d = {0};
 	make_rt(2);
+	/* each idle CPU wakes for its own timers (PULL: test_pull_workers) */
+	CHECK_EQ(pw_set_migration(rt, PW_MIGRATION_OFF), 0);
 	CHECK_EQ(pw_timer_setup(rt, &p.t, wheel_fn, 0), 0);
 	CHECK_EQ(pw_hrtimer_setup(rt, &p.h, hr_fn, CLOCK_MONOTONIC, 0), 0);
 	CHECK_EQ(pw_timer_setup(rt, &q.t, wheel_fn, 0), 0);
@@ -165,6 +171,77 @@ static void test_remote_arm_kicks(void)
 	CHECK_EQ(pw_mod_timer(&q.t, pw_jiffies(rt) + 5), 0);
 	wait_fired(&q, 2);
 	wait_fired(&d, 1);
+
+	CHECK_EQ(pw_runtime_stop(rt), 0);
+	CHECK_EQ(pw_runtime_check(rt), 0);
+	pw_runtime_destroy(rt);
+}
+
+static int busy_poll(struct pw_runtime *r, unsigned cpu, void *arg)
+{
+	(void)r;
+	(void)cpu;
+	sched_yield();
+	return __atomic_load_n((int *)arg, __ATOMIC_ACQUIRE);
+}
+
+static uint64_t cpu_stat(unsigned cpu, uint64_t (*field)(const struct pw_cpu_stats *))
+{
+	struct pw_cpu_stats s;
+	CHECK_EQ(pw_stats_read(rt, cpu, &s), 0);
+	return field(&s);
+}
+
+static uint64_t f_pulled(const struct pw_cpu_stats *s)
+{
+	return s->pulled;
+}
+
+static void test_pull_workers(void)
+{
+	struct probe g = {0}, pin = {0};
+	static int spin = 1;
+	make_rt(2);
+	CHECK_EQ(pw_get_migration(rt), PW_MIGRATION_PULL);
+	CHECK_EQ(pw_timer_setup(rt, &g.t, wheel_fn, 0), 0); /* on CPU 0 */
+	CHECK_EQ(pw_timer_setup(rt, &pin.t, wheel_fn, 0), 0);
+	/* CPU 1 never sleeps: it stays active, the migrator */
+	CHECK_EQ(pw_set_poll(rt, 1, busy_poll, &spin), 0);
+	CHECK_EQ(pw_runtime_start(rt), 0);
+	sleep_ms(50);
+
+	uint64_t w0 = cpu_stat(0, f_wakeups), k0 = cpu_stat(0, f_kicks);
+	uint64_t j = pw_jiffies(rt);
+	CHECK_EQ(pw_mod_timer(&g.t, j + 5), 0); /* by no CPU: stays on CPU 0 */
+	CHECK_EQ(pw_timer_cpu(&g.t), 0);
+	wait_fired(&g, 1);
+	CHECK_EQ(g.cpu, 1);
+	CHECK(g.at_ns >= pw_jiffies_to_ns(rt, j + 5)); /* never early */
+	CHECK_EQ(cpu_stat(0, f_wakeups), w0); /* CPU 0 slept through it */
+	CHECK_EQ(cpu_stat(0, f_kicks), k0);
+	CHECK_EQ(cpu_stat(1, f_pulled), 1);
+	printf("  pulled wheel timer: %.1f us after its jiffy began\n",
+	       (double)(g.at_ns - pw_jiffies_to_ns(rt, j + 5)) / 1e3);
+
+	/* pinned: wakes CPU 0 and runs there */
+	pin.t.expires = pw_jiffies(rt) + 5;
+	CHECK_EQ(pw_add_timer_on(&pin.t, 0), 0);
+	wait_fired(&pin, 1);
+	CHECK_EQ(pin.cpu, 0);
+	CHECK(cpu_stat(0, f_wakeups) > w0);
+
+	/* every worker asleep: the last one to sleep wakes for the timer */
+	__atomic_store_n(&spin, 0, __ATOMIC_RELEASE);
+	sleep_ms(50);
+	j = pw_jiffies(rt);
+	CHECK_EQ(pw_mod_timer(&g.t, j + 5), 0);
+	wait_fired(&g, 2);
+	CHECK(g.at_ns >= pw_jiffies_to_ns(rt, j + 5));
+	sleep_ms(50);
+	/* nothing armed: nobody wakes */
+	uint64_t w1 = total(f_wakeups);
+	sleep_ms(300);
+	CHECK_EQ(total(f_wakeups), w1);
 
 	CHECK_EQ(pw_runtime_stop(rt), 0);
 	CHECK_EQ(pw_runtime_check(rt), 0);
@@ -325,6 +402,7 @@ int main(void)
 	RUN(test_bad_input);
 	RUN(test_idle_zero_wakeups);
 	RUN(test_remote_arm_kicks);
+	RUN(test_pull_workers);
 	RUN(test_stop_start_keeps_timers);
 	RUN(test_work_and_poll);
 	RUN(test_vmstat);

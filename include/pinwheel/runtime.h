@@ -36,8 +36,12 @@ enum pw_migration {
 				* a busy CPU (this CPU if busy, else the first
 				* busy one); hrtimers stay local when they would
 				* be the first timer of that CPU */
-	PW_MIGRATION_PULL = 2, /* 6.9: idle CPUs' global timers expired by a
-				* migrator; not implemented yet */
+	PW_MIGRATION_PULL = 2, /* 6.9, the default: enqueue on the arming CPU;
+				* a CPU going idle hands its non-pinned timers'
+				* first expiry up a hierarchy of groups of 8, and
+				* an active CPU per group (the migrator) expires
+				* them; pinned timers and hrtimers stay and wake
+				* their CPU; deferrable timers never wake it */
 };
 
 /* Per-CPU statistics (pw_stats_read()).  Counters since pw_runtime_create(). */
@@ -49,6 +53,7 @@ struct pw_cpu_stats {
 	uint64_t work_done;       /* work items run */
 	uint64_t polls_busy;      /* poll hook calls that reported work */
 	uint64_t pushed;          /* timers this CPU armed that the policy put on another */
+	uint64_t pulled;          /* idle CPUs' timers this CPU expired as their migrator */
 	/* wheel-timer arms made by this CPU's thread (threads that are no CPU
 	 * are not counted); the inline fast path 1 (same expiry) is not
 	 * counted either: counting it would cost it a thread-local access */
@@ -114,10 +119,13 @@ int pw_set_poll(struct pw_runtime *rt, unsigned cpu, pw_poll_fn fn, void *arg);
 
 /**
  * pw_set_migration() - choose the migration policy for non-pinned timers;
- * takes effect for the next arms.  Default: PW_MIGRATION_OFF.
+ * takes effect for the next arms (PUSH) and the next time a CPU goes idle
+ * (PULL).  Default: PW_MIGRATION_PULL.  Without workers, a CPU is idle for
+ * PULL while it is marked so with pw_cpu_set_busy(); with workers, while
+ * its worker sleeps.  Timers already handed up stay with their migrator
+ * until their CPU wakes.
  * Context: any thread.
- * Return: 0; -EINVAL (NULL or unknown); -EOPNOTSUPP (PW_MIGRATION_PULL,
- * not implemented yet).
+ * Return: 0; -EINVAL (NULL or unknown).
  */
 int pw_set_migration(struct pw_runtime *rt, enum pw_migration policy);
 

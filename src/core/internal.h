@@ -12,6 +12,7 @@
 #include <pinwheel/pinwheel.h>
 
 #include "../hrtimer/hrbase.h"
+#include "../runtime/tmigr.h"
 #include "../runtime/worker.h"
 #include "lock.h"
 #include "runwait.h"
@@ -65,6 +66,7 @@ struct pw_runtime {
 	uint32_t workers_stop; /* atomic: workers told to stop */
 	uint32_t workers_pinned; /* atomic: set by pw_runtime_start() */
 	uint32_t migration;        /* enum pw_migration, atomic */
+	struct pw__tmigr tmigr;    /* the PULL hierarchy (src/runtime/tmigr.c) */
 	/* The latest jiffies value any thread read (pw_jiffies(), a timer
 	 * run): what arming forwards an idle base to, instead of reading the
 	 * clock on every arm (the kernel's jiffies variable plays this part).
@@ -123,6 +125,10 @@ static inline struct pw__base *pw__base_of(struct pw_runtime *rt, uint32_t tf)
  * holding the run guard of @b's CPU, no lock held.  Return: callbacks run. */
 int pw__base_run(struct pw_runtime *rt, struct pw__base *b, uint64_t jnow);
 
+/* Earliest bucket of @b as a pw_now_ns() time, or UINT64_MAX.  Context:
+ * any thread holding no base lock; takes @b's. */
+uint64_t pw__base_next_ns(struct pw_runtime *rt, struct pw__base *b);
+
 /* The CPU the calling thread acts as on @rt, or -1.  Read once per arm:
  * placement, statistics and kicks all ask it. */
 static inline int pw__self(const struct pw_runtime *rt)
@@ -166,13 +172,26 @@ static inline void pw__kick_remote(struct pw_runtime *rt, int self, unsigned cpu
 }
 
 /* After enqueueing a wheel timer on @b for bucket jiffy @bucket_j (and
- * unlocking): deferrable timers never wake a worker; others may.  The
- * cheap test first: on the arm path, with no workers, this is one load. */
+ * unlocking), by the thread acting as CPU @self.  On @self's own bases
+ * there is nothing to do, except in a runtime without workers where @self
+ * may be marked idle (pw_cpu_set_busy()) and so be idle in the migration
+ * hierarchy; a worker is always active there while it runs.  On another
+ * CPU: deferrable timers never wake anybody; pinned ones may kick that
+ * CPU's worker; global ones go through the hierarchy, which lowers an idle
+ * CPU's handed-up event instead of waking it (pw__tmigr_notify()). */
 static inline void pw__maybe_kick(struct pw_runtime *rt, int self, const struct pw__base *b,
 				  uint64_t bucket_j)
 {
-	if (__atomic_load_n(&rt->workers_on, __ATOMIC_RELAXED) && self != (int)b->cpu &&
-	    b != &rt->cpus[b->cpu].base[PW_BASE_DEF])
+	const struct pw__base *bases = rt->cpus[b->cpu].base;
+	if (self == (int)b->cpu) {
+		if (b == &bases[PW_BASE_GLOBAL] && !__atomic_load_n(&rt->workers_on, __ATOMIC_RELAXED) &&
+		    pw__tmigr_idle(rt, b->cpu))
+			pw__tmigr_notify(rt, b->cpu, pw_jiffies_to_ns(rt, bucket_j));
+		return;
+	}
+	if (b == &bases[PW_BASE_GLOBAL])
+		pw__tmigr_notify(rt, b->cpu, pw_jiffies_to_ns(rt, bucket_j));
+	else if (b == &bases[PW_BASE_LOCAL] && __atomic_load_n(&rt->workers_on, __ATOMIC_RELAXED))
 		pw__kick(rt, b->cpu, pw_jiffies_to_ns(rt, bucket_j));
 }
 

@@ -86,6 +86,13 @@ int pw_runtime_create(const struct pw_config *cfg, struct pw_runtime **out)
 		free(rt);
 		return -ENOMEM;
 	}
+	if (pw__tmigr_init(rt)) {
+		pw__workers_free(rt);
+		free(rt->cpus);
+		free(rt);
+		return -ENOMEM;
+	}
+	rt->migration = PW_MIGRATION_PULL;
 	rt->hz = cfg->hz;
 	rt->tick_ns = 1000000000ull / cfg->hz;
 	rt->clock = cfg->clock;
@@ -121,6 +128,7 @@ void pw_runtime_destroy(struct pw_runtime *rt)
 	}
 	for (unsigned c = 0; c < rt->ncpus; c++)
 		pw__hrbase_destroy(&rt->cpus[c].hr);
+	pw__tmigr_free(rt);
 	pw__workers_free(rt);
 	free(rt->cpus);
 	free(rt);
@@ -147,7 +155,7 @@ int pw_runtime_check(struct pw_runtime *rt)
 		if (pw__hrbase_check(&rt->cpus[c].hr))
 			return -EFAULT;
 	}
-	return 0;
+	return pw__tmigr_check(rt) ? -EFAULT : 0;
 }
 
 int pw_cpu_enter(struct pw_runtime *rt, unsigned cpu)
@@ -184,9 +192,11 @@ int pw_this_cpu(void)
 }
 
 /* Run @cpu's due timers at clock reading @now as that CPU: hrtimers
- * first, then the wheel (the kernel's interrupt, then softirq).  Context:
- * the holder of @cpu's run guard. */
-static int run_cpu(struct pw_runtime *rt, unsigned cpu, uint64_t now)
+ * first, then the wheel (the kernel's interrupt, then softirq), then the
+ * idle CPUs' global timers it handles as a migrator (tmigr.c).
+ * Context: the holder of @cpu's run guard (the simulation: of every
+ * guard, @guards_held). */
+static int run_cpu(struct pw_runtime *rt, unsigned cpu, uint64_t now, bool guards_held)
 {
 	struct pw__tls saved = pw__tls;
 	uint64_t jnow = now / rt->tick_ns;
@@ -199,6 +209,10 @@ static int run_cpu(struct pw_runtime *rt, unsigned cpu, uint64_t now)
 	n = pw__hrbase_run(rt, &rt->cpus[cpu].hr, now);
 	for (unsigned k = 0; k < PW_NR_BASES; k++)
 		n += pw__base_run(rt, &rt->cpus[cpu].base[k], jnow);
+	n += pw__tmigr_handle(rt, cpu, now, guards_held);
+	/* an idle CPU woken for a pinned timer ran its global ones too */
+	if (pw__tmigr_idle(rt, cpu))
+		pw__tmigr_refresh(rt, cpu);
 	pw__tls = saved;
 	return n;
 }
@@ -230,14 +244,12 @@ int pw_run_timers(struct pw_runtime *rt, unsigned cpu)
 		return -EPERM;
 	if (!pw__guard_try(c))
 		return -EBUSY;
-	int n = run_cpu(rt, cpu, pw_now_ns(rt));
+	int n = run_cpu(rt, cpu, pw_now_ns(rt), false);
 	pw__guard_release(c);
 	return n;
 }
 
-/* Earliest bucket of @b as a pw_now_ns() time, or UINT64_MAX.  Context:
- * any thread holding no base lock; takes @b's. */
-static uint64_t base_next_ns(struct pw_runtime *rt, struct pw__base *b)
+uint64_t pw__base_next_ns(struct pw_runtime *rt, struct pw__base *b)
 {
 	uint64_t ns = UINT64_MAX;
 	pw__lock(&b->lock);
@@ -247,16 +259,27 @@ static uint64_t base_next_ns(struct pw_runtime *rt, struct pw__base *b)
 	return ns;
 }
 
-/* Earliest event of @cpu in ns: hrtimers and the bases below @nbases (the
- * standard one alone leaves deferrable timers out). */
-static uint64_t cpu_next_ns(struct pw_runtime *rt, unsigned cpu, unsigned nbases)
+static inline void take_min(uint64_t *best, uint64_t v)
 {
-	uint64_t best = pw__hrbase_next_ns(rt, &rt->cpus[cpu].hr);
-	for (unsigned k = 0; k < nbases; k++) {
-		uint64_t ns = base_next_ns(rt, &rt->cpus[cpu].base[k]);
-		if (ns < best)
-			best = ns;
+	if (v < *best)
+		*best = v;
+}
+
+/* Earliest event @cpu must act on, in ns: its hrtimers and pinned timers;
+ * its global timers unless it is idle in the migration hierarchy (then a
+ * migrator runs them); its deferrable timers if @def and it is not idle
+ * there; and the other CPUs' events it handles as a migrator or waker. */
+static uint64_t cpu_next_ns(struct pw_runtime *rt, unsigned cpu, bool def)
+{
+	struct pw__cpu *c = &rt->cpus[cpu];
+	uint64_t best = pw__hrbase_next_ns(rt, &c->hr);
+	take_min(&best, pw__base_next_ns(rt, &c->base[PW_BASE_LOCAL]));
+	if (!pw__tmigr_idle(rt, cpu)) {
+		take_min(&best, pw__base_next_ns(rt, &c->base[PW_BASE_GLOBAL]));
+		if (def)
+			take_min(&best, pw__base_next_ns(rt, &c->base[PW_BASE_DEF]));
 	}
+	take_min(&best, pw__tmigr_duty(rt, cpu));
 	return best;
 }
 
@@ -264,9 +287,7 @@ uint64_t pw_next_expiry_ns(struct pw_runtime *rt, unsigned cpu)
 {
 	if (!rt || cpu >= rt->ncpus)
 		return UINT64_MAX;
-	_Static_assert(PW_BASE_DEF == PW_NR_BASES - 1,
-		       "the deferrable base is the last one");
-	return cpu_next_ns(rt, cpu, PW_BASE_DEF); /* deferrable timers never wake */
+	return cpu_next_ns(rt, cpu, false); /* deferrable timers never wake */
 }
 
 int pw_sim_advance(struct pw_runtime *rt, uint64_t ns)
@@ -290,7 +311,9 @@ int pw_sim_advance(struct pw_runtime *rt, uint64_t ns)
 		for (unsigned c = 0; c < rt->ncpus; c++) {
 			if (__atomic_load_n(&rt->cpus[c].offline, __ATOMIC_ACQUIRE))
 				continue;
-			uint64_t e = cpu_next_ns(rt, c, PW_NR_BASES); /* sim CPUs are busy */
+			/* a CPU that is not idle in the hierarchy is awake: it
+			 * runs its deferrable timers when they are due */
+			uint64_t e = cpu_next_ns(rt, c, true);
 			if (e < best) {
 				best = e;
 				best_cpu = c;
@@ -302,7 +325,7 @@ int pw_sim_advance(struct pw_runtime *rt, uint64_t ns)
 			now = best;
 			pw__sim_set(rt, now);
 		}
-		run_cpu(rt, best_cpu, now);
+		run_cpu(rt, best_cpu, now, true);
 	}
 	if (target > now)
 		pw__sim_set(rt, target);

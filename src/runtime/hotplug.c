@@ -9,7 +9,9 @@
  * target); every timer it held (wheel, both bases, and hrtimers; pinned
  * ones too, as the kernel does on hotplug) moves to the first online CPU
  * with the MIGRATING protocol, one timer at a time, so no two base locks
- * are ever held together.  The receiving worker is kicked once.
+ * are ever held together.  The receiving worker is kicked once.  In the
+ * migration hierarchy the CPU goes idle with nothing handed up (if it was
+ * the waker, the receiving CPU takes that over).
  * Online: the mark is cleared, the guard released, the worker restarted.
  *
  * Context of both: a thread managing the runtime, not the CPU's own thread.
@@ -47,6 +49,11 @@ int pw_cpu_offline(struct pw_runtime *rt, unsigned cpu)
 
 	int moved = pw__wheel_move_all(rt, cpu, (unsigned)to);
 	int hr = pw__hr_move_all(rt, cpu, (unsigned)to);
+	/* idle in the migration hierarchy for good, with nothing handed up;
+	 * the receiving CPU's handed-up event (if it is idle) is recomputed */
+	pw__tmigr_deactivate(rt, cpu);
+	pw__tmigr_offline(rt, cpu, (unsigned)to);
+	pw__tmigr_refresh(rt, (unsigned)to);
 	if (__atomic_load_n(&rt->workers_on, __ATOMIC_ACQUIRE))
 		pw__kick(rt, (unsigned)to, 0);
 	if (hr < 0)
@@ -63,6 +70,7 @@ int pw_cpu_online(struct pw_runtime *rt, unsigned cpu)
 		return -EALREADY;
 	__atomic_store_n(&c->offline, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&rt->workers[cpu].busy, 1, __ATOMIC_RELAXED);
+	pw__tmigr_activate(rt, cpu);
 	pw__guard_release(c);
 	if (__atomic_load_n(&rt->workers_on, __ATOMIC_ACQUIRE))
 		return pw__worker_start(rt, cpu);

@@ -7,6 +7,7 @@
  *   us sy id  user, system and idle time of the workers, % of their CPUs
  *   tim    timer callbacks per second;  kick  kicks per second;
  *   push   timers pushed to another CPU per second (PW_MIGRATION_PUSH)
+ *   pull   idle CPUs' timers expired by a migrator per second (PULL)
  * Everything is the difference of two pw_stats_read() snapshots per CPU.
  */
 #define _GNU_SOURCE
@@ -18,7 +19,7 @@
 #include "../core/internal.h"
 
 struct totals {
-	uint64_t in, cs, user, sys, idle, tim, kick, push, now;
+	uint64_t in, cs, user, sys, idle, tim, kick, push, pull, now;
 };
 
 static void sum(struct pw_runtime *rt, struct totals *t)
@@ -35,6 +36,7 @@ static void sum(struct pw_runtime *rt, struct totals *t)
 		t->tim += s.timers_expired;
 		t->kick += s.kicks_received;
 		t->push += s.pushed;
+		t->pull += s.pulled;
 	}
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -52,8 +54,8 @@ int pw_vmstat(struct pw_runtime *rt, FILE *out, unsigned interval_ms, unsigned c
 	if (!rt || !out || !interval_ms)
 		return -EINVAL;
 	struct totals a, b;
-	fprintf(out, "%10s %9s %4s %4s %4s %10s %9s %9s\n", "in", "cs", "us", "sy", "id", "tim",
-		"kick", "push");
+	fprintf(out, "%10s %9s %4s %4s %4s %10s %9s %9s %9s\n", "in", "cs", "us", "sy", "id", "tim",
+		"kick", "push", "pull");
 	sum(rt, &a);
 	for (unsigned i = 0; !count || i < count; i++) {
 		struct timespec ts = {(time_t)(interval_ms / 1000), (long)(interval_ms % 1000) * 1000000};
@@ -61,11 +63,12 @@ int pw_vmstat(struct pw_runtime *rt, FILE *out, unsigned interval_ms, unsigned c
 		sum(rt, &b);
 		double secs = (double)(b.now - a.now) / 1e9;
 		double cpu_ns = (double)(b.now - a.now) * rt->ncpus;
-		fprintf(out, "%10.0f %9.0f %4.0f %4.0f %4.0f %10.0f %9.0f %9.0f\n",
+		fprintf(out, "%10.0f %9.0f %4.0f %4.0f %4.0f %10.0f %9.0f %9.0f %9.0f\n",
 			(double)(b.in - a.in) / secs, (double)(b.cs - a.cs) / secs,
 			pct(b.user - a.user, cpu_ns), pct(b.sys - a.sys, cpu_ns),
 			pct(b.idle - a.idle, cpu_ns), (double)(b.tim - a.tim) / secs,
-			(double)(b.kick - a.kick) / secs, (double)(b.push - a.push) / secs);
+			(double)(b.kick - a.kick) / secs, (double)(b.push - a.push) / secs,
+			(double)(b.pull - a.pull) / secs);
 		fflush(out);
 		a = b;
 	}

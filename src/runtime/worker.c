@@ -98,9 +98,20 @@ int pw_set_migration(struct pw_runtime *rt, enum pw_migration policy)
 	if (!rt || (policy != PW_MIGRATION_OFF && policy != PW_MIGRATION_PUSH &&
 		    policy != PW_MIGRATION_PULL))
 		return -EINVAL;
-	if (policy == PW_MIGRATION_PULL)
-		return -EOPNOTSUPP;
 	__atomic_store_n(&rt->migration, (uint32_t)policy, __ATOMIC_RELAXED);
+	/* Without workers, the busy/idle marks (pw_cpu_set_busy()) say which
+	 * CPUs are idle in the hierarchy, under PULL only; with workers, each
+	 * worker goes idle there before it sleeps, under PULL only. */
+	if (!__atomic_load_n(&rt->workers_on, __ATOMIC_ACQUIRE))
+		for (unsigned c = 0; c < rt->ncpus; c++) {
+			if (__atomic_load_n(&rt->cpus[c].offline, __ATOMIC_ACQUIRE))
+				continue;
+			if (policy == PW_MIGRATION_PULL && !__atomic_load_n(&rt->workers[c].busy,
+									    __ATOMIC_RELAXED))
+				pw__tmigr_deactivate(rt, c);
+			else
+				pw__tmigr_activate(rt, c);
+		}
 	return 0;
 }
 
@@ -119,6 +130,10 @@ int pw_cpu_set_busy(struct pw_runtime *rt, unsigned cpu, int busy)
 	if (__atomic_load_n(&rt->cpus[cpu].offline, __ATOMIC_ACQUIRE))
 		return -ENODEV;
 	__atomic_store_n(&rt->workers[cpu].busy, busy ? 1u : 0u, __ATOMIC_RELAXED);
+	if (!busy && pw_get_migration(rt) == PW_MIGRATION_PULL)
+		pw__tmigr_deactivate(rt, cpu);
+	else
+		pw__tmigr_activate(rt, cpu);
 	return 0;
 }
 
@@ -140,6 +155,13 @@ void pw__workers_free(struct pw_runtime *rt)
 {
 	free(rt->workers);
 	rt->workers = NULL;
+}
+
+int pw__worker_may_sleep(struct pw_runtime *rt, unsigned cpu)
+{
+	struct pw__worker *wk = &rt->workers[cpu];
+	__atomic_fetch_add(&wk->sync, 0, __ATOMIC_SEQ_CST); /* the protocol's fence */
+	return __atomic_load_n(&wk->sleeping, __ATOMIC_RELAXED) != 0;
 }
 
 void pw__kick(struct pw_runtime *rt, unsigned cpu, uint64_t event_ns)
@@ -255,6 +277,12 @@ static void *worker_main(void *arg)
 	while (!__atomic_load_n(&rt->workers_stop, __ATOMIC_ACQUIRE) &&
 	       !__atomic_load_n(&wk->stop, __ATOMIC_ACQUIRE)) {
 		int n = pw_run_timers(rt, cpu);
+		if (n == -EBUSY) {
+			/* a migrator runs this CPU's global timers right now
+			 * (it went idle, then woke): let it finish */
+			sched_yield();
+			continue;
+		}
 		unsigned w = run_work(wk);
 		int busy = wk->poll ? wk->poll(rt, cpu, wk->poll_arg) : 0;
 		__atomic_store_n(&wk->busy, busy > 0 ? 1u : 0u, __ATOMIC_RELAXED);
@@ -271,6 +299,12 @@ static void *worker_main(void *arg)
 		__atomic_store_n(&wk->sleep_until_ns, 0, __ATOMIC_RELAXED);
 		__atomic_store_n(&wk->sleeping, 1, __ATOMIC_RELAXED);
 		__atomic_fetch_add(&wk->sync, 0, __ATOMIC_SEQ_CST); /* the protocol's fence */
+		/* PULL: hand the global timers to the hierarchy; then the
+		 * deadline is this CPU's own pinned timers and hrtimers, plus
+		 * the hierarchy's first event if it is the last CPU to sleep */
+		bool pull = pw_get_migration(rt) == PW_MIGRATION_PULL;
+		if (pull)
+			pw__tmigr_deactivate(rt, cpu);
 		uint64_t next = pw_next_expiry_ns(rt, cpu);
 		__atomic_store_n(&wk->sleep_until_ns, next, __ATOMIC_RELAXED);
 		uint64_t now = pw_now_ns(rt);
@@ -285,6 +319,8 @@ static void *worker_main(void *arg)
 			pw__count_add(&wk->wakeups, 1);
 		}
 		__atomic_store_n(&wk->sleeping, 0, __ATOMIC_RELAXED);
+		if (pull)
+			pw__tmigr_activate(rt, cpu);
 	}
 	pw__count_add(&wk->busy_ns, pw_now_ns(rt) - t_awake);
 	__atomic_store_n(&wk->busy, 1u, __ATOMIC_RELAXED); /* stopped: busy again, as at start */
@@ -334,6 +370,11 @@ int pw_runtime_start(struct pw_runtime *rt)
 	long cores = sysconf(_SC_NPROCESSORS_ONLN);
 	__atomic_store_n(&rt->workers_pinned, cores > 0 && (long)rt->ncpus <= cores, __ATOMIC_RELAXED);
 	__atomic_store_n(&rt->workers_stop, 0, __ATOMIC_RELEASE);
+	/* workers start awake: active in the hierarchy (whatever the busy
+	 * marks said before), until each goes to sleep */
+	for (unsigned c = 0; c < rt->ncpus; c++)
+		if (!__atomic_load_n(&rt->cpus[c].offline, __ATOMIC_ACQUIRE))
+			pw__tmigr_activate(rt, c);
 	__atomic_store_n(&rt->workers_on, 1, __ATOMIC_RELEASE);
 	for (unsigned c = 0; c < rt->ncpus; c++) {
 		if (__atomic_load_n(&rt->cpus[c].offline, __ATOMIC_ACQUIRE))
@@ -433,6 +474,7 @@ int pw_stats_read(struct pw_runtime *rt, unsigned cpu, struct pw_cpu_stats *out)
 	out->work_done = ld64(&wk->work_done);
 	out->polls_busy = ld64(&wk->polls_busy);
 	out->pushed = ld64(&wk->pushed);
+	out->pulled = ld64(&wk->pulled);
 	out->armed = ld64(&wk->armed);
 	out->same_bucket = ld64(&wk->same_bucket);
 	out->remote_arms = ld64(&wk->remote_arms);

@@ -29,7 +29,7 @@ struct pw__worker {
 	/* statistics of the thread acting as this CPU (the worker, or a
 	 * bring-your-own-loop thread): one writer, pw__count_add(); read
 	 * locklessly by pw_stats_read() */
-	uint64_t kicks_sent, pushed, armed, same_bucket, remote_arms;
+	uint64_t kicks_sent, pushed, pulled, armed, same_bucket, remote_arms;
 	uint64_t wakeups, timers_expired, work_done, polls_busy, idle_ns, busy_ns;
 	uint64_t slept_at_ns;     /* when the current sleep began */
 	pid_t tid;                /* the worker thread, for /proc (atomic) */
@@ -59,6 +59,14 @@ void pw__workers_free(struct pw_runtime *rt);
  * base unlocked, work pushed).  Lock-free.
  */
 void pw__kick(struct pw_runtime *rt, unsigned cpu, uint64_t event_ns);
+
+/*
+ * Might CPU @cpu's worker be asleep, or about to sleep, without having
+ * seen an event made visible before this call?  0 means it is awake and
+ * will see it (the kick protocol's fence, then a look at `sleeping`).
+ * Context: any thread, after making the event visible.  Lock-free.
+ */
+int pw__worker_may_sleep(struct pw_runtime *rt, unsigned cpu);
 
 /*
  * Where a non-pinned timer armed by CPU @this goes under the policy in
