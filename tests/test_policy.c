@@ -144,9 +144,12 @@ static void test_push(void)
 	CHECK_EQ(pw_mod_timer(&pin.t, pw_jiffies(rt) + 100), 0);
 	CHECK_EQ(pw_timer_cpu(&pin.t), 0); /* pinned: never pushed */
 	CHECK_EQ(pw_mod_timer(&pin.t, pw_jiffies(rt) + 101), 1); /* same 8-jiffy bucket */
+	CHECK_EQ(pw_mod_timer(&pin.t, pin.t.expires), 1);        /* same expiry */
+	CHECK_EQ(pw_mod_timer_pending(&pin.t, pin.t.expires), 1);
 	CHECK_EQ(pw_stats_read(rt, 0, &st), 0);
 	CHECK_EQ(st.pushed, 1);
-	CHECK_EQ(st.armed, 3);
+	CHECK_EQ(st.armed, 5);
+	CHECK_EQ(st.fast_path, 2);
 	CHECK_EQ(st.same_bucket, 1);
 	CHECK_EQ(st.remote_arms, 1);
 

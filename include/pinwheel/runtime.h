@@ -54,11 +54,12 @@ struct pw_cpu_stats {
 	uint64_t polls_busy;      /* poll hook calls that reported work */
 	uint64_t pushed;          /* timers this CPU armed that the policy put on another */
 	uint64_t pulled;          /* idle CPUs' timers this CPU expired as their migrator */
-	/* wheel-timer arms made by this CPU's thread (threads that are no CPU
-	 * are not counted); the inline fast path 1 (same expiry) is not
-	 * counted either: counting it would cost it a thread-local access */
-	uint64_t armed;           /* arms that took the lock (all but fast path 1) */
-	uint64_t same_bucket;     /* of those, fast path 2: same bucket */
+	/* wheel-timer arms (mod_timer and friends, add_timer*) made by this
+	 * CPU's thread or by callbacks it ran (threads that are no CPU are
+	 * not counted) */
+	uint64_t armed;           /* every arm */
+	uint64_t fast_path;       /* of those, fast path 1: pending, same expiry, no lock */
+	uint64_t same_bucket;     /* of those, fast path 2: same bucket, under the lock */
 	uint64_t remote_arms;     /* of those, the timer ended on another CPU */
 	uint64_t lock_waits;      /* acquisitions of this CPU's base locks that waited */
 	uint64_t lock_wait_ns;    /* and how long */

@@ -66,6 +66,11 @@ int pw_timer_setup(struct pw_runtime *rt, struct pw_timer *t,
 /* private: the locked part of pw_mod_timer() */
 int pw__mod_timer_slow(struct pw_timer *t, uint64_t expires);
 
+/* private: the calling thread's count of fast-path-1 hits: its CPU's
+ * statistics counter while it acts as a CPU, else NULL.  Written by this
+ * thread only (relaxed load and store), read by pw_stats_read(). */
+extern __thread uint64_t *pw__fast_hits __attribute__((tls_model("initial-exec")));
+
 /**
  * pw_mod_timer() - (re)arm @t to expire at jiffy @expires.
  *
@@ -85,8 +90,18 @@ static inline int pw_mod_timer(struct pw_timer *t, uint64_t expires)
 	/* Relaxed loads: a racing change makes this a harmless miss or hit on
 	 * a value that was true an instant ago, as in the kernel. */
 	if (t && (__atomic_load_n(&t->pw_flags, __ATOMIC_RELAXED) & PW__TF_PENDING) &&
-	    __atomic_load_n(&t->expires, __ATOMIC_RELAXED) == expires)
+	    __atomic_load_n(&t->expires, __ATOMIC_RELAXED) == expires) {
+#ifndef PW_NO_FAST_PATH_STATS
+		/* pw_cpu_stats.fast_path; a translation unit that defines
+		 * PW_NO_FAST_PATH_STATS leaves its hits uncounted (docs/
+		 * benchmarks.md has what counting costs) */
+		uint64_t *hits = pw__fast_hits;
+		if (hits)
+			__atomic_store_n(hits, __atomic_load_n(hits, __ATOMIC_RELAXED) + 1,
+					 __ATOMIC_RELAXED);
+#endif
 		return 1;
+	}
 	return pw__mod_timer_slow(t, expires);
 }
 

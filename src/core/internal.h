@@ -34,6 +34,7 @@ enum pw__base_kind {
 struct pw__base {
 	struct pw__lock lock;
 	uint32_t cpu;
+	uint32_t kind;         /* enum pw__base_kind */
 	unsigned n_expiring;   /* lists collected by the current run */
 	unsigned expiring_idx[PW_WHEEL_LVL_MAX];
 	struct pw_timer *expiring[PW_WHEEL_LVL_MAX];
@@ -112,8 +113,11 @@ extern __thread struct pw__tls pw__tls __attribute__((tls_model("initial-exec"))
  * else LOCAL if pinned, else GLOBAL. */
 static inline unsigned pw__base_kind(uint32_t tf)
 {
-	return (tf & PW_TIMER_DEFERRABLE) ? PW_BASE_DEF
-					  : (tf & PW_TIMER_PINNED) ? PW_BASE_LOCAL : PW_BASE_GLOBAL;
+	/* branch-free: the two flag bits index a table of nibbles */
+	_Static_assert(PW_TIMER_DEFERRABLE == 2 * PW_TIMER_PINNED, "adjacent flag bits");
+	unsigned bits = (tf / PW_TIMER_PINNED) & 3; /* DEFERRABLE:PINNED */
+	const unsigned map = PW_BASE_GLOBAL | PW_BASE_LOCAL << 4 | PW_BASE_DEF << 8 | PW_BASE_DEF << 12;
+	return (map >> (4 * bits)) & 0xf;
 }
 
 static inline struct pw__base *pw__base_of(struct pw_runtime *rt, uint32_t tf)
@@ -182,16 +186,18 @@ static inline void pw__kick_remote(struct pw_runtime *rt, int self, unsigned cpu
 static inline void pw__maybe_kick(struct pw_runtime *rt, int self, const struct pw__base *b,
 				  uint64_t bucket_j)
 {
-	const struct pw__base *bases = rt->cpus[b->cpu].base;
 	if (self == (int)b->cpu) {
-		if (b == &bases[PW_BASE_GLOBAL] && !__atomic_load_n(&rt->workers_on, __ATOMIC_RELAXED) &&
-		    pw__tmigr_idle(rt, b->cpu))
+		/* Not seeing the CPU's idle mark is safe: deactivate sets it
+		 * before it reads the base, so the base read then sees this
+		 * timer.  Seeing it: ask under the group lock. */
+		if (!__atomic_load_n(&rt->workers_on, __ATOMIC_RELAXED) && b->kind == PW_BASE_GLOBAL &&
+		    __atomic_load_n(&rt->workers[self].tm_idle, __ATOMIC_RELAXED))
 			pw__tmigr_notify(rt, b->cpu, pw_jiffies_to_ns(rt, bucket_j));
 		return;
 	}
-	if (b == &bases[PW_BASE_GLOBAL])
+	if (b->kind == PW_BASE_GLOBAL)
 		pw__tmigr_notify(rt, b->cpu, pw_jiffies_to_ns(rt, bucket_j));
-	else if (b == &bases[PW_BASE_LOCAL] && __atomic_load_n(&rt->workers_on, __ATOMIC_RELAXED))
+	else if (b->kind == PW_BASE_LOCAL && __atomic_load_n(&rt->workers_on, __ATOMIC_RELAXED))
 		pw__kick(rt, b->cpu, pw_jiffies_to_ns(rt, bucket_j));
 }
 

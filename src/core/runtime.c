@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 __thread struct pw__tls pw__tls __attribute__((tls_model("initial-exec")));
+__thread uint64_t *pw__fast_hits __attribute__((tls_model("initial-exec")));
 
 static struct pw_runtime *default_rt; /* atomic */
 
@@ -106,6 +107,7 @@ int pw_runtime_create(const struct pw_config *cfg, struct pw_runtime **out)
 			struct pw__base *b = &rt->cpus[c].base[k];
 			pw__lock_init(&b->lock);
 			b->cpu = c;
+			b->kind = k;
 			pw__wheel_init(&b->wheel, cfg->hz, jnow);
 		}
 		pw__hrbase_init(&rt->cpus[c].hr, c);
@@ -125,6 +127,7 @@ void pw_runtime_destroy(struct pw_runtime *rt)
 	if (pw__tls.rt == rt) {
 		pw__tls.rt = NULL;
 		pw__tls.cpu = 0;
+		pw__fast_hits = NULL;
 	}
 	for (unsigned c = 0; c < rt->ncpus; c++)
 		pw__hrbase_destroy(&rt->cpus[c].hr);
@@ -172,6 +175,7 @@ int pw_cpu_enter(struct pw_runtime *rt, unsigned cpu)
 		return -EBUSY;
 	pw__tls.rt = rt;
 	pw__tls.cpu = (int)cpu;
+	pw__fast_hits = &rt->workers[cpu].fast_hits;
 	return 0;
 }
 
@@ -184,6 +188,7 @@ void pw_cpu_exit(struct pw_runtime *rt)
 	__atomic_store_n(&rt->cpus[pw__tls.cpu].served, 0, __ATOMIC_RELEASE);
 	pw__tls.rt = NULL;
 	pw__tls.cpu = 0;
+	pw__fast_hits = NULL;
 }
 
 int pw_this_cpu(void)
@@ -199,21 +204,24 @@ int pw_this_cpu(void)
 static int run_cpu(struct pw_runtime *rt, unsigned cpu, uint64_t now, bool guards_held)
 {
 	struct pw__tls saved = pw__tls;
+	uint64_t *saved_hits = pw__fast_hits;
 	uint64_t jnow = now / rt->tick_ns;
 	int n;
 
 	pw__jiffies_note(rt, jnow);
 	pw__tls.rt = rt;
 	pw__tls.cpu = (int)cpu;
+	pw__fast_hits = &rt->workers[cpu].fast_hits;
 	pw__tls.in_run = true;
 	n = pw__hrbase_run(rt, &rt->cpus[cpu].hr, now);
 	for (unsigned k = 0; k < PW_NR_BASES; k++)
 		n += pw__base_run(rt, &rt->cpus[cpu].base[k], jnow);
 	n += pw__tmigr_handle(rt, cpu, now, guards_held);
 	/* an idle CPU woken for a pinned timer ran its global ones too */
-	if (pw__tmigr_idle(rt, cpu))
+	if (pw__tmigr_cpu_idle(&rt->tmigr, cpu))
 		pw__tmigr_refresh(rt, cpu);
 	pw__tls = saved;
+	pw__fast_hits = saved_hits;
 	return n;
 }
 
@@ -274,7 +282,7 @@ static uint64_t cpu_next_ns(struct pw_runtime *rt, unsigned cpu, bool def)
 	struct pw__cpu *c = &rt->cpus[cpu];
 	uint64_t best = pw__hrbase_next_ns(rt, &c->hr);
 	take_min(&best, pw__base_next_ns(rt, &c->base[PW_BASE_LOCAL]));
-	if (!pw__tmigr_idle(rt, cpu)) {
+	if (!pw__tmigr_cpu_idle(&rt->tmigr, cpu)) {
 		take_min(&best, pw__base_next_ns(rt, &c->base[PW_BASE_GLOBAL]));
 		if (def)
 			take_min(&best, pw__base_next_ns(rt, &c->base[PW_BASE_DEF]));

@@ -285,10 +285,11 @@ static inline __attribute__((always_inline)) int mod_timer_opts(struct pw_timer 
 		int64_t diff = (int64_t)(exp_load(t) - expires);
 		/* Unlocked, like the kernel's: a racing change is the same as
 		 * this call coming a moment earlier or later. */
-		if (!diff)
+		if (!diff || ((opts & MOD_REDUCE) && diff <= 0)) {
+			if (me) /* fast path 1 of the out-of-line variants */
+				pw__count_add(&me->fast_hits, 1);
 			return 1;
-		if ((opts & MOD_REDUCE) && diff <= 0)
-			return 1;
+		}
 
 		if (me)
 			pw__count_add(&me->armed, 1);
@@ -391,6 +392,9 @@ int pw_add_timer_on(struct pw_timer *t, unsigned cpu)
 	if (pw_timer_pending(t))
 		return -EBUSY;
 
+	int self = pw__self(t->pw_rt);
+	if (self >= 0)
+		pw__count_add(&t->pw_rt->workers[self].armed, 1);
 	b = lock_timer_base(t, &tf);
 	if (tf & PW__TF_SHUTDOWN) {
 		ret = -ESHUTDOWN;
@@ -416,7 +420,9 @@ int pw_add_timer_on(struct pw_timer *t, unsigned cpu)
 	struct pw_runtime *rt = t->pw_rt; /* t may be run and freed once unlocked */
 	uint64_t bucket_expiry = pw__wheel_add(&b->wheel, t);
 	pw__unlock(&b->lock);
-	pw__maybe_kick(rt, pw__self(rt), b, bucket_expiry);
+	if (self >= 0 && b->cpu != (unsigned)self)
+		pw__count_add(&rt->workers[self].remote_arms, 1);
+	pw__maybe_kick(rt, self, b, bucket_expiry);
 	return 0;
 out:
 	pw__unlock(&b->lock);

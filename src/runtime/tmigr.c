@@ -172,11 +172,6 @@ void pw__tmigr_free(struct pw_runtime *rt)
 	rt->tmigr.groups = NULL;
 }
 
-bool pw__tmigr_idle(struct pw_runtime *rt, unsigned cpu)
-{
-	return !(PW_TMIGR_ACTIVE(st_load(cpu_group(rt, cpu))) & (1u << (cpu % PW_TMIGR_ARITY)));
-}
-
 /* The first event of @g's idle children.  Context: @g locked. */
 static uint64_t idle_min(const struct pw__tgroup *g, uint32_t active)
 {
@@ -292,8 +287,14 @@ void pw__tmigr_deactivate(struct pw_runtime *rt, unsigned cpu)
 	struct wake w = {-1, 0};
 
 	pw__lock(&g->lock);
+	bool active = PW_TMIGR_ACTIVE(st_load(g)) & (1u << s);
+	/* before reading the base: an arm by this CPU's own thread (runtimes
+	 * without workers) that does not see the mark went into the base
+	 * before this read (see pw__maybe_kick()) */
+	if (active)
+		__atomic_exchange_n(&rt->workers[cpu].tm_idle, 1, __ATOMIC_RELAXED);
 	uint64_t v = global_next(rt, cpu);
-	if (PW_TMIGR_ACTIVE(st_load(g)) & (1u << s)) {
+	if (active) {
 		go_idle(rt, g, s, v, cpu);
 	} else if (v != ld64(&g->child_next[s])) {
 		st64(&g->child_next[s], v);
@@ -309,8 +310,10 @@ void pw__tmigr_activate(struct pw_runtime *rt, unsigned cpu)
 	unsigned s = cpu % PW_TMIGR_ARITY;
 
 	pw__lock(&g->lock);
-	if (!(PW_TMIGR_ACTIVE(st_load(g)) & (1u << s)))
+	if (!(PW_TMIGR_ACTIVE(st_load(g)) & (1u << s))) {
 		go_active(rt, g, s);
+		__atomic_store_n(&rt->workers[cpu].tm_idle, 0, __ATOMIC_RELAXED);
+	}
 	pw__unlock(&g->lock);
 }
 

@@ -47,9 +47,13 @@ struct pw__tmigr {
 int pw__tmigr_init(struct pw_runtime *rt);
 void pw__tmigr_free(struct pw_runtime *rt);
 
-/* Is @cpu idle in the hierarchy (its global timers handed up)?  Lockless
- * snapshot.  Context: any thread. */
-bool pw__tmigr_idle(struct pw_runtime *rt, unsigned cpu);
+/* Is @cpu idle in hierarchy @tm (its global timers handed up)?  Lockless
+ * snapshot.  Context: any thread.  (Inline: the arm path asks it.) */
+static inline bool pw__tmigr_cpu_idle(const struct pw__tmigr *tm, unsigned cpu)
+{
+	uint32_t st = __atomic_load_n(&tm->groups[cpu / PW_TMIGR_ARITY].state, __ATOMIC_ACQUIRE);
+	return !(PW_TMIGR_ACTIVE(st) & (1u << (cpu % PW_TMIGR_ARITY)));
+}
 
 /*
  * @cpu goes idle: hand the first event of its global base up the

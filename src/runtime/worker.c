@@ -475,7 +475,8 @@ int pw_stats_read(struct pw_runtime *rt, unsigned cpu, struct pw_cpu_stats *out)
 	out->polls_busy = ld64(&wk->polls_busy);
 	out->pushed = ld64(&wk->pushed);
 	out->pulled = ld64(&wk->pulled);
-	out->armed = ld64(&wk->armed);
+	out->fast_path = ld64(&wk->fast_hits);
+	out->armed = ld64(&wk->armed) + out->fast_path;
 	out->same_bucket = ld64(&wk->same_bucket);
 	out->remote_arms = ld64(&wk->remote_arms);
 	struct pw__lock *locks[] = {&rt->cpus[cpu].base[PW_BASE_LOCAL].lock,

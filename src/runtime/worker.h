@@ -26,10 +26,15 @@ struct pw__worker {
 	/* the busy/idle state the policies read (atomic): written by the
 	 * worker, or by pw_cpu_set_busy()/hotplug while no worker runs */
 	uint32_t busy;
+	/* 1 while the CPU is idle in the migration hierarchy (tmigr.c):
+	 * set before deactivate reads the CPU's global base, cleared by
+	 * activate; atomic; the arm path's cheap test (pw__maybe_kick()) */
+	uint32_t tm_idle;
 	/* statistics of the thread acting as this CPU (the worker, or a
 	 * bring-your-own-loop thread): one writer, pw__count_add(); read
 	 * locklessly by pw_stats_read() */
 	uint64_t kicks_sent, pushed, pulled, armed, same_bucket, remote_arms;
+	uint64_t fast_hits;       /* mod_timer fast path 1: pw__fast_hits points here */
 	uint64_t wakeups, timers_expired, work_done, polls_busy, idle_ns, busy_ns;
 	uint64_t slept_at_ns;     /* when the current sleep began */
 	pid_t tid;                /* the worker thread, for /proc (atomic) */
