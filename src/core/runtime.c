@@ -3,23 +3,29 @@
  * The runtime handle: per-CPU timer bases, which thread serves which CPU,
  * running a CPU's due timers, and the deterministic simulation driver.
  *
- * A "CPU" is a timer base set (standard + deferrable) plus two words: the
- * run guard (1 while some thread runs the CPU's timers, so two threads
- * never expire one base at once: a base has one running mark) and
+ * A "CPU" is a timer base set (pinned, global, deferrable, and hrtimers)
+ * plus two words: the run guard (1 while some thread runs the CPU's
+ * timers, so two threads never expire its bases at once: the CPU has one
+ * running mark; a PULL migrator takes it to run an idle CPU's global
+ * timers) and
  * `served` (1 while a thread has entered as the CPU with pw_cpu_enter()).
  * The calling thread's identity (which runtime and CPU it acts as, and
  * which callback it is running) is thread-local: pw__tls.
  *
- * Worker threads, tickless sleep and migration policies arrive with the
- * runtime issue; here the application brings its own loop: a thread enters
+ * Worker threads, tickless sleep and migration policies are in
+ * src/runtime/; here the application brings its own loop: a thread enters
  * as a CPU and calls pw_run_timers() when pw_next_expiry_ns() comes, or a
  * test drives everything with pw_sim_advance() on the simulated clock.
  *
  * The simulation driver (pw_sim_advance()) takes every CPU's run guard,
- * then repeatedly finds the earliest pending bucket of any CPU (lowest CPU
+ * then repeatedly finds the earliest event any CPU must act on (lowest CPU
  * number first on ties), sets the simulated clock to it, and runs that
- * CPU's due timers as that CPU.  Each step is O(CPUs) lock round trips;
- * the order depends only on the calls made, so runs replay exactly.
+ * CPU's due timers as that CPU.  A CPU idle in the PULL hierarchy (marked
+ * idle with pw_cpu_set_busy()) acts on its pinned timers and hrtimers only,
+ * and on the other CPUs' events it handles as a migrator; a CPU that is
+ * not idle there runs its deferrable timers too (it is awake).  Each step
+ * is O(CPUs) lock round trips; the order depends only on the calls made,
+ * so runs replay exactly.
  */
 #define _GNU_SOURCE
 #include "internal.h"

@@ -4,10 +4,13 @@
  *
  * What it does
  * ------------
- * Each CPU of a runtime owns two timer bases (standard and deferrable),
- * each a wheel (wheel.c) behind its own lock.  A timer lives in at most one
+ * Each CPU of a runtime owns three timer bases, as Linux 6.9: LOCAL (pinned
+ * timers), GLOBAL (the others) and DEF (deferrable timers), each a wheel
+ * (wheel.c) behind its own lock.  The split matters to the PULL migration
+ * policy (src/runtime/tmigr.c): an idle CPU hands only its GLOBAL base's
+ * first expiry to a migrator.  A timer lives in at most one
  * base at a time; which one is written in its flags word: the CPU number,
- * the DEFERRABLE bit (chooses the base kind), the bucket index, and the
+ * the DEFERRABLE and PINNED bits (choose the base kind), the bucket index, and the
  * state bits PENDING, MIGRATING and SHUTDOWN.  There is no lock that two
  * CPUs share on the common path: arming on the local CPU takes the local
  * base's lock only, and the "softirq" (pw__base_run()) takes only the lock
@@ -47,16 +50,18 @@
  * While MIGRATING is set nobody else can lock the timer, so the mover owns
  * it in the gap between the two locks, and no thread ever holds two base
  * locks at once (no lock order to get wrong).  A timer whose callback is
- * running is never moved: timer_delete_sync() finds the running callback
- * through the base the timer is on (the base's running mark), so the timer has
- * to stay there until the callback returns.
+ * running is never moved to another CPU: timer_delete_sync() finds the
+ * running callback through the CPU the timer is on (the CPU's running
+ * mark, shared by its three bases: one thread at a time runs a CPU's
+ * timers), so the timer has to stay on that CPU until the callback
+ * returns.  It may change base on that CPU (add_timer_on() pins it).
  *
  * Running callbacks
  * -----------------
  * pw__base_run() collects the due buckets onto lists owned by the base,
- * then for each timer: marks it the base's running mark, detaches it, drops the
- * lock, calls it, retakes the lock, clears the mark.  The running
- * state is in the base, never in the timer, so a callback may free its own
+ * then for each timer: sets the CPU's running mark to it, detaches it,
+ * drops the lock, calls it, retakes the lock, clears the mark.  The running
+ * state is in the CPU, never in the timer, so a callback may free its own
  * timer; after the call the runner does not touch the timer again.  A
  * callback may re-arm itself (it goes back on this CPU, since it cannot be
  * moved while running), arm or delete any other timer, or delete its own.

@@ -44,8 +44,14 @@
  * A poll hook that wants to wait on descriptors itself can return 0 and
  * let timers wake the worker; an epoll integration can come later.
  *
- * Busy/idle: a CPU is idle while its worker sleeps (pw_cpu_idle()); the
- * migration policies of the runtime issue read this.
+ * Busy/idle: for PUSH, a CPU is busy while its poll hook reports work
+ * (pw_cpu_idle()).  For PULL, a CPU is idle in the migration hierarchy
+ * (tmigr.c) from just before it sleeps to just after it wakes: it hands
+ * its global timers up before computing its sleep deadline (which is then
+ * its pinned timers and hrtimers, plus the hierarchy's first event if it
+ * is the last CPU awake) and takes them back when it wakes.  Every round
+ * of an awake worker asks the hierarchy whether it must expire idle CPUs'
+ * timers as their migrator (inside pw_run_timers()).
  *
  * Statistics: counters written by the worker itself (no shared cache
  * lines) except kicks, which the kicker counts with a relaxed atomic add;
