@@ -49,6 +49,7 @@
 
 #include "bench.h"
 #include "lateness.h"
+#include "idle.h"
 #include "scaling.h"
 
 #define MAX_SIZES 16
@@ -405,13 +406,15 @@ static void usage(FILE *f)
 		"                      [--callgrind]\n"
 		"       pinwheel-bench lateness [--json] [--samples N]\n"
 		"       pinwheel-bench scaling [--json | --csv] [--workers N] [--timers PER_WORKER] [--ms MS]\n"
+		"       pinwheel-bench idle [--json] [--cpus N] [--ms MS]\n"
 		"workloads: rearm rearm_same cancel_add expire conn_mix memory\n"
 		"impls: pinwheel pinwheel-hrtimer libevent libuv libev dpdk heap heap4 global-lock\n"
 		"defaults: --sizes 1000,10000,100000,1000000 --reps 5 --ops 1000000 --clock mono\n"
 		"--callgrind: one repetition, fixed operation counts, nothing timed; run under\n"
 		"  valgrind --tool=callgrind --toggle-collect=bench_measured and divide by ops\n"
 		"lateness: --samples 10000 (about a minute)\n"
-		"scaling: --workers <online CPUs> --timers 10000 --ms 1000 (per configuration)\n");
+		"scaling: --workers <online CPUs> --timers 10000 --ms 1000 (per configuration)\n"
+		"idle: --cpus <online CPUs, at least 2> --ms 2000 (per migration policy)\n");
 }
 
 static int parse_u64(const char *opt, const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
@@ -604,6 +607,28 @@ int main(int argc, char **argv)
 			}
 		}
 		return scaling_main((unsigned)workers, (double)ms / 1000.0, (unsigned)per, format, mach);
+	}
+	if (argc > 1 && !strcmp(argv[1], "idle")) {
+		long online = sysconf(_SC_NPROCESSORS_ONLN);
+		uint64_t cpus = online > 2 ? (uint64_t)online : 2, ms = 2000;
+		int json = 0;
+		for (int i = 2; i < argc; i++) {
+			if (!strcmp(argv[i], "--json"))
+				json = 1;
+			else if (!strcmp(argv[i], "--cpus") && i + 1 < argc) {
+				if (parse_u64("--cpus", argv[++i], 2, 4096, &cpus))
+					return 2;
+			} else if (!strcmp(argv[i], "--ms") && i + 1 < argc) {
+				if (parse_u64("--ms", argv[++i], 10, 600000, &ms))
+					return 2;
+			} else {
+				fprintf(stderr, "pinwheel-bench idle: unknown or incomplete option '%s'\n",
+					argv[i]);
+				usage(stderr);
+				return 2;
+			}
+		}
+		return idle_main((unsigned)cpus, (unsigned)ms, json, mach);
 	}
 	if (parse_args(argc, argv, &o))
 		return 2;
