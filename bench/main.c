@@ -50,6 +50,7 @@
 #include "bench.h"
 #include "lateness.h"
 #include "idle.h"
+#include "wake.h"
 #include "scaling.h"
 
 #define MAX_SIZES 16
@@ -407,6 +408,7 @@ static void usage(FILE *f)
 		"       pinwheel-bench lateness [--json] [--samples N]\n"
 		"       pinwheel-bench scaling [--json | --csv] [--workers N] [--timers PER_WORKER] [--ms MS]\n"
 		"       pinwheel-bench idle [--json] [--cpus N] [--ms MS]\n"
+		"       pinwheel-bench wake [--json] [--rounds N]\n"
 		"workloads: rearm rearm_same cancel_add expire conn_mix memory\n"
 		"impls: pinwheel pinwheel-hrtimer libevent libuv libev dpdk heap heap4 global-lock\n"
 		"defaults: --sizes 1000,10000,100000,1000000 --reps 5 --ops 1000000 --clock mono\n"
@@ -414,7 +416,8 @@ static void usage(FILE *f)
 		"  valgrind --tool=callgrind --toggle-collect=bench_measured and divide by ops\n"
 		"lateness: --samples 10000 (about a minute)\n"
 		"scaling: --workers <online CPUs> --timers 10000 --ms 1000 (per configuration)\n"
-		"idle: --cpus <online CPUs, at least 2> --ms 2000 (per migration policy)\n");
+		"idle: --cpus <online CPUs, at least 2> --ms 2000 (per migration policy)\n"
+		"wake: --rounds 20000 (futex vs eventfd+epoll vs +timerfd ping-pong)\n");
 }
 
 static int parse_u64(const char *opt, const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
@@ -607,6 +610,24 @@ int main(int argc, char **argv)
 			}
 		}
 		return scaling_main((unsigned)workers, (double)ms / 1000.0, (unsigned)per, format, mach);
+	}
+	if (argc > 1 && !strcmp(argv[1], "wake")) {
+		uint64_t rounds = 20000;
+		int json = 0;
+		for (int i = 2; i < argc; i++) {
+			if (!strcmp(argv[i], "--json"))
+				json = 1;
+			else if (!strcmp(argv[i], "--rounds") && i + 1 < argc) {
+				if (parse_u64("--rounds", argv[++i], 1, 100000000, &rounds))
+					return 2;
+			} else {
+				fprintf(stderr, "pinwheel-bench wake: unknown or incomplete option '%s'\n",
+					argv[i]);
+				usage(stderr);
+				return 2;
+			}
+		}
+		return wake_main((unsigned)rounds, json, mach);
 	}
 	if (argc > 1 && !strcmp(argv[1], "idle")) {
 		long online = sysconf(_SC_NPROCESSORS_ONLN);
