@@ -359,28 +359,46 @@ void pw__tmigr_notify(struct pw_runtime *rt, unsigned cpu, uint64_t event_ns)
 		pw__kick(rt, cpu, event_ns); /* it runs its global timers itself */
 }
 
-uint64_t pw__tmigr_duty(struct pw_runtime *rt, unsigned cpu)
+/*
+ * The groups whose idle children CPU @cpu handles, into @out (at most one
+ * per level, plus the top once more when it is the waker): each group on
+ * its path up where it is the migrator (of the CPU, then of the group
+ * below), and the top when every CPU is idle and @cpu went idle last.
+ * Lockless snapshot.  Return: how many.
+ */
+static unsigned served_groups(struct pw_runtime *rt, unsigned cpu, struct pw__tgroup **out)
 {
 	struct pw__tgroup *g = cpu_group(rt, cpu), *top = top_group(rt);
-	unsigned s = cpu % PW_TMIGR_ARITY;
-	uint64_t best = UINT64_MAX;
+	unsigned s = cpu % PW_TMIGR_ARITY, n = 0;
 
 	for (;;) {
 		uint32_t st = st_load(g);
 		if (!(PW_TMIGR_ACTIVE(st) & (1u << s)) || PW_TMIGR_MIGRATOR(st) != s)
 			break;
-		uint64_t nx = ld64(&g->next);
-		if (nx < best)
-			best = nx;
+		out[n++] = g;
 		struct pw__tgroup *p = parent_of(rt, g);
 		if (!p)
 			break;
 		s = g->slot;
 		g = p;
 	}
+	/* the waker: in the simulation it acts without going active first */
 	if (__atomic_load_n(&top->waker, __ATOMIC_RELAXED) == (int32_t)cpu &&
-	    !PW_TMIGR_ACTIVE(st_load(top)) && ld64(&top->next) < best)
-		best = ld64(&top->next);
+	    !PW_TMIGR_ACTIVE(st_load(top)))
+		out[n++] = top;
+	return n;
+}
+
+#define PW_TMIGR_MAX_SERVED 8 /* levels of 4096 CPUs (4) plus the waker's top */
+
+uint64_t pw__tmigr_duty(struct pw_runtime *rt, unsigned cpu)
+{
+	struct pw__tgroup *gs[PW_TMIGR_MAX_SERVED];
+	unsigned n = served_groups(rt, cpu, gs);
+	uint64_t best = UINT64_MAX;
+	for (unsigned i = 0; i < n; i++)
+		if (ld64(&gs[i]->next) < best)
+			best = ld64(&gs[i]->next);
 	return best;
 }
 
@@ -428,27 +446,13 @@ static int handle_group(struct pw_runtime *rt, struct pw__tgroup *g, unsigned se
 
 int pw__tmigr_handle(struct pw_runtime *rt, unsigned cpu, uint64_t now, bool guards_held)
 {
-	struct pw__tgroup *g = cpu_group(rt, cpu), *top = top_group(rt);
-	unsigned s = cpu % PW_TMIGR_ARITY;
-	int n = 0;
-
-	for (;;) {
-		uint32_t st = st_load(g);
-		if (!(PW_TMIGR_ACTIVE(st) & (1u << s)) || PW_TMIGR_MIGRATOR(st) != s)
-			break;
-		if (ld64(&g->next) <= now)
-			n += handle_group(rt, g, cpu, now, guards_held);
-		struct pw__tgroup *p = parent_of(rt, g);
-		if (!p)
-			break;
-		s = g->slot;
-		g = p;
-	}
-	/* the waker acting without going active (the simulation) */
-	if (__atomic_load_n(&top->waker, __ATOMIC_RELAXED) == (int32_t)cpu &&
-	    !PW_TMIGR_ACTIVE(st_load(top)) && ld64(&top->next) <= now)
-		n += handle_group(rt, top, cpu, now, guards_held);
-	return n;
+	struct pw__tgroup *gs[PW_TMIGR_MAX_SERVED];
+	unsigned n = served_groups(rt, cpu, gs);
+	int ran = 0;
+	for (unsigned i = 0; i < n; i++)
+		if (ld64(&gs[i]->next) <= now)
+			ran += handle_group(rt, gs[i], cpu, now, guards_held);
+	return ran;
 }
 
 void pw__tmigr_offline(struct pw_runtime *rt, unsigned cpu, unsigned to)
