@@ -434,6 +434,44 @@ static int parse_u64(const char *opt, const char *s, uint64_t lo, uint64_t hi, u
 	return 0;
 }
 
+/* One numeric option of a subcommand (lateness, scaling, idle, wake). */
+struct num_opt {
+	const char *name;
+	uint64_t lo, hi;
+	uint64_t *val;
+};
+
+/* Parse the options of subcommand argv[1]: --json (*@format = 1), --csv (2,
+ * if @csv_ok) and the @n numeric ones.  Return: 0, or -1 after a message
+ * naming the bad option or value. */
+static int parse_sub(int argc, char **argv, const struct num_opt *nums, unsigned n, bool csv_ok,
+		     int *format)
+{
+	for (int i = 2; i < argc; i++) {
+		if (!strcmp(argv[i], "--json")) {
+			*format = 1;
+			continue;
+		}
+		if (csv_ok && !strcmp(argv[i], "--csv")) {
+			*format = 2;
+			continue;
+		}
+		unsigned k = 0;
+		while (k < n && strcmp(argv[i], nums[k].name))
+			k++;
+		if (k < n && i + 1 < argc) {
+			if (parse_u64(nums[k].name, argv[++i], nums[k].lo, nums[k].hi, nums[k].val))
+				return -1;
+			continue;
+		}
+		fprintf(stderr, "pinwheel-bench %s: unknown or incomplete option '%s'\n", argv[1],
+			argv[i]);
+		usage(stderr);
+		return -1;
+	}
+	return 0;
+}
+
 /* Split the comma list @val; call @each for every item.  Return: -1 on a bad
  * item or an empty list (after a message naming it). */
 static int for_each_item(const char *opt, const char *val, int (*each)(const char *, void *),
@@ -569,87 +607,38 @@ int main(int argc, char **argv)
 	mallopt(M_MMAP_THRESHOLD, 1 << 20);
 	if (argc > 1 && !strcmp(argv[1], "lateness")) {
 		uint64_t samples = 10000;
-		int json = 0;
-		for (int i = 2; i < argc; i++) {
-			if (!strcmp(argv[i], "--json")) {
-				json = 1;
-			} else if (!strcmp(argv[i], "--samples") && i + 1 < argc) {
-				if (parse_u64("--samples", argv[++i], 10, 10000000, &samples))
-					return 2;
-			} else {
-				fprintf(stderr, "pinwheel-bench lateness: unknown or incomplete option '%s'\n",
-					argv[i]);
-				usage(stderr);
-				return 2;
-			}
-		}
-		return lateness_main((unsigned)samples, json, mach);
+		int format = 0;
+		const struct num_opt nums[] = {{"--samples", 10, 10000000, &samples}};
+		if (parse_sub(argc, argv, nums, 1, false, &format))
+			return 2;
+		return lateness_main((unsigned)samples, format == 1, mach);
 	}
 	if (argc > 1 && !strcmp(argv[1], "scaling")) {
 		uint64_t workers = (uint64_t)sysconf(_SC_NPROCESSORS_ONLN), per = 10000, ms = 1000;
 		int format = 0;
-		for (int i = 2; i < argc; i++) {
-			if (!strcmp(argv[i], "--json"))
-				format = 1;
-			else if (!strcmp(argv[i], "--csv"))
-				format = 2;
-			else if (!strcmp(argv[i], "--workers") && i + 1 < argc) {
-				if (parse_u64("--workers", argv[++i], 1, 1024, &workers))
-					return 2;
-			} else if (!strcmp(argv[i], "--timers") && i + 1 < argc) {
-				if (parse_u64("--timers", argv[++i], 1, 10000000, &per))
-					return 2;
-			} else if (!strcmp(argv[i], "--ms") && i + 1 < argc) {
-				if (parse_u64("--ms", argv[++i], 10, 600000, &ms))
-					return 2;
-			} else {
-				fprintf(stderr, "pinwheel-bench scaling: unknown or incomplete option '%s'\n",
-					argv[i]);
-				usage(stderr);
-				return 2;
-			}
-		}
+		const struct num_opt nums[] = {{"--workers", 1, 1024, &workers},
+					       {"--timers", 1, 10000000, &per},
+					       {"--ms", 10, 600000, &ms}};
+		if (parse_sub(argc, argv, nums, 3, true, &format))
+			return 2;
 		return scaling_main((unsigned)workers, (double)ms / 1000.0, (unsigned)per, format, mach);
 	}
 	if (argc > 1 && !strcmp(argv[1], "wake")) {
 		uint64_t rounds = 20000;
-		int json = 0;
-		for (int i = 2; i < argc; i++) {
-			if (!strcmp(argv[i], "--json"))
-				json = 1;
-			else if (!strcmp(argv[i], "--rounds") && i + 1 < argc) {
-				if (parse_u64("--rounds", argv[++i], 1, 100000000, &rounds))
-					return 2;
-			} else {
-				fprintf(stderr, "pinwheel-bench wake: unknown or incomplete option '%s'\n",
-					argv[i]);
-				usage(stderr);
-				return 2;
-			}
-		}
-		return wake_main((unsigned)rounds, json, mach);
+		int format = 0;
+		const struct num_opt nums[] = {{"--rounds", 1, 100000000, &rounds}};
+		if (parse_sub(argc, argv, nums, 1, false, &format))
+			return 2;
+		return wake_main((unsigned)rounds, format == 1, mach);
 	}
 	if (argc > 1 && !strcmp(argv[1], "idle")) {
 		long online = sysconf(_SC_NPROCESSORS_ONLN);
 		uint64_t cpus = online > 2 ? (uint64_t)online : 2, ms = 2000;
-		int json = 0;
-		for (int i = 2; i < argc; i++) {
-			if (!strcmp(argv[i], "--json"))
-				json = 1;
-			else if (!strcmp(argv[i], "--cpus") && i + 1 < argc) {
-				if (parse_u64("--cpus", argv[++i], 2, 4096, &cpus))
-					return 2;
-			} else if (!strcmp(argv[i], "--ms") && i + 1 < argc) {
-				if (parse_u64("--ms", argv[++i], 10, 600000, &ms))
-					return 2;
-			} else {
-				fprintf(stderr, "pinwheel-bench idle: unknown or incomplete option '%s'\n",
-					argv[i]);
-				usage(stderr);
-				return 2;
-			}
-		}
-		return idle_main((unsigned)cpus, (unsigned)ms, json, mach);
+		int format = 0;
+		const struct num_opt nums[] = {{"--cpus", 2, 4096, &cpus}, {"--ms", 10, 600000, &ms}};
+		if (parse_sub(argc, argv, nums, 2, false, &format))
+			return 2;
+		return idle_main((unsigned)cpus, (unsigned)ms, format == 1, mach);
 	}
 	if (parse_args(argc, argv, &o))
 		return 2;
