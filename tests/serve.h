@@ -75,7 +75,13 @@ struct servers {
 	unsigned n;
 	int workers;
 	struct server s[SERVE_MAX];
+	struct pw_work nudge[SERVE_MAX]; /* servers_drain(): wakes a worker */
 };
+
+static void serve_nudge_fn(struct pw_work *w)
+{
+	(void)w;
+}
 
 /* CPU 0's poll hook in "push" mode: always busy, but yields the core. */
 static int serve_busy_poll(struct pw_runtime *rt, unsigned cpu, void *arg)
@@ -95,6 +101,8 @@ static inline void servers_start(struct servers *sv, struct pw_runtime *rt, unsi
 	sv->rt = rt;
 	sv->n = n;
 	sv->workers = 1;
+	for (unsigned c = 0; c < n; c++)
+		pw_work_init(&sv->nudge[c], serve_nudge_fn);
 	if (!strcmp(mode, "off")) {
 		CHECK_EQ(pw_set_migration(rt, PW_MIGRATION_OFF), 0);
 	} else if (!strcmp(mode, "push")) {
@@ -111,6 +119,23 @@ static inline void servers_start(struct servers *sv, struct pw_runtime *rt, unsi
 	else
 		for (unsigned c = 0; c < n; c++)
 			serve_start(&sv->s[c], rt, c);
+}
+
+/*
+ * Wait until @pending() says nothing is left to run; failing after 10 s
+ * (something was lost).  Deferrable timers never wake an idle worker: they
+ * run when the CPU wakes for something else, so each round gives every
+ * worker something else (an empty work item).
+ */
+static inline void servers_drain(struct servers *sv, int (*pending)(void))
+{
+	for (int waited = 0; pending(); waited++) {
+		CHECK(waited < 10000);
+		for (unsigned c = 0; sv->workers && c < sv->n; c++)
+			pw_queue_work_on(sv->rt, c, &sv->nudge[c]); /* -EBUSY: still queued */
+		struct timespec ts = {0, 1000000};
+		nanosleep(&ts, NULL);
+	}
 }
 
 static inline void servers_stop(struct servers *sv)

@@ -197,13 +197,26 @@ static void *owner_loop(void *arg)
 	return NULL;
 }
 
+static struct owner owners[NOWNERS];
+
+/* Anything left to run at the end (servers_drain()). */
+static int still_pending(void)
+{
+	int busy = __atomic_load_n(&freed, __ATOMIC_ACQUIRE) != made_freers;
+	for (unsigned i = 0; i < NSHARED; i++)
+		busy |= pw_hrtimer_active(&shared[i].t);
+	for (unsigned w = 0; w < NOWNERS; w++)
+		for (unsigned k = 0; k < NOWNED; k++)
+			busy |= pw_hrtimer_active(&owners[w].owned[k].t);
+	return busy;
+}
+
 int main(int argc, char **argv)
 {
-	/* who serves the CPUs: serve.h (threads, "workers", "push") */
+	/* who serves the CPUs: serve.h (loop threads, or workers under off, push, pull) */
 	const char *env_ms = getenv("PW_STRESS_MS");
 	long ms = env_ms ? atol(env_ms) : 1500;
 	struct servers srv;
-	static struct owner owners[NOWNERS];
 	struct pw_config cfg;
 
 	pw_config_init(&cfg);
@@ -227,19 +240,7 @@ int main(int argc, char **argv)
 
 	/* drain: nobody starts shared timers any more; all must run */
 	__atomic_store_n(&quiet, 1, __ATOMIC_RELEASE);
-	for (int waited = 0;; waited++) {
-		int busy = __atomic_load_n(&freed, __ATOMIC_ACQUIRE) != made_freers;
-		for (unsigned i = 0; i < NSHARED; i++)
-			busy |= pw_hrtimer_active(&shared[i].t);
-		for (unsigned w = 0; w < NOWNERS; w++)
-			for (unsigned k = 0; k < NOWNED; k++)
-				busy |= pw_hrtimer_active(&owners[w].owned[k].t);
-		if (!busy)
-			break;
-		CHECK(waited < 10000); /* 10 s: something was lost */
-		struct timespec ts = {0, 1000000};
-		nanosleep(&ts, NULL);
-	}
+	servers_drain(&srv, still_pending);
 	long fires = 0, acts = 0;
 	for (unsigned w = 0; w < NOWNERS; w++)
 		for (unsigned k = 0; k < NOWNED; k++) {

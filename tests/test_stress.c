@@ -151,11 +151,6 @@ static void owned_fn(struct pw_timer *t)
 	__atomic_store_n(&o->in_cb, 0, __ATOMIC_RELEASE);
 }
 
-static void nudge_fn(struct pw_work *w)
-{
-	(void)w;
-}
-
 static void freer_fn(struct pw_timer *t)
 {
 	check_cpu(t);
@@ -280,20 +275,31 @@ static void *armer_loop(void *arg)
 	return NULL;
 }
 
+static struct armer armers[NARMERS];
+static long total_freers;
+
+/* Anything left to run at the end (servers_drain()). */
+static int still_pending(void)
+{
+	int busy = __atomic_load_n(&freed, __ATOMIC_ACQUIRE) != total_freers;
+	for (unsigned i = 0; i < NSHARED; i++)
+		busy |= pw_timer_pending(&shared[i].t) ||
+			__atomic_load_n(&shared[i].in_cb, __ATOMIC_ACQUIRE);
+	for (unsigned a = 0; a < NARMERS; a++)
+		for (unsigned k = 0; k < NOWNED; k++)
+			busy |= pw_timer_pending(&armers[a].owned[k].t);
+	return busy;
+}
+
 int main(int argc, char **argv)
 {
-	/* who serves the CPUs: serve.h (threads, "workers", "push") */
+	/* who serves the CPUs: serve.h (loop threads, or workers under off, push, pull) */
 	const char *env = getenv("PW_STRESS_OPS");
 	long ops = env ? atol(env) : 100000;
 	const char *env_ms = getenv("PW_STRESS_MS");
 	long ms = env_ms ? atol(env_ms) : 1500;
 	struct servers srv;
-	static struct armer armers[NARMERS];
 	struct pw_config cfg;
-	static struct pw_work nudge[NCPUS];
-
-	for (unsigned c = 0; c < NCPUS; c++)
-		pw_work_init(&nudge[c], nudge_fn);
 	pw_config_init(&cfg);
 	cfg.ncpus = NCPUS;
 	CHECK_EQ(pw_runtime_create(&cfg, &rt), 0);
@@ -319,27 +325,9 @@ int main(int argc, char **argv)
 	for (unsigned a = 0; a < NARMERS; a++)
 		for (unsigned k = 0; k < NOWNED; k++)
 			__atomic_store_n(&armers[a].owned[k].self_rearm, 0, __ATOMIC_RELEASE);
-	long total_freers = 0;
 	for (unsigned a = 0; a < NARMERS; a++)
 		total_freers += armers[a].freers;
-	for (int waited = 0;; waited++) {
-		int busy = __atomic_load_n(&freed, __ATOMIC_ACQUIRE) != total_freers;
-		for (unsigned i = 0; i < NSHARED; i++)
-			busy |= pw_timer_pending(&shared[i].t) ||
-				__atomic_load_n(&shared[i].in_cb, __ATOMIC_ACQUIRE);
-		for (unsigned a = 0; a < NARMERS; a++)
-			for (unsigned k = 0; k < NOWNED; k++)
-				busy |= pw_timer_pending(&armers[a].owned[k].t);
-		if (!busy)
-			break;
-		CHECK(waited < 10000); /* 10 s: something was lost */
-		/* Deferrable timers never wake an idle worker: they run when the
-		 * CPU wakes for something else.  Give it something else. */
-		for (unsigned c = 0; srv.workers && c < NCPUS; c++)
-			pw_queue_work_on(rt, c, &nudge[c]);
-		struct timespec ts = {0, 1000000};
-		nanosleep(&ts, NULL);
-	}
+	servers_drain(&srv, still_pending);
 	servers_stop(&srv);
 
 	long acts = 0, fires = 0, rems = 0;
