@@ -39,4 +39,11 @@ static inline uint64_t rng_seed_and_ops(const char *ops_env, uint64_t def_ops, u
 	return seed;
 }
 
+/* Fold @v into the running trace hash @h (FNV-1a style, 64-bit words):
+ * the randomized tests compare two runs' callback traces with it. */
+static inline uint64_t trace_mix(uint64_t h, uint64_t v)
+{
+	return (h ^ v) * 0x100000001b3ull;
+}
+
 #endif

@@ -9,6 +9,7 @@
 #include <pinwheel/pinwheel.h>
 
 #include "check.h"
+#include "sim.h"
 
 struct probe {
 	struct pw_timer t;
@@ -35,12 +36,7 @@ static void probe_fn(struct pw_timer *t)
 
 static void setup_rt(unsigned ncpus)
 {
-	struct pw_config cfg;
-	pw_config_init(&cfg);
-	cfg.ncpus = ncpus;
-	cfg.clock = PW_CLOCK_SIM;
-	cfg.sim_start_ns = 5000000000ull; /* 5 s: jiffy 5000 */
-	CHECK_EQ(pw_runtime_create(&cfg, &rt), 0);
+	rt = sim_create(ncpus, 1000, 5000000000ull, 0); /* 5 s: jiffy 5000 */
 }
 
 static void teardown_rt(void)

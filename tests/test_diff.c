@@ -35,6 +35,7 @@
 #include <pinwheel/pinwheel.h>
 
 #include "check.h"
+#include "sim.h"
 #include "rng.h"
 
 #define NSLOTS 1500
@@ -289,9 +290,9 @@ static void timer_fn(struct pw_timer *t)
 	s->pending = 0;
 	s->fires++;
 	n_fired++;
-	trace_hash = (trace_hash ^ (uint64_t)(s - slots)) * 0x100000001b3ull;
-	trace_hash = (trace_hash ^ j) * 0x100000001b3ull;
-	trace_hash = (trace_hash ^ (uint64_t)s->cpu) * 0x100000001b3ull;
+	trace_hash = trace_mix(trace_hash, (uint64_t)(s - slots));
+	trace_hash = trace_mix(trace_hash, j);
+	trace_hash = trace_mix(trace_hash, (uint64_t)s->cpu);
 
 	struct pw_timer *outer = cur_running;
 	cur_running = t;
@@ -345,13 +346,7 @@ static void advance(void)
 
 static void run(uint64_t seed, unsigned cpus, unsigned hz, uint64_t start_ns, uint64_t ops)
 {
-	struct pw_config cfg;
-	pw_config_init(&cfg);
-	cfg.ncpus = cpus;
-	cfg.hz = hz;
-	cfg.clock = PW_CLOCK_SIM;
-	cfg.sim_start_ns = start_ns;
-	CHECK_EQ(pw_runtime_create(&cfg, &rt), 0);
+	rt = sim_create(cpus, hz, start_ns, 0);
 	ncpus = cpus;
 	tick_ns = 1000000000ull / hz;
 	rng_state = seed;

@@ -13,6 +13,7 @@
 #include <pinwheel/pinwheel.h>
 
 #include "check.h"
+#include "sim.h"
 
 #define N 40
 
@@ -77,12 +78,8 @@ static void check_all_moved(int to)
 
 static void test_sim(void)
 {
-	struct pw_config cfg;
 	struct pw_timer x;
-	pw_config_init(&cfg);
-	cfg.ncpus = 3;
-	cfg.clock = PW_CLOCK_SIM;
-	CHECK_EQ(pw_runtime_create(&cfg, &rt), 0);
+	rt = sim_create(3, 1000, 0, 0);
 	arm_on_cpu1(30);
 	CHECK_EQ(pw_cpu_offline(rt, 1), N);
 	CHECK_EQ(pw_cpu_online_p(rt, 1), 0);

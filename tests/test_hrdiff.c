@@ -30,6 +30,7 @@
 #include <pinwheel/pinwheel.h>
 
 #include "check.h"
+#include "sim.h"
 #include "rng.h"
 
 #define NSLOTS 600
@@ -211,9 +212,9 @@ static enum pw_hrtimer_restart hfn(struct pw_hrtimer *t)
 	s->queued = 0;
 	check_order(s);
 	n_fired++;
-	trace_hash = (trace_hash ^ (uint64_t)(s - slots)) * 0x100000001b3ull;
-	trace_hash = (trace_hash ^ now) * 0x100000001b3ull;
-	trace_hash = (trace_hash ^ (uint64_t)s->cpu) * 0x100000001b3ull;
+	trace_hash = trace_mix(trace_hash, (uint64_t)(s - slots));
+	trace_hash = trace_mix(trace_hash, now);
+	trace_hash = trace_mix(trace_hash, (uint64_t)s->cpu);
 
 	struct pw_hrtimer *outer = cur_running;
 	cur_running = t;
@@ -278,13 +279,7 @@ static void check_nothing_lost(void)
 
 static void run(uint64_t seed, uint64_t ops)
 {
-	struct pw_config cfg;
-	pw_config_init(&cfg);
-	cfg.ncpus = NCPUS;
-	cfg.clock = PW_CLOCK_SIM;
-	cfg.sim_start_ns = 1000000000ull;
-	cfg.sim_realtime_offset_ns = REAL_OFF;
-	CHECK_EQ(pw_runtime_create(&cfg, &rt), 0);
+	rt = sim_create(NCPUS, 1000, 1000000000ull, REAL_OFF);
 	rng_state = seed;
 	seq_counter = 0;
 	trace_hash = 0xcbf29ce484222325ull;

@@ -13,6 +13,7 @@
 #include <pinwheel/linux.h>
 
 #include "check.h"
+#include "sim.h"
 
 #define MS 1000000ull
 #define T0 (10 * 1000000000ull) /* the simulation starts at 10 s */
@@ -52,13 +53,7 @@ static enum pw_hrtimer_restart hfn(struct pw_hrtimer *t)
 
 static void setup_rt(unsigned ncpus)
 {
-	struct pw_config cfg;
-	pw_config_init(&cfg);
-	cfg.ncpus = ncpus;
-	cfg.clock = PW_CLOCK_SIM;
-	cfg.sim_start_ns = T0;
-	cfg.sim_realtime_offset_ns = REAL_OFF;
-	CHECK_EQ(pw_runtime_create(&cfg, &rt), 0);
+	rt = sim_create(ncpus, 1000, T0, REAL_OFF);
 	pw_set_default_runtime(rt);
 	fire_seq = 0;
 }

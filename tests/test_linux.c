@@ -9,6 +9,7 @@
 #include <time.h> /* after linux.h: POSIX timer_delete must not clash */
 
 #include "check.h"
+#include "sim.h"
 
 struct conn {
 	int id;
@@ -103,13 +104,8 @@ static void test_time_macros(void)
 
 int main(void)
 {
-	struct pw_runtime *rt;
-	struct pw_config cfg;
+	struct pw_runtime *rt = sim_create(2, 1000, 0, 0);
 
-	pw_config_init(&cfg);
-	cfg.ncpus = 2;
-	cfg.clock = PW_CLOCK_SIM;
-	CHECK_EQ(pw_runtime_create(&cfg, &rt), 0);
 	pw_set_default_runtime(rt);
 	CHECK(pw_default_runtime() == rt);
 	RUN(test_kernel_style);

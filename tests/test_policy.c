@@ -17,6 +17,7 @@
 #include <pinwheel/pinwheel.h>
 
 #include "check.h"
+#include "sim.h"
 
 static struct pw_runtime *rt;
 
@@ -61,11 +62,7 @@ static enum pw_hrtimer_restart hfn(struct pw_hrtimer *h)
 
 static void setup_n(unsigned ncpus)
 {
-	struct pw_config cfg;
-	pw_config_init(&cfg);
-	cfg.ncpus = ncpus;
-	cfg.clock = PW_CLOCK_SIM;
-	CHECK_EQ(pw_runtime_create(&cfg, &rt), 0);
+	rt = sim_create(ncpus, 1000, 0, 0);
 }
 
 static void setup(void)
