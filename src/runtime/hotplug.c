@@ -49,11 +49,7 @@ int pw_cpu_offline(struct pw_runtime *rt, unsigned cpu)
 
 	int moved = pw__wheel_move_all(rt, cpu, (unsigned)to);
 	int hr = pw__hr_move_all(rt, cpu, (unsigned)to);
-	/* idle in the migration hierarchy for good, with nothing handed up;
-	 * the receiving CPU's handed-up event (if it is idle) is recomputed */
-	pw__tmigr_deactivate(rt, cpu);
 	pw__tmigr_offline(rt, cpu, (unsigned)to);
-	pw__tmigr_refresh(rt, (unsigned)to);
 	if (__atomic_load_n(&rt->workers_on, __ATOMIC_ACQUIRE))
 		pw__kick(rt, (unsigned)to, 0);
 	if (hr < 0)

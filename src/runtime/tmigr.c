@@ -280,6 +280,17 @@ static uint64_t global_next(struct pw_runtime *rt, unsigned cpu)
 	return pw__base_next_ns(rt, &rt->cpus[cpu].base[PW_BASE_GLOBAL]);
 }
 
+/* Idle child @s of @g now hands up @v: carry it if it changed.
+ * Context: @g locked; returns with it locked. */
+static void set_entry(struct pw_runtime *rt, struct pw__tgroup *g, unsigned s, uint64_t v,
+		      struct wake *w)
+{
+	if (v == ld64(&g->child_next[s]))
+		return;
+	st64(&g->child_next[s], v);
+	carry_up(rt, g, w);
+}
+
 void pw__tmigr_deactivate(struct pw_runtime *rt, unsigned cpu)
 {
 	struct pw__tgroup *g = cpu_group(rt, cpu);
@@ -287,18 +298,14 @@ void pw__tmigr_deactivate(struct pw_runtime *rt, unsigned cpu)
 	struct wake w = {-1, 0};
 
 	pw__lock(&g->lock);
-	bool active = PW_TMIGR_ACTIVE(st_load(g)) & (1u << s);
-	/* before reading the base: an arm by this CPU's own thread (runtimes
-	 * without workers) that does not see the mark went into the base
-	 * before this read (see pw__maybe_kick()) */
-	if (active)
-		__atomic_exchange_n(&rt->workers[cpu].tm_idle, 1, __ATOMIC_RELAXED);
-	uint64_t v = global_next(rt, cpu);
-	if (active) {
-		go_idle(rt, g, s, v, cpu);
-	} else if (v != ld64(&g->child_next[s])) {
-		st64(&g->child_next[s], v);
-		carry_up(rt, g, &w);
+	if (PW_TMIGR_ACTIVE(st_load(g)) & (1u << s)) {
+		/* before reading the base: an arm by this CPU's own thread
+		 * (runtimes without workers) that does not see the mark went
+		 * into the base before this read (see pw__maybe_kick()) */
+		__atomic_store_n(&rt->workers[cpu].tm_idle, 1, __ATOMIC_RELAXED);
+		go_idle(rt, g, s, global_next(rt, cpu), cpu);
+	} else {
+		set_entry(rt, g, s, global_next(rt, cpu), &w); /* idle already: refresh */
 	}
 	pw__unlock(&g->lock);
 	wake_waker(rt, &w);
@@ -324,13 +331,8 @@ void pw__tmigr_refresh(struct pw_runtime *rt, unsigned cpu)
 	struct wake w = {-1, 0};
 
 	pw__lock(&g->lock);
-	if (!(PW_TMIGR_ACTIVE(st_load(g)) & (1u << s))) {
-		uint64_t v = global_next(rt, cpu);
-		if (v != ld64(&g->child_next[s])) {
-			st64(&g->child_next[s], v);
-			carry_up(rt, g, &w);
-		}
-	}
+	if (!(PW_TMIGR_ACTIVE(st_load(g)) & (1u << s)))
+		set_entry(rt, g, s, global_next(rt, cpu), &w);
 	pw__unlock(&g->lock);
 	wake_waker(rt, &w);
 }
@@ -348,10 +350,8 @@ void pw__tmigr_notify(struct pw_runtime *rt, unsigned cpu, uint64_t event_ns)
 
 	pw__lock(&g->lock);
 	idle = !(PW_TMIGR_ACTIVE(st_load(g)) & (1u << s));
-	if (idle && event_ns < ld64(&g->child_next[s])) {
-		st64(&g->child_next[s], event_ns);
-		carry_up(rt, g, &w);
-	}
+	if (idle && event_ns < ld64(&g->child_next[s]))
+		set_entry(rt, g, s, event_ns, &w);
 	pw__unlock(&g->lock);
 	if (idle)
 		wake_waker(rt, &w);
@@ -458,12 +458,14 @@ int pw__tmigr_handle(struct pw_runtime *rt, unsigned cpu, uint64_t now, bool gua
 void pw__tmigr_offline(struct pw_runtime *rt, unsigned cpu, unsigned to)
 {
 	struct pw__tgroup *top = top_group(rt);
+	pw__tmigr_deactivate(rt, cpu); /* its bases are empty: nothing handed up */
 	pw__lock(&top->lock);
 	bool handover = !PW_TMIGR_ACTIVE(st_load(top)) &&
 			__atomic_load_n(&top->waker, __ATOMIC_RELAXED) == (int32_t)cpu;
 	if (handover)
 		__atomic_store_n(&top->waker, (int32_t)to, __ATOMIC_RELAXED);
 	pw__unlock(&top->lock);
+	pw__tmigr_refresh(rt, to); /* it holds @cpu's timers now */
 	if (handover && __atomic_load_n(&rt->workers_on, __ATOMIC_ACQUIRE))
 		pw__kick(rt, to, 0);
 }

@@ -100,8 +100,10 @@ uint64_t pw__tmigr_duty(struct pw_runtime *rt, unsigned cpu);
  */
 int pw__tmigr_handle(struct pw_runtime *rt, unsigned cpu, uint64_t now, bool guards_held);
 
-/* CPU @cpu went offline and holds no timers: if it was the waker, @to
- * (online) takes that part over.  Context: pw_cpu_offline(). */
+/* CPU @cpu went offline and its timers moved to @to (online): @cpu goes
+ * idle for good with nothing handed up, @to's entry is recomputed (if it is
+ * idle), and if @cpu was the waker, @to takes that part over.  Context:
+ * pw_cpu_offline(), holding @cpu's run guard and no lock. */
 void pw__tmigr_offline(struct pw_runtime *rt, unsigned cpu, unsigned to);
 
 /* Check the hierarchy's invariants under its locks.  Return: 0 or -EFAULT

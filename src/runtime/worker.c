@@ -49,7 +49,8 @@
  * and no descriptors; the wake-up is skipped entirely when the worker is
  * not asleep (checked in user space).
  * A poll hook that wants to wait on descriptors itself can return 0 and
- * let timers wake the worker; an epoll integration can come later. *
+ * let timers wake the worker; an epoll integration can come later.
+ *
  * Busy/idle: for PUSH, a CPU is busy while its poll hook reports work
  * (pw_cpu_idle()).  For PULL, a CPU is idle in the migration hierarchy
  * (tmigr.c) from just before it sleeps to just after it wakes: it hands
@@ -105,25 +106,30 @@ int pw__workers_init(struct pw_runtime *rt)
 	return 0;
 }
 
+/* Without workers, a CPU is idle in the PULL hierarchy exactly while the
+ * policy is PULL and the CPU is marked idle (pw_cpu_set_busy()).  Context:
+ * a thread managing a runtime without workers. */
+static void sync_idle_mark(struct pw_runtime *rt, unsigned cpu)
+{
+	if (pw_get_migration(rt) == PW_MIGRATION_PULL &&
+	    !__atomic_load_n(&rt->workers[cpu].busy, __ATOMIC_RELAXED))
+		pw__tmigr_deactivate(rt, cpu);
+	else
+		pw__tmigr_activate(rt, cpu);
+}
+
 int pw_set_migration(struct pw_runtime *rt, enum pw_migration policy)
 {
 	if (!rt || (policy != PW_MIGRATION_OFF && policy != PW_MIGRATION_PUSH &&
 		    policy != PW_MIGRATION_PULL))
 		return -EINVAL;
 	__atomic_store_n(&rt->migration, (uint32_t)policy, __ATOMIC_RELAXED);
-	/* Without workers, the busy/idle marks (pw_cpu_set_busy()) say which
-	 * CPUs are idle in the hierarchy, under PULL only; with workers, each
-	 * worker goes idle there before it sleeps, under PULL only. */
+	/* with workers, each worker goes idle in the hierarchy before it
+	 * sleeps, under PULL only */
 	if (!__atomic_load_n(&rt->workers_on, __ATOMIC_ACQUIRE))
-		for (unsigned c = 0; c < rt->ncpus; c++) {
-			if (__atomic_load_n(&rt->cpus[c].offline, __ATOMIC_ACQUIRE))
-				continue;
-			if (policy == PW_MIGRATION_PULL && !__atomic_load_n(&rt->workers[c].busy,
-									    __ATOMIC_RELAXED))
-				pw__tmigr_deactivate(rt, c);
-			else
-				pw__tmigr_activate(rt, c);
-		}
+		for (unsigned c = 0; c < rt->ncpus; c++)
+			if (!__atomic_load_n(&rt->cpus[c].offline, __ATOMIC_ACQUIRE))
+				sync_idle_mark(rt, c);
 	return 0;
 }
 
@@ -142,10 +148,7 @@ int pw_cpu_set_busy(struct pw_runtime *rt, unsigned cpu, int busy)
 	if (__atomic_load_n(&rt->cpus[cpu].offline, __ATOMIC_ACQUIRE))
 		return -ENODEV;
 	__atomic_store_n(&rt->workers[cpu].busy, busy ? 1u : 0u, __ATOMIC_RELAXED);
-	if (!busy && pw_get_migration(rt) == PW_MIGRATION_PULL)
-		pw__tmigr_deactivate(rt, cpu);
-	else
-		pw__tmigr_activate(rt, cpu);
+	sync_idle_mark(rt, cpu);
 	return 0;
 }
 
@@ -180,8 +183,7 @@ void pw__kick(struct pw_runtime *rt, unsigned cpu, uint64_t event_ns)
 {
 	struct pw__worker *wk = &rt->workers[cpu];
 
-	__atomic_fetch_add(&wk->sync, 0, __ATOMIC_SEQ_CST); /* the protocol's fence */
-	if (!__atomic_load_n(&wk->sleeping, __ATOMIC_RELAXED))
+	if (!pw__worker_may_sleep(rt, cpu))
 		return;
 	uint64_t until = __atomic_load_n(&wk->sleep_until_ns, __ATOMIC_RELAXED);
 	if (event_ns != PW_KICK_WORK && until != 0 && event_ns >= until)
