@@ -505,7 +505,7 @@ static int expire_list(struct pw_runtime *rt, struct pw__base *b, struct pw_time
 	while ((t = *head)) {
 		void (*fn)(struct pw_timer *) = t->function;
 
-		pw__runwait_begin(run, t);
+		pw__runwait_begin(run, t, &b->lock);
 		pw__wheel_detach(&b->wheel, t);
 		pw__unlock(&b->lock);
 

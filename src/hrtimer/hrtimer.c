@@ -532,7 +532,7 @@ uint64_t pw__hrbase_next_ns(const struct pw_runtime *rt, struct pw__hrbase *hb)
  * returns with @hb locked, having dropped it for the callback. */
 static void run_one(struct pw__hrbase *hb, struct pw_hrtimer *t)
 {
-	pw__runwait_begin(&hb->run, t);
+	pw__runwait_begin(&hb->run, t, &hb->lock);
 	dequeue(hb, t);
 	enum pw_hrtimer_restart (*fn)(struct pw_hrtimer *) = t->function;
 	pw__unlock(&hb->lock);
