@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../src/hrtimer/heap.h"
+#include "../src/time/hrheap.h"
 #include "check.h"
 
 enum { N = 2000 };

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests of the wheel data structure itself (src/core/wheel.c): level
+ * Unit tests of the wheel data structure itself (src/time/wheel.c): level
  * selection, rounding (never early, at most one granule late), clamping,
  * the lazy next expiry, collection, clock forwarding, jiffies wrap-around,
  * and that the invariant checker catches corruption.

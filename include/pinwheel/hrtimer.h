@@ -11,7 +11,7 @@
  * passed as the POSIX clock ids, an int, so that this header needs no
  * POSIX feature macro); sums
  * saturate at PW_KTIME_MAX, as the kernel's ktime_add_safe().
- * Semantics and departures: src/hrtimer/hrtimer.c.
+ * Semantics and departures: src/time/hrtimer.c.
  */
 #ifndef PINWHEEL_HRTIMER_H
 #define PINWHEEL_HRTIMER_H
@@ -94,7 +94,7 @@ int pw_hrtimer_setup(struct pw_runtime *rt, struct pw_hrtimer *t,
  * Return: 0; -EINVAL (NULL, not set up, no function, unknown mode bits);
  * -ENOMEM when the CPU's queue had to grow and could not (the timer is then
  * not queued; the kernel's tree never allocates, pinwheel's heap does:
- * src/hrtimer/heap.c says why).
+ * src/time/hrheap.c says why).
  */
 int pw_hrtimer_start_range_ns(struct pw_hrtimer *t, uint64_t tim, uint64_t range_ns,
 			      unsigned mode);

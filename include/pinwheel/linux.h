@@ -17,7 +17,7 @@
  * compile-time constants: `#if HZ > 100` does not work.  Departures from the
  * kernel's return values: the functions the kernel declares void return 0
  * or a negative errno here, and arming a shut-down timer returns
- * -ESHUTDOWN (see src/core/timer.c).  timer_delete is a macro, because POSIX
+ * -ESHUTDOWN (see src/time/timer.c).  timer_delete is a macro, because POSIX
  * has a function of that name.  DEFINE_TIMER (a static initializer)
  * has no equivalent: a timer needs its runtime.
  */

@@ -2,7 +2,7 @@
 /*
  * Worker threads: one per CPU, each running its CPU's due timers, its
  * queued work and a user poll hook, then sleeping until its next event
- * (tickless).  Design: src/runtime/worker.c.
+ * (tickless).  Design: src/time/worker.c.
  */
 #ifndef PINWHEEL_RUNTIME_H
 #define PINWHEEL_RUNTIME_H

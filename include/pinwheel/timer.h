@@ -5,7 +5,7 @@
  * struct pw_timer is embedded by the caller, so arming never allocates.
  * The two public fields keep the kernel's names (expires, function); the
  * rest is private.  Semantics, return values included, follow
- * kernel/time/timer.c; departures are listed in src/core/timer.c.
+ * kernel/time/timer.c; departures are listed in src/time/timer.c.
  * Lifecycle and locking: docs/design/concurrency.md.
  */
 #ifndef PINWHEEL_TIMER_H
@@ -36,7 +36,7 @@ struct pw_timer {
 	uint32_t pw_spare;
 };
 
-/* private: the layout of pw_flags (src/core/timer.c explains it) */
+/* private: the layout of pw_flags (src/time/timer.c explains it) */
 #define PW__TF_CPU_MASK   0x00000fffu
 #define PW__TF_IDX_SHIFT  12
 #define PW__TF_IDX_MASK   0x003ff000u

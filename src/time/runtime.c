@@ -13,7 +13,7 @@
  * which callback it is running) is thread-local: pw__tls.
  *
  * Worker threads, tickless sleep and migration policies are in
- * src/runtime/; here the application brings its own loop: a thread enters
+ * src/time/; here the application brings its own loop: a thread enters
  * as a CPU and calls pw_run_timers() when pw_next_expiry_ns() comes, or a
  * test drives everything with pw_sim_advance() on the simulated clock.
  *

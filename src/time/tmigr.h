@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../core/lock.h"
+#include "lock.h"
 
 struct pw_runtime;
 

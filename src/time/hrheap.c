@@ -31,7 +31,7 @@
  * Costs: first O(1); insert and remove O(log4 n) worst, O(1) typical.
  * No locking here.
  */
-#include "heap.h"
+#include "hrheap.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Internal structures of the core: the runtime, its per-CPU data and timer
- * bases, and the calling thread's identity.  Shared by the files of src/core only.
+ * bases, and the calling thread's identity.  Shared by the files of src/time only.
  */
 #ifndef PW_CORE_INTERNAL_H
 #define PW_CORE_INTERNAL_H
@@ -11,9 +11,9 @@
 
 #include <pinwheel/pinwheel.h>
 
-#include "../hrtimer/hrbase.h"
-#include "../runtime/tmigr.h"
-#include "../runtime/worker.h"
+#include "hrbase.h"
+#include "tmigr.h"
+#include "worker.h"
 #include "lock.h"
 #include "runwait.h"
 #include "wheel.h"
@@ -22,7 +22,7 @@
 
 /* A CPU's three wheel bases, as in Linux 6.9: pinned timers (LOCAL: they
  * always run on this CPU), the others (GLOBAL: an idle CPU hands their
- * expiry to the migration hierarchy, src/runtime/tmigr.c), and deferrable
+ * expiry to the migration hierarchy, src/time/tmigr.c), and deferrable
  * timers (DEF: they never decide when an idle CPU wakes). */
 enum pw__base_kind {
 	PW_BASE_LOCAL = 0,
@@ -61,13 +61,13 @@ struct pw_runtime {
 	int64_t sim_realtime_offset_ns;
 	uint64_t sim_now_ns; /* PW_CLOCK_SIM: atomic, written by the sim driver */
 	struct pw__cpu *cpus;
-	/* Worker threads (src/runtime/worker.c). */
+	/* Worker threads (src/time/worker.c). */
 	struct pw__worker *workers;
 	uint32_t workers_on;   /* atomic: workers started */
 	uint32_t workers_stop; /* atomic: workers told to stop */
 	uint32_t workers_pinned; /* atomic: set by pw_runtime_start() */
 	uint32_t migration;        /* enum pw_migration, atomic */
-	struct pw__tmigr tmigr;    /* the PULL hierarchy (src/runtime/tmigr.c) */
+	struct pw__tmigr tmigr;    /* the PULL hierarchy (src/time/tmigr.c) */
 	/* The latest jiffies value any thread read (pw_jiffies(), a timer
 	 * run): what arming forwards an idle base to, instead of reading the
 	 * clock on every arm (the kernel's jiffies variable plays this part).
@@ -207,7 +207,7 @@ static inline void pw__maybe_kick(struct pw_runtime *rt, int self, const struct 
 bool pw__guard_try(struct pw__cpu *c);
 void pw__guard_release(struct pw__cpu *c);
 
-/* CPU hotplug (src/runtime/hotplug.c): move every timer of CPU @from to CPU
+/* CPU hotplug (src/time/hotplug.c): move every timer of CPU @from to CPU
  * @to, pinned ones too.  Context: the holder of @from's run guard, holding
  * no base lock.  Return: timers moved, or -ENOMEM (hrtimer queue full). */
 int pw__wheel_move_all(struct pw_runtime *rt, unsigned from, unsigned to);

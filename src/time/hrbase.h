@@ -10,9 +10,9 @@
 
 #include <pinwheel/hrtimer.h>
 
-#include "../core/lock.h"
-#include "../core/runwait.h"
-#include "heap.h"
+#include "lock.h"
+#include "runwait.h"
+#include "hrheap.h"
 
 /* Clocks, as indexes of the per-CPU queues. */
 enum pw__hr_clock {

@@ -80,7 +80,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../core/internal.h"
+#include "internal.h"
 
 static inline uint64_t ld64(const uint64_t *p)
 {

@@ -81,7 +81,7 @@
 #include <stdio.h>
 #include <time.h>
 
-#include "../core/internal.h"
+#include "internal.h"
 
 _Static_assert(CLOCK_REALTIME == 0 && CLOCK_MONOTONIC == 1 && CLOCK_BOOTTIME == 7,
 	       "linux.h defines the clock ids with these values when <time.h> hides them");

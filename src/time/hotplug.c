@@ -20,7 +20,7 @@
 #include <errno.h>
 #include <sched.h>
 
-#include "../core/internal.h"
+#include "internal.h"
 
 int pw_cpu_offline(struct pw_runtime *rt, unsigned cpu)
 {

@@ -7,7 +7,7 @@
  * Each CPU of a runtime owns three timer bases, as Linux 6.9: LOCAL (pinned
  * timers), GLOBAL (the others) and DEF (deferrable timers), each a wheel
  * (wheel.c) behind its own lock.  The split matters to the PULL migration
- * policy (src/runtime/tmigr.c): an idle CPU hands only its GLOBAL base's
+ * policy (src/time/tmigr.c): an idle CPU hands only its GLOBAL base's
  * first expiry to a migrator.  A timer lives in at most one
  * base at a time; which one is written in its flags word: the CPU number,
  * the DEFERRABLE and PINNED bits (choose the base kind), the bucket index, and the

@@ -85,7 +85,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/internal.h"
+#include "internal.h"
 
 static inline uint32_t st_load(const struct pw__tgroup *g)
 {

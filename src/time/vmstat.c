@@ -16,7 +16,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "../core/internal.h"
+#include "internal.h"
 
 struct totals {
 	uint64_t in, cs, user, sys, idle, tim, kick, push, pull, now;
