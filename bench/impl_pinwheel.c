@@ -268,7 +268,7 @@ static int mt_setup_push(unsigned workers, unsigned per_worker)
 		return r;
 	pw_set_migration(rt, PW_MIGRATION_PUSH);
 	for (unsigned c = 1; c < workers; c++)
-		pw_cpu_set_busy(rt, c, 0);
+		pw_cpu_set_idle(rt, c, 1);
 	return 0;
 }
 

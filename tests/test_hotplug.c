@@ -82,13 +82,13 @@ static void test_sim(void)
 	rt = sim_create(3, 1000, 0, 0);
 	arm_on_cpu1(30);
 	CHECK_EQ(pw_cpu_offline(rt, 1), N);
-	CHECK_EQ(pw_cpu_online_p(rt, 1), 0);
+	CHECK_EQ(pw_cpu_is_online(rt, 1), 0);
 	check_all_moved(0);
 	CHECK_EQ(pw_runtime_check(rt), 0);
 	CHECK_EQ(pw_cpu_offline(rt, 1), -EALREADY);
 	CHECK_EQ(pw_cpu_enter(rt, 1), -ENODEV);
 	CHECK_EQ(pw_run_timers(rt, 1), -ENODEV);
-	CHECK_EQ(pw_cpu_set_busy(rt, 1, 1), -ENODEV);
+	CHECK_EQ(pw_cpu_set_idle(rt, 1, 0), -ENODEV);
 	CHECK_EQ(pw_timer_setup(rt, &x, wfn, 0), 0);
 	x.expires = pw_jiffies(rt) + 5;
 	CHECK_EQ(pw_add_timer_on(&x, 1), -ENODEV);

@@ -95,10 +95,10 @@ static void test_api(void)
 	CHECK_EQ(pw_set_migration(NULL, PW_MIGRATION_OFF), -EINVAL);
 	CHECK_EQ(pw_set_migration(rt, PW_MIGRATION_PUSH), 0);
 	CHECK_EQ(pw_get_migration(rt), PW_MIGRATION_PUSH);
-	CHECK_EQ(pw_cpu_idle(rt, 0), 0); /* CPUs start busy */
-	CHECK_EQ(pw_cpu_set_busy(rt, 0, 0), 0);
-	CHECK_EQ(pw_cpu_idle(rt, 0), 1);
-	CHECK_EQ(pw_cpu_set_busy(rt, 3, 0), -EINVAL);
+	CHECK_EQ(pw_cpu_is_idle(rt, 0), 0); /* CPUs start busy */
+	CHECK_EQ(pw_cpu_set_idle(rt, 0, 1), 0);
+	CHECK_EQ(pw_cpu_is_idle(rt, 0), 1);
+	CHECK_EQ(pw_cpu_set_idle(rt, 3, 1), -EINVAL);
 	teardown();
 }
 
@@ -108,7 +108,7 @@ static void test_off_stays_local(void)
 	setup();
 	probe_init(&p, 0);
 	CHECK_EQ(pw_set_migration(rt, PW_MIGRATION_OFF), 0);
-	CHECK_EQ(pw_cpu_set_busy(rt, 0, 0), 0); /* idle, others busy */
+	CHECK_EQ(pw_cpu_set_idle(rt, 0, 1), 0); /* idle, others busy */
 	CHECK_EQ(pw_cpu_enter(rt, 0), 0);
 	CHECK_EQ(arm(&p, 50), 0);
 	CHECK_EQ(pw_timer_cpu(&p.t), 0);
@@ -133,8 +133,8 @@ static void test_push(void)
 	probe_init(&far, 0);
 	CHECK_EQ(pw_set_migration(rt, PW_MIGRATION_PUSH), 0);
 	/* CPU 0 idle, CPU 1 idle, CPU 2 busy: the first busy CPU is 2 */
-	CHECK_EQ(pw_cpu_set_busy(rt, 0, 0), 0);
-	CHECK_EQ(pw_cpu_set_busy(rt, 1, 0), 0);
+	CHECK_EQ(pw_cpu_set_idle(rt, 0, 1), 0);
+	CHECK_EQ(pw_cpu_set_idle(rt, 1, 1), 0);
 	CHECK_EQ(pw_cpu_enter(rt, 0), 0);
 	CHECK_EQ(pw_mod_timer(&p.t, pw_jiffies(rt) + 50), 0);
 	CHECK_EQ(pw_timer_cpu(&p.t), 2); /* pushed */
@@ -167,12 +167,12 @@ static void test_push(void)
 	CHECK_EQ(pw_hrtimer_cpu(&far.h), 0); /* pinned */
 
 	/* the arming CPU busy: stays local */
-	CHECK_EQ(pw_cpu_set_busy(rt, 0, 1), 0);
+	CHECK_EQ(pw_cpu_set_idle(rt, 0, 0), 0);
 	CHECK_EQ(pw_mod_timer(&q.t, pw_jiffies(rt) + 70), 0);
 	CHECK_EQ(pw_timer_cpu(&q.t), 0);
 	/* nobody busy: stays local */
-	CHECK_EQ(pw_cpu_set_busy(rt, 0, 0), 0);
-	CHECK_EQ(pw_cpu_set_busy(rt, 2, 0), 0);
+	CHECK_EQ(pw_cpu_set_idle(rt, 0, 1), 0);
+	CHECK_EQ(pw_cpu_set_idle(rt, 2, 1), 0);
 	CHECK_EQ(pw_mod_timer(&q.t, pw_jiffies(rt) + 500), 1);
 	CHECK_EQ(pw_timer_cpu(&q.t), 0);
 	CHECK_EQ(pw_runtime_check(rt), 0);
@@ -193,7 +193,7 @@ static void test_running_never_pushed(void)
 	setup();
 	probe_init(&p, 0);
 	CHECK_EQ(pw_set_migration(rt, PW_MIGRATION_PUSH), 0);
-	CHECK_EQ(pw_cpu_set_busy(rt, 0, 0), 0);
+	CHECK_EQ(pw_cpu_set_idle(rt, 0, 1), 0);
 	CHECK_EQ(pw_cpu_enter(rt, 0), 0);
 	/* idle CPU 0 arms: pushed to CPU 1 */
 	CHECK_EQ(pw_mod_timer(&p.t, pw_jiffies(rt) + 5), 0);
@@ -201,8 +201,8 @@ static void test_running_never_pushed(void)
 	pw_cpu_exit(rt);
 	/* its callback (on CPU 1, now marked idle) re-arms it: a running timer
 	 * stays where it runs (checked in wfn) */
-	CHECK_EQ(pw_cpu_set_busy(rt, 1, 0), 0);
-	CHECK_EQ(pw_cpu_set_busy(rt, 2, 1), 0);
+	CHECK_EQ(pw_cpu_set_idle(rt, 1, 1), 0);
+	CHECK_EQ(pw_cpu_set_idle(rt, 2, 0), 0);
 	p.rearm_self = 1;
 	CHECK_EQ(pw_sim_advance(rt, 10000000ull), 0);
 	CHECK_EQ(p.fired, 1);
@@ -255,7 +255,7 @@ static void test_pull_one_group(void)
 	/* CPU 0 goes idle: its global timer is handed up; it wakes only for
 	 * its hrtimer and pinned timer; CPU 1 (the group's first active CPU)
 	 * now migrates and must wake for the global timer */
-	CHECK_EQ(pw_cpu_set_busy(rt, 0, 0), 0);
+	CHECK_EQ(pw_cpu_set_idle(rt, 0, 1), 0);
 	CHECK_EQ(pw_runtime_check(rt), 0);
 	CHECK_EQ(pw_next_expiry_ns(rt, 0), 50000000u);
 	CHECK(at_bucket(pw_next_expiry_ns(rt, 1), g.due_j));
@@ -307,7 +307,7 @@ static void test_pull_hierarchy(void)
 		arm_on(&p[c], c, 10 + c);
 	arm_on(&pin, 3, 12);
 	for (unsigned c = 0; c < 8; c++)
-		CHECK_EQ(pw_cpu_set_busy(rt, c, 0), 0);
+		CHECK_EQ(pw_cpu_set_idle(rt, c, 1), 0);
 	CHECK_EQ(pw_runtime_check(rt), 0);
 	CHECK_EQ(pw_sim_advance(rt, 30000000ull), 0);
 	for (unsigned c = 0; c < 8; c++) {
@@ -322,7 +322,7 @@ static void test_pull_hierarchy(void)
 	for (unsigned c = 0; c < 9; c++)
 		arm_on(&p[c], c, 10);
 	for (unsigned c = 0; c < 9; c++)
-		CHECK_EQ(pw_cpu_set_busy(rt, c, 0), 0);
+		CHECK_EQ(pw_cpu_set_idle(rt, c, 1), 0);
 	CHECK_EQ(pw_sim_advance(rt, 30000000ull), 0);
 	for (unsigned c = 0; c < 9; c++)
 		CHECK_EQ(p[c].cpu, 9);
@@ -331,7 +331,7 @@ static void test_pull_hierarchy(void)
 	for (unsigned c = 0; c < 19; c++)
 		arm_on(&p[c], c, 10 + c % 3);
 	for (unsigned c = 0; c < 19; c++)
-		CHECK_EQ(pw_cpu_set_busy(rt, c, 0), 0);
+		CHECK_EQ(pw_cpu_set_idle(rt, c, 1), 0);
 	CHECK_EQ(pw_runtime_check(rt), 0);
 	CHECK_EQ(pw_sim_advance(rt, 30000000ull), 0);
 	for (unsigned c = 0; c < 19; c++) {
@@ -342,10 +342,10 @@ static void test_pull_hierarchy(void)
 	/* everyone idle: the last CPU to go idle (19, then 5) wakes for all */
 	for (unsigned c = 0; c < N; c++)
 		arm_on(&p[c], c, 10 + c % 4);
-	CHECK_EQ(pw_cpu_set_busy(rt, 19, 0), 0);
+	CHECK_EQ(pw_cpu_set_idle(rt, 19, 1), 0);
 	CHECK_EQ(pw_runtime_check(rt), 0);
-	CHECK_EQ(pw_cpu_set_busy(rt, 5, 1), 0);
-	CHECK_EQ(pw_cpu_set_busy(rt, 5, 0), 0);
+	CHECK_EQ(pw_cpu_set_idle(rt, 5, 0), 0);
+	CHECK_EQ(pw_cpu_set_idle(rt, 5, 1), 0);
 	CHECK_EQ(pw_runtime_check(rt), 0);
 	for (unsigned c = 0; c < N; c++)
 		CHECK(c == 5 || pw_next_expiry_ns(rt, c) == UINT64_MAX);
@@ -364,7 +364,7 @@ static void test_pull_remote_arm(void)
 	struct probe p;
 	setup();
 	probe_init(&p, 0); /* set up by no CPU: on CPU 0 */
-	CHECK_EQ(pw_cpu_set_busy(rt, 0, 0), 0);
+	CHECK_EQ(pw_cpu_set_idle(rt, 0, 1), 0);
 	CHECK_EQ(arm(&p, 7), 0);
 	CHECK_EQ(pw_timer_cpu(&p.t), 0);
 	CHECK_EQ(pw_runtime_check(rt), 0);
@@ -392,7 +392,7 @@ static void test_pull_offline_waker(void)
 	arm_on(&p, 1, 30);
 	arm_on(&q, 2, 40);
 	for (unsigned c = 0; c < 3; c++)
-		CHECK_EQ(pw_cpu_set_busy(rt, c, 0), 0); /* CPU 2 went idle last */
+		CHECK_EQ(pw_cpu_set_idle(rt, c, 1), 0); /* CPU 2 went idle last */
 	CHECK(at_bucket(pw_next_expiry_ns(rt, 2), p.due_j));
 	CHECK_EQ(pw_cpu_offline(rt, 2), 1);
 	CHECK_EQ(pw_runtime_check(rt), 0);

@@ -108,7 +108,7 @@ static void test_idle_zero_wakeups(void)
 	uint64_t before = total(f_wakeups);
 	sleep_ms(1000);
 	CHECK_EQ(total(f_wakeups) - before, 0);
-	CHECK(pw_cpu_idle(rt, 0) && pw_cpu_idle(rt, 1));
+	CHECK(pw_cpu_is_idle(rt, 0) && pw_cpu_is_idle(rt, 1));
 	printf("  workers %s\n", pw_runtime_workers_pinned(rt) ? "pinned to cores" : "not pinned");
 	CHECK_EQ(pw_runtime_stop(rt), 0);
 	CHECK_EQ(pw_runtime_stop(rt), 0);

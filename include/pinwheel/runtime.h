@@ -122,7 +122,7 @@ int pw_set_poll(struct pw_runtime *rt, unsigned cpu, pw_poll_fn fn, void *arg);
  * pw_set_migration() - choose the migration policy for non-pinned timers;
  * takes effect for the next arms (PUSH) and the next time a CPU goes idle
  * (PULL).  Default: PW_MIGRATION_PULL.  Without workers, a CPU is idle for
- * PULL while it is marked so with pw_cpu_set_busy(); with workers, while
+ * PULL while it is marked so with pw_cpu_set_idle(); with workers, while
  * its worker sleeps.  Timers already handed up stay with their migrator
  * until their CPU wakes.
  * Context: any thread.
@@ -134,18 +134,19 @@ int pw_set_migration(struct pw_runtime *rt, enum pw_migration policy);
 enum pw_migration pw_get_migration(const struct pw_runtime *rt);
 
 /**
- * pw_cpu_set_busy() - mark CPU @cpu busy (1) or idle (0), as the migration
+ * pw_cpu_set_idle() - mark CPU @cpu idle (1) or busy (0), as the migration
  * policies see it, for runtimes without workers (the simulation, or a
  * bring-your-own-loop application that sleeps by itself).  With workers
- * running, each worker keeps its CPU's state: busy while its poll hook
+ * running, each worker keeps its CPU's mark: busy while its poll hook
  * reports work, idle otherwise (asleep, or woken only for timers and work:
  * the kernel's "idle CPU serving an interrupt").  CPUs start busy.
- * Context: any thread.  Return: 0; -EINVAL; -EBUSY (workers running).
+ * Context: any thread.  Return: 0; -EINVAL; -EBUSY (workers running);
+ * -ENODEV (offline).
  */
-int pw_cpu_set_busy(struct pw_runtime *rt, unsigned cpu, int busy);
+int pw_cpu_set_idle(struct pw_runtime *rt, unsigned cpu, int idle);
 
-/* 1 if CPU @cpu is idle as the policies see it (see pw_cpu_set_busy()). */
-int pw_cpu_idle(const struct pw_runtime *rt, unsigned cpu);
+/* 1 if CPU @cpu is idle as the policies see it (see pw_cpu_set_idle()). */
+int pw_cpu_is_idle(const struct pw_runtime *rt, unsigned cpu);
 
 /**
  * pw_cpu_offline() - take CPU @cpu out: stop its worker and move every timer
@@ -169,7 +170,7 @@ int pw_cpu_offline(struct pw_runtime *rt, unsigned cpu);
 int pw_cpu_online(struct pw_runtime *rt, unsigned cpu);
 
 /* 1 if CPU @cpu is online (0 for bad input). */
-int pw_cpu_online_p(const struct pw_runtime *rt, unsigned cpu);
+int pw_cpu_is_online(const struct pw_runtime *rt, unsigned cpu);
 
 /**
  * pw_stats_read() - a snapshot of CPU @cpu's statistics.

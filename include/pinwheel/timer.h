@@ -68,8 +68,11 @@ int pw__mod_timer_slow(struct pw_timer *t, uint64_t expires);
 
 /* private: the calling thread's count of fast-path-1 hits: its CPU's
  * statistics counter while it acts as a CPU, else NULL.  Written by this
- * thread only (relaxed load and store), read by pw_stats_read(). */
-extern __thread uint64_t *pw__fast_hits __attribute__((tls_model("initial-exec")));
+ * thread only (relaxed load and store), read by pw_stats_read().  The
+ * compiler's default TLS model: an executable reads it at a fixed offset
+ * from the thread pointer, code in a shared object through the dynamic
+ * loader, so a library built on pinwheel may be dlopen()ed. */
+extern __thread uint64_t *pw__fast_hits;
 
 /**
  * pw_mod_timer() - (re)arm @t to expire at jiffy @expires.
@@ -91,15 +94,11 @@ static inline int pw_mod_timer(struct pw_timer *t, uint64_t expires)
 	 * a value that was true an instant ago, as in the kernel. */
 	if (t && (__atomic_load_n(&t->pw_flags, __ATOMIC_RELAXED) & PW__TF_PENDING) &&
 	    __atomic_load_n(&t->expires, __ATOMIC_RELAXED) == expires) {
-#ifndef PW_NO_FAST_PATH_STATS
-		/* pw_cpu_stats.fast_path; a translation unit that defines
-		 * PW_NO_FAST_PATH_STATS leaves its hits uncounted (docs/
-		 * benchmarks.md has what counting costs) */
+		/* pw_cpu_stats.fast_path (docs/benchmarks.md: what it costs) */
 		uint64_t *hits = pw__fast_hits;
 		if (hits)
 			__atomic_store_n(hits, __atomic_load_n(hits, __ATOMIC_RELAXED) + 1,
 					 __ATOMIC_RELAXED);
-#endif
 		return 1;
 	}
 	return pw__mod_timer_slow(t, expires);

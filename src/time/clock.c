@@ -13,9 +13,15 @@
  * a lock.
  */
 #define _POSIX_C_SOURCE 200809L
+#include "clock.h"
 #include "internal.h"
 
-#include <time.h>
+uint64_t pw__clock_ns(clockid_t id)
+{
+	struct timespec ts;
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 uint64_t pw_now_ns(const struct pw_runtime *rt)
 {
@@ -23,9 +29,7 @@ uint64_t pw_now_ns(const struct pw_runtime *rt)
 		return 0;
 	if (rt->clock == PW_CLOCK_SIM)
 		return __atomic_load_n(&rt->sim_now_ns, __ATOMIC_RELAXED);
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return pw__clock_ns(CLOCK_MONOTONIC);
 }
 
 uint64_t pw_jiffies(const struct pw_runtime *rt)

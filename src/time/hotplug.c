@@ -44,7 +44,7 @@ int pw_cpu_offline(struct pw_runtime *rt, unsigned cpu)
 
 	while (!pw__guard_try(c))
 		sched_yield();
-	__atomic_store_n(&rt->workers[cpu].busy, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&c->idle, 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&c->offline, 1, __ATOMIC_RELEASE);
 
 	int moved = pw__wheel_move_all(rt, cpu, (unsigned)to);
@@ -65,7 +65,7 @@ int pw_cpu_online(struct pw_runtime *rt, unsigned cpu)
 	if (!__atomic_load_n(&c->offline, __ATOMIC_ACQUIRE))
 		return -EALREADY;
 	__atomic_store_n(&c->offline, 0, __ATOMIC_RELEASE);
-	__atomic_store_n(&rt->workers[cpu].busy, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&c->idle, 0, __ATOMIC_RELAXED);
 	pw__tmigr_activate(rt, cpu);
 	pw__guard_release(c);
 	if (__atomic_load_n(&rt->workers_on, __ATOMIC_ACQUIRE))
@@ -73,7 +73,7 @@ int pw_cpu_online(struct pw_runtime *rt, unsigned cpu)
 	return 0;
 }
 
-int pw_cpu_online_p(const struct pw_runtime *rt, unsigned cpu)
+int pw_cpu_is_online(const struct pw_runtime *rt, unsigned cpu)
 {
 	return rt && cpu < rt->ncpus && !__atomic_load_n(&rt->cpus[cpu].offline, __ATOMIC_ACQUIRE);
 }

@@ -81,7 +81,10 @@
 #include <stdio.h>
 #include <time.h>
 
+#include "clock.h"
 #include "internal.h"
+#include "migrating.h"
+#include "placement.h"
 
 _Static_assert(CLOCK_REALTIME == 0 && CLOCK_MONOTONIC == 1 && CLOCK_BOOTTIME == 7,
 	       "linux.h defines the clock ids with these values when <time.h> hides them");
@@ -96,13 +99,13 @@ static inline uint64_t sat_add(uint64_t a, uint64_t b)
 
 static inline uint32_t hf_load(const struct pw_hrtimer *t)
 {
-	return __atomic_load_n(&t->pw_flags, __ATOMIC_RELAXED);
+	return pw__flags_load(&t->pw_flags);
 }
 
 /* Context: the holder of the timer's base lock (or the owner at setup). */
 static inline void hf_store(struct pw_hrtimer *t, uint32_t f)
 {
-	__atomic_store_n(&t->pw_flags, f, __ATOMIC_RELAXED);
+	pw__flags_store(&t->pw_flags, f);
 }
 
 static inline unsigned hf_clock(uint32_t f)
@@ -132,12 +135,6 @@ static int clock_index(int clock)
 static const clockid_t clock_ids[PW_HR_NCLOCKS] = {CLOCK_MONOTONIC, CLOCK_REALTIME,
 						    CLOCK_BOOTTIME};
 
-static uint64_t read_clock(clockid_t id)
-{
-	struct timespec ts;
-	clock_gettime(id, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 void pw__hr_offsets(const struct pw_runtime *rt, int64_t off[PW_HR_NCLOCKS], unsigned need)
 {
@@ -148,9 +145,9 @@ void pw__hr_offsets(const struct pw_runtime *rt, int64_t off[PW_HR_NCLOCKS], uns
 	}
 	if (!(need & ((1u << PW_HR_REAL) | (1u << PW_HR_BOOT))))
 		return; /* four clock reads saved: only MONOTONIC timers queued */
-	uint64_t m1 = read_clock(CLOCK_MONOTONIC);
-	uint64_t r = read_clock(CLOCK_REALTIME), b = read_clock(CLOCK_BOOTTIME);
-	uint64_t m2 = read_clock(CLOCK_MONOTONIC);
+	uint64_t m1 = pw__clock_ns(CLOCK_MONOTONIC);
+	uint64_t r = pw__clock_ns(CLOCK_REALTIME), b = pw__clock_ns(CLOCK_BOOTTIME);
+	uint64_t m2 = pw__clock_ns(CLOCK_MONOTONIC);
 	uint64_t m = m1 + (m2 - m1) / 2;
 	off[PW_HR_REAL] = (int64_t)(r - m);
 	off[PW_HR_BOOT] = (int64_t)(b - m);
@@ -181,7 +178,7 @@ static uint64_t now_on(const struct pw_runtime *rt, unsigned idx)
 		pw__hr_offsets(rt, off, 1u << idx);
 		return shift(pw_now_ns(rt), off[idx]);
 	}
-	return read_clock(clock_ids[idx]);
+	return pw__clock_ns(clock_ids[idx]);
 }
 
 uint64_t pw_clock_now_ns(const struct pw_runtime *rt, int clock)
@@ -248,26 +245,20 @@ static inline struct pw__hrbase *hrbase_of(struct pw_runtime *rt, uint32_t f)
 	return &rt->cpus[f & PW__HF_CPU_MASK].hr;
 }
 
+static struct pw__lock *hr_lock_of(struct pw_runtime *rt, uint32_t f)
+{
+	return &hrbase_of(rt, f)->lock;
+}
+
 /* Lock the base holding @t; its flags, stable under that lock, in *@fp.
+ * The MIGRATING protocol's lock step (migrating.h).
  * Context: any thread holding no base lock. */
 static struct pw__hrbase *lock_hrtimer_base(struct pw_hrtimer *t, uint32_t *fp)
 {
-	for (unsigned spins = 0;; spins++) {
-		uint32_t f = hf_load(t);
-		if (!(f & PW__HF_MIGRATING)) {
-			struct pw__hrbase *hb = hrbase_of(t->pw_rt, f);
-			pw__lock(&hb->lock);
-			if (hf_load(t) == f) {
-				*fp = f;
-				return hb;
-			}
-			pw__unlock(&hb->lock);
-		}
-		if (spins < 64)
-			pw__cpu_relax();
-		else
-			sched_yield();
-	}
+	*fp = hf_load(t);
+	struct pw__lock *l =
+		pw__lock_flags_base(t->pw_rt, &t->pw_flags, fp, PW__HF_MIGRATING, hr_lock_of);
+	return pw_container_of(l, struct pw__hrbase, lock);
 }
 
 int pw_hrtimer_setup(struct pw_runtime *rt, struct pw_hrtimer *t,
@@ -329,8 +320,7 @@ int pw_hrtimer_start_range_ns(struct pw_hrtimer *t, uint64_t tim, uint64_t range
 		 * one, then the one it came from (room permitting). */
 		struct pw__hrbase *old = hb;
 		struct pw__hrbase *cand[3] = {nb, &rt->cpus[local].hr, old};
-		hf_store(t, hf_load(t) | PW__HF_MIGRATING);
-		pw__unlock(&old->lock);
+		pw__flags_leave(&t->pw_flags, PW__HF_MIGRATING, &old->lock);
 		hb = NULL;
 		for (unsigned i = 0; i < 3 && !hb; i++) {
 			struct pw__hrbase *b = cand[i];
@@ -353,14 +343,16 @@ int pw_hrtimer_start_range_ns(struct pw_hrtimer *t, uint64_t tim, uint64_t range
 			pw__unlock(&old->lock);
 			return -ENOMEM;
 		}
-		hf_store(t, (hf_load(t) & ~(PW__HF_CPU_MASK | PW__HF_MIGRATING)) | hb->cpu);
+		pw__flags_land(&t->pw_flags, PW__HF_MIGRATING, PW__HF_CPU_MASK, hb->cpu);
 	}
 	set_window(t, soft, hard);
 	enqueue(hb, t);
 	pw__unlock(&hb->lock);
 	/* A sleeping worker must wake for it if it is now its first event.
 	 * Other clocks than MONOTONIC: kick without comparing (0 = now). */
-	pw__kick_remote(rt, self, hb->cpu, hf_clock(f) == PW_HR_MONO ? hard : 0);
+	if (self != (int)hb->cpu)
+		pw__arm_notify_remote(rt, self, hb->cpu, PW_BASE_HRTIMER,
+				      hf_clock(f) == PW_HR_MONO ? hard : 0);
 	return 0;
 }
 
@@ -624,8 +616,7 @@ int pw__hr_move_all(struct pw_runtime *rt, unsigned from, unsigned to)
 				break;
 			}
 			dequeue(src, t);
-			hf_store(t, hf_load(t) | PW__HF_MIGRATING);
-			pw__unlock(&src->lock);
+			pw__flags_leave(&t->pw_flags, PW__HF_MIGRATING, &src->lock);
 			pw__lock(&dst->lock);
 			if (reserve(dst, t)) {
 				/* no room: back where it came from, which has
@@ -637,7 +628,7 @@ int pw__hr_move_all(struct pw_runtime *rt, unsigned from, unsigned to)
 				pw__unlock(&src->lock);
 				return -ENOMEM;
 			}
-			hf_store(t, (hf_load(t) & ~(PW__HF_CPU_MASK | PW__HF_MIGRATING)) | to);
+			pw__flags_land(&t->pw_flags, PW__HF_MIGRATING, PW__HF_CPU_MASK, to);
 			enqueue(dst, t);
 			pw__unlock(&dst->lock);
 			moved++;

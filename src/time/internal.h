@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Internal structures of the core: the runtime, its per-CPU data and timer
- * bases, and the calling thread's identity.  Shared by the files of src/time only.
+ * The timer subsystem's structures: the runtime, its per-CPU data and timer
+ * bases, and the calling thread's identity.  For the files of src/time only;
+ * the rest of the library (and its users) go through the public headers (include/pinwheel).
  */
-#ifndef PW_CORE_INTERNAL_H
-#define PW_CORE_INTERNAL_H
+#ifndef PW_TIME_INTERNAL_H
+#define PW_TIME_INTERNAL_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -12,13 +13,12 @@
 #include <pinwheel/pinwheel.h>
 
 #include "hrbase.h"
-#include "tmigr.h"
-#include "worker.h"
 #include "lock.h"
 #include "runwait.h"
+#include "stats.h"
+#include "tmigr.h"
 #include "wheel.h"
-
-#define PW_CACHELINE 64
+#include "worker.h"
 
 /* A CPU's three wheel bases, as in Linux 6.9: pinned timers (LOCAL: they
  * always run on this CPU), the others (GLOBAL: an idle CPU hands their
@@ -29,12 +29,18 @@ enum pw__base_kind {
 	PW_BASE_GLOBAL = 1,
 	PW_BASE_DEF = 2,
 	PW_NR_BASES = 3,
+	PW_BASE_HRTIMER = 3, /* not a wheel base: an hrtimer's, for pw__arm_notify_remote() */
 };
 
 struct pw__base {
 	struct pw__lock lock;
 	uint32_t cpu;
 	uint32_t kind;         /* enum pw__base_kind */
+	/* GLOBAL base only: 1 while the CPU is idle in the migration
+	 * hierarchy (tmigr.c): set before deactivate reads this base, cleared
+	 * by activate; atomic.  Here, on the lock's line, because an arm on
+	 * the CPU's own global base reads it (pw__arm_notify()). */
+	uint32_t tmigr_idle;
 	unsigned n_expiring;   /* lists collected by the current run */
 	unsigned expiring_idx[PW_WHEEL_LVL_MAX];
 	struct pw_timer *expiring[PW_WHEEL_LVL_MAX];
@@ -51,6 +57,11 @@ struct pw__cpu {
 	uint32_t run_guard; /* 1 while a thread runs this CPU's timers */
 	uint32_t served;    /* 1 while a thread has entered as this CPU */
 	uint32_t offline;   /* 1 after pw_cpu_offline(): no timers, no thread */
+	/* The policies' idle mark (policy.c), atomic: written by the CPU's
+	 * worker each round, or by pw_cpu_set_idle()/hotplug while no worker
+	 * runs; read by PUSH placement on any CPU. */
+	uint32_t idle;
+	struct pw__stats stats; /* written by the thread acting as this CPU */
 } __attribute__((aligned(PW_CACHELINE)));
 
 struct pw_runtime {
@@ -98,16 +109,26 @@ static inline void pw__sim_set(struct pw_runtime *rt, uint64_t ns)
 }
 
 /* What the calling thread is: the CPU it serves (or acts as while running
- * a CPU's timers), and the timer whose callback it is running. */
+ * a CPU's timers), and the timer whose callback it is running.
+ * The TLS model is the compiler's default: initial-exec would make the
+ * library fail to dlopen() once the static TLS surplus is used up; the
+ * x86-64 build uses TLS descriptors instead (CMakeLists.txt), which cost
+ * about as little for a library loaded at start. */
 struct pw__tls {
 	struct pw_runtime *rt; /* NULL: no CPU */
 	int cpu;
 	bool in_run;           /* inside pw_run_timers()/pw_sim_advance() */
+	struct pw__stats *stats;        /* &rt->cpus[cpu].stats while rt is set */
 	struct pw_timer *running;       /* wheel callback this thread runs */
 	struct pw_hrtimer *hr_running;  /* hrtimer callback this thread runs */
 };
 
-extern __thread struct pw__tls pw__tls __attribute__((tls_model("initial-exec")));
+extern __thread struct pw__tls pw__tls;
+
+/* Make the calling thread act as CPU @cpu of @rt (NULL: no CPU), for
+ * pw__self(), the statistics and the inline fast path's counter.
+ * Context: the calling thread, about itself. */
+void pw__tls_set(struct pw_runtime *rt, int cpu);
 
 /* The base a timer with flags @tf is on: its CPU's DEF base if deferrable,
  * else LOCAL if pinned, else GLOBAL. */
@@ -140,65 +161,13 @@ static inline int pw__self(const struct pw_runtime *rt)
 	return pw__tls.rt == rt ? pw__tls.cpu : -1;
 }
 
-/* Add @v to a counter only the calling thread writes (its own CPU's):
- * relaxed load and store, no read-modify-write; readers are lockless. */
-static inline void pw__count_add(uint64_t *c, uint64_t v)
+/* The statistics the calling thread, acting as CPU pw__self(@rt), keeps;
+ * a thread that is no CPU of @rt gets a thread-local sink nobody reads, so
+ * the arm path counts without a branch. */
+extern __thread struct pw__stats pw__stats_sink;
+static inline struct pw__stats *pw__stats_mine(const struct pw_runtime *rt)
 {
-	__atomic_store_n(c, __atomic_load_n(c, __ATOMIC_RELAXED) + v, __ATOMIC_RELAXED);
-}
-
-/*
- * The one placement rule for wheel timers and hrtimers: where an arm by
- * CPU @self (-1: a thread that is no CPU) puts a timer that is now on CPU
- * @cur.  No CPU: it stays.  Otherwise the arming CPU (Linux 6.9: enqueue
- * locally), except that under PW_MIGRATION_PUSH a non-@pinned timer armed
- * on an idle CPU goes to a busy one (pw__policy_target() counts the push).
- * Context: the arming thread, before it locks anything.
- */
-static inline unsigned pw__arm_target(struct pw_runtime *rt, int self, unsigned cur, bool pinned)
-{
-	if (self < 0)
-		return cur;
-	if (!pinned && __atomic_load_n(&rt->migration, __ATOMIC_RELAXED) == PW_MIGRATION_PUSH)
-		return pw__policy_target(rt, (unsigned)self);
-	return (unsigned)self;
-}
-
-/* After making an event for CPU @cpu visible (timer queued, base unlocked):
- * wake its worker if workers run and @cpu is not the caller's own CPU
- * (@self).  The worker.c protocol decides whether a kick is needed.
- * Context: any thread holding no base lock. */
-static inline void pw__kick_remote(struct pw_runtime *rt, int self, unsigned cpu,
-				   uint64_t event_ns)
-{
-	if (__atomic_load_n(&rt->workers_on, __ATOMIC_RELAXED) && self != (int)cpu)
-		pw__kick(rt, cpu, event_ns);
-}
-
-/* After enqueueing a wheel timer on @b for bucket jiffy @bucket_j (and
- * unlocking), by the thread acting as CPU @self.  On @self's own bases
- * there is nothing to do, except in a runtime without workers where @self
- * may be marked idle (pw_cpu_set_busy()) and so be idle in the migration
- * hierarchy; a worker is always active there while it runs.  On another
- * CPU: deferrable timers never wake anybody; pinned ones may kick that
- * CPU's worker; global ones go through the hierarchy, which lowers an idle
- * CPU's handed-up event instead of waking it (pw__tmigr_notify()). */
-static inline void pw__maybe_kick(struct pw_runtime *rt, int self, const struct pw__base *b,
-				  uint64_t bucket_j)
-{
-	if (self == (int)b->cpu) {
-		/* Not seeing the CPU's idle mark is safe: deactivate sets it
-		 * before it reads the base, so the base read then sees this
-		 * timer.  Seeing it: ask under the group lock. */
-		if (!__atomic_load_n(&rt->workers_on, __ATOMIC_RELAXED) && b->kind == PW_BASE_GLOBAL &&
-		    __atomic_load_n(&rt->workers[self].tm_idle, __ATOMIC_RELAXED))
-			pw__tmigr_notify(rt, b->cpu, pw_jiffies_to_ns(rt, bucket_j));
-		return;
-	}
-	if (b->kind == PW_BASE_GLOBAL)
-		pw__tmigr_notify(rt, b->cpu, pw_jiffies_to_ns(rt, bucket_j));
-	else if (b->kind == PW_BASE_LOCAL && __atomic_load_n(&rt->workers_on, __ATOMIC_RELAXED))
-		pw__kick(rt, b->cpu, pw_jiffies_to_ns(rt, bucket_j));
+	return pw__tls.rt == rt ? pw__tls.stats : &pw__stats_sink;
 }
 
 /* The run guard of a CPU: one thread at a time runs its timers.
@@ -216,4 +185,4 @@ int pw__hr_move_all(struct pw_runtime *rt, unsigned from, unsigned to);
 /* Check one base under its lock.  Return: 0 or -EFAULT. */
 int pw__base_check(struct pw_runtime *rt, struct pw__base *b);
 
-#endif /* PW_CORE_INTERNAL_H */
+#endif /* PW_TIME_INTERNAL_H */

@@ -1,35 +1,32 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Slow paths of the per-base lock (see lock.h: why the unlock is a plain
- * store, and what that costs) and the futex helpers.
+ * store, and what that costs), and the MIGRATING protocol's wait.
+ * Context: any thread.
  */
 #define _GNU_SOURCE
 #include "lock.h"
 
-#include <limits.h>
-#include <linux/futex.h>
-#include <time.h>
-#include <sys/syscall.h>
-#include <unistd.h>
+#include <sched.h>
+
+#include "clock.h"
+#include "futex.h"
+#include "migrating.h"
 
 /* How many times a contended locker polls before it sleeps. */
 #define PW_LOCK_SPINS 200
 
-void pw__futex_wait(uint32_t *addr, uint32_t val)
-{
-	syscall(SYS_futex, addr, FUTEX_WAIT_PRIVATE, val, NULL, NULL, 0);
-}
-
-void pw__futex_wake_all(uint32_t *addr)
-{
-	syscall(SYS_futex, addr, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
-}
-
 static uint64_t mono_ns(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return pw__clock_ns(CLOCK_MONOTONIC);
+}
+
+void pw__flags_busy_wait(unsigned spins)
+{
+	if (spins < 64)
+		pw__cpu_relax();
+	else
+		sched_yield();
 }
 
 static void pw__lock_slow_wait(struct pw__lock *l);
@@ -62,13 +59,12 @@ static void pw__lock_slow_wait(struct pw__lock *l)
 						__ATOMIC_RELAXED))
 			break;
 		/* at most 1 ms: an unlock may miss us (lock.h) */
-		struct timespec ts = {0, 1000000};
-		syscall(SYS_futex, &l->locked, FUTEX_WAIT_PRIVATE, 1, &ts, NULL, 0);
+		pw__futex_wait(&l->locked, 1, 1000000);
 	}
 	__atomic_fetch_sub(&l->waiters, 1, __ATOMIC_RELAXED);
 }
 
 void pw__lock_wake(struct pw__lock *l)
 {
-	syscall(SYS_futex, &l->locked, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	pw__futex_wake(&l->locked, 1);
 }

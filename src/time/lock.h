@@ -67,11 +67,6 @@ static inline void pw__unlock(struct pw__lock *l)
 		pw__lock_wake(l);
 }
 
-/* Wait on a 32-bit word while it holds @val (futex); spurious returns allowed. */
-void pw__futex_wait(uint32_t *addr, uint32_t val);
-/* Wake every thread waiting on @addr. */
-void pw__futex_wake_all(uint32_t *addr);
-
 /* One pause of a spin loop. */
 static inline void pw__cpu_relax(void)
 {

@@ -21,7 +21,7 @@
  * then repeatedly finds the earliest event any CPU must act on (lowest CPU
  * number first on ties), sets the simulated clock to it, and runs that
  * CPU's due timers as that CPU.  A CPU idle in the PULL hierarchy (marked
- * idle with pw_cpu_set_busy()) acts on its pinned timers and hrtimers only,
+ * idle with pw_cpu_set_idle()) acts on its pinned timers and hrtimers only,
  * and on the other CPUs' events it handles as a migrator; a CPU that is
  * not idle there runs its deferrable timers too (it is awake).  Each step
  * is O(CPUs) lock round trips; the order depends only on the calls made,
@@ -36,8 +36,17 @@
 #include <string.h>
 #include <unistd.h>
 
-__thread struct pw__tls pw__tls __attribute__((tls_model("initial-exec")));
-__thread uint64_t *pw__fast_hits __attribute__((tls_model("initial-exec")));
+__thread struct pw__tls pw__tls;
+__thread uint64_t *pw__fast_hits;
+__thread struct pw__stats pw__stats_sink;
+
+void pw__tls_set(struct pw_runtime *rt, int cpu)
+{
+	pw__tls.rt = rt;
+	pw__tls.cpu = rt ? cpu : 0;
+	pw__tls.stats = rt ? &rt->cpus[cpu].stats : NULL;
+	pw__fast_hits = rt ? &rt->cpus[cpu].stats.fast_hits : NULL;
+}
 
 static struct pw_runtime *default_rt; /* atomic */
 
@@ -130,11 +139,8 @@ void pw_runtime_destroy(struct pw_runtime *rt)
 	struct pw_runtime *expect = rt;
 	__atomic_compare_exchange_n(&default_rt, &expect, NULL, false, __ATOMIC_ACQ_REL,
 				    __ATOMIC_RELAXED);
-	if (pw__tls.rt == rt) {
-		pw__tls.rt = NULL;
-		pw__tls.cpu = 0;
-		pw__fast_hits = NULL;
-	}
+	if (pw__tls.rt == rt)
+		pw__tls_set(NULL, 0);
 	for (unsigned c = 0; c < rt->ncpus; c++)
 		pw__hrbase_destroy(&rt->cpus[c].hr);
 	pw__tmigr_free(rt);
@@ -179,9 +185,7 @@ int pw_cpu_enter(struct pw_runtime *rt, unsigned cpu)
 	if (!__atomic_compare_exchange_n(&rt->cpus[cpu].served, &expect, 1, false,
 					 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 		return -EBUSY;
-	pw__tls.rt = rt;
-	pw__tls.cpu = (int)cpu;
-	pw__fast_hits = &rt->workers[cpu].fast_hits;
+	pw__tls_set(rt, (int)cpu);
 	return 0;
 }
 
@@ -192,9 +196,7 @@ void pw_cpu_exit(struct pw_runtime *rt)
 	if (!rt || pw__tls.rt != rt || pw__tls.in_run)
 		return;
 	__atomic_store_n(&rt->cpus[pw__tls.cpu].served, 0, __ATOMIC_RELEASE);
-	pw__tls.rt = NULL;
-	pw__tls.cpu = 0;
-	pw__fast_hits = NULL;
+	pw__tls_set(NULL, 0);
 }
 
 int pw_this_cpu(void)
@@ -215,9 +217,7 @@ static int run_cpu(struct pw_runtime *rt, unsigned cpu, uint64_t now, bool guard
 	int n;
 
 	pw__jiffies_note(rt, jnow);
-	pw__tls.rt = rt;
-	pw__tls.cpu = (int)cpu;
-	pw__fast_hits = &rt->workers[cpu].fast_hits;
+	pw__tls_set(rt, (int)cpu);
 	pw__tls.in_run = true;
 	n = pw__hrbase_run(rt, &rt->cpus[cpu].hr, now);
 	for (unsigned k = 0; k < PW_NR_BASES; k++)

@@ -2,6 +2,8 @@
 /* Waiting for a running callback: see runwait.h for the protocol. */
 #include "runwait.h"
 
+#include "futex.h"
+
 #include <stddef.h>
 
 /* Rounds of polling before sleeping, and pauses per round. */
@@ -15,7 +17,7 @@ void pw__runwait_end(struct pw__runwait *rw)
 		__atomic_store_n(&rw->waiters, 0, __ATOMIC_RELAXED);
 		__atomic_store_n(&rw->seq, __atomic_load_n(&rw->seq, __ATOMIC_RELAXED) + 1,
 				 __ATOMIC_RELEASE);
-		pw__futex_wake_all(&rw->seq);
+		pw__futex_wake(&rw->seq, UINT32_MAX);
 	}
 }
 
@@ -45,5 +47,5 @@ void pw__runwait_wait(struct pw__runwait *rw, struct pw__lock *lock, const void 
 	__atomic_store_n(&rw->waiters, 1, __ATOMIC_RELAXED);
 	uint32_t seq = __atomic_load_n(&rw->seq, __ATOMIC_RELAXED);
 	pw__unlock(rl);
-	pw__futex_wait(&rw->seq, seq);
+	pw__futex_wait(&rw->seq, seq, PW_FUTEX_FOREVER);
 }

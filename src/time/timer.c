@@ -103,28 +103,22 @@
  * Locking summary: see docs/design/concurrency.md.
  */
 #include "internal.h"
+#include "migrating.h"
+#include "placement.h"
 
 #include <errno.h>
 #include <sched.h>
 #include <stdio.h>
 
-enum {
-	MOD_PENDING_ONLY = 1, /* mod_timer_pending(): only touch a pending timer */
-	MOD_REDUCE = 2,       /* timer_reduce(): only move the expiry earlier */
-	MOD_NOTPENDING = 4,   /* add_timer(): skip the fast paths */
-};
-
 static inline uint32_t tf_load(const struct pw_timer *t)
 {
-	return __atomic_load_n(&t->pw_flags, __ATOMIC_RELAXED);
+	return pw__wheel_tf_load(t);
 }
 
-/* Context: the holder of the timer's base lock (or its owner, at setup).
- * Relaxed: lockless readers only need an untorn value; the base lock
- * orders everything else. */
+/* Context: the holder of the timer's base lock (or its owner, at setup). */
 static inline void tf_store(struct pw_timer *t, uint32_t tf)
 {
-	__atomic_store_n(&t->pw_flags, tf, __ATOMIC_RELAXED);
+	pw__wheel_tf_store(t, tf);
 }
 
 static inline uint64_t exp_load(const struct pw_timer *t)
@@ -152,10 +146,17 @@ static inline bool is_running(struct pw_runtime *rt, const struct pw__base *b,
 	return pw__runwait_running(run_of(rt, b)) == t;
 }
 
+/* Set up by pw_timer_setup() (which refuses NULL runtimes and callbacks):
+ * the magic in the flags word is the whole check, one load the arm path
+ * needs anyway. */
+static inline bool tf_valid(uint32_t tf)
+{
+	return (tf & PW__TF_MAGIC_MASK) == PW__TF_MAGIC;
+}
+
 static inline bool timer_valid(const struct pw_timer *t)
 {
-	return t && t->pw_rt && t->function &&
-	       (tf_load(t) & PW__TF_MAGIC_MASK) == PW__TF_MAGIC;
+	return t && tf_valid(tf_load(t));
 }
 
 int pw_timer_setup(struct pw_runtime *rt, struct pw_timer *t,
@@ -181,38 +182,26 @@ int pw_timer_cpu(const struct pw_timer *t)
 	return (int)(tf_load(t) & PW__TF_CPU_MASK);
 }
 
+static struct pw__lock *timer_lock_of(struct pw_runtime *rt, uint32_t tf)
+{
+	return &pw__base_of(rt, tf)->lock;
+}
+
 /*
  * Lock the base that holds @t and return it, with @t's flags as they are
- * under that lock in *@tfp.  Spins while @t is MIGRATING (the mover holds
- * no lock in that gap, and it is a handful of instructions long).
+ * under that lock in *@tfp, which holds a fresh lockless read on entry.
+ * The MIGRATING protocol's lock step (migrating.h).
  * Context: any thread holding no base lock.
  */
-static struct pw__base *lock_timer_base(struct pw_timer *t, uint32_t *tfp)
+static inline struct pw__base *lock_timer_base(struct pw_timer *t, uint32_t *tfp)
 {
-	struct pw_runtime *rt = t->pw_rt;
-
-	for (unsigned spins = 0;; spins++) {
-		uint32_t tf = tf_load(t);
-		if (!(tf & PW__TF_MIGRATING)) {
-			struct pw__base *b = pw__base_of(rt, tf);
-			pw__lock(&b->lock);
-			/* Flags change only under the lock of the base they
-			 * name: equal now means they are stable until unlock. */
-			if (tf_load(t) == tf) {
-				*tfp = tf;
-				return b;
-			}
-			pw__unlock(&b->lock);
-		}
-		if (spins < 64)
-			pw__cpu_relax();
-		else
-			sched_yield();
-	}
+	struct pw__lock *l = pw__lock_flags_base(t->pw_rt, &t->pw_flags, tfp, PW__TF_MIGRATING,
+						 timer_lock_of);
+	return pw_container_of(l, struct pw__base, lock);
 }
 
 /* Context: the holder of @b's lock, @t on @b.  Return: 1 if it was pending. */
-static int detach_if_pending(struct pw__base *b, struct pw_timer *t)
+static inline int detach_if_pending(struct pw__base *b, struct pw_timer *t)
 {
 	if (!(tf_load(t) & PW__TF_PENDING))
 		return 0;
@@ -230,8 +219,7 @@ static inline void prefetch_neighbours(const struct pw_timer *t)
 {
 	if (t->pw_next)
 		__builtin_prefetch(t->pw_next, 1);
-	if (t->pw_pprev)
-		__builtin_prefetch(t->pw_pprev, 1);
+	__builtin_prefetch(t->pw_pprev, 1); /* set: @t is pending */
 }
 
 /* Is bucket @idx on a list the current run of @b collected?  Context: the
@@ -246,113 +234,125 @@ static bool idx_expiring(const struct pw__base *b, unsigned idx)
 
 /*
  * Move @t (detached) from @b, whose lock the caller holds, to @nb; return
- * with @nb locked and @b unlocked.  The MIGRATING protocol (see above).
+ * with @nb locked and @b unlocked, @nb's wheel forwarded.  The MIGRATING
+ * protocol's move step (migrating.h).
  * Context: the holder of @b's lock; @t's callback is not running on @b.
  */
 static struct pw__base *migrate(struct pw_runtime *rt, struct pw_timer *t,
 				struct pw__base *b, struct pw__base *nb,
 				uint32_t extra_flags)
 {
-	tf_store(t, tf_load(t) | PW__TF_MIGRATING);
-	pw__unlock(&b->lock);
-	pw__lock(&nb->lock);
-	tf_store(t, (tf_load(t) & ~(PW__TF_CPU_MASK | PW__TF_MIGRATING)) | extra_flags | nb->cpu);
+	pw__flags_move(&t->pw_flags, PW__TF_MIGRATING, &b->lock, &nb->lock, PW__TF_CPU_MASK,
+		       extra_flags | nb->cpu);
 	pw__wheel_forward(&nb->wheel, pw__jiffies_seen(rt));
 	return nb;
 }
 
-/* The base an arm by CPU @self puts @t (flags @tf) in: pw__arm_target(). */
-static inline struct pw__base *target_base(struct pw_runtime *rt, int self, uint32_t tf)
+/* The arm left @t's base: it goes to CPU @to's base of the same kind, where
+ * the caller enqueues it (bucket index recomputed there).  Out of line: only
+ * an arm by another CPU than the timer's, or a push, comes here.
+ * Context: the holder of @b's lock, @t detached.  Return: the new base,
+ * locked, and its bucket for @expires in *@idx / *@bucket_expiry. */
+static __attribute__((noinline)) struct pw__base *
+arm_elsewhere(struct pw_runtime *rt, struct pw_timer *t, struct pw__base *b, unsigned to,
+	      uint64_t expires, unsigned *idx, uint64_t *bucket_expiry)
 {
-	unsigned cpu = pw__arm_target(rt, self, tf & PW__TF_CPU_MASK, tf & PW_TIMER_PINNED);
-	return pw__base_of(rt, (tf & ~PW__TF_CPU_MASK) | cpu);
+	/* Never move a timer whose callback runs to another CPU: delete_sync
+	 * looks for the running callback on the timer's CPU. */
+	if (is_running(rt, b, t))
+		return b;
+	struct pw__base *nb = &rt->cpus[to].base[b->kind];
+	b = migrate(rt, t, b, nb, 0);
+	*idx = pw__wheel_calc_index(&b->wheel, expires, bucket_expiry);
+	return b;
 }
 
 /* Inlined into each caller with a constant @opts, so the plain re-arm
  * carries none of the other variants' branches. */
+enum {
+	MOD_PENDING_ONLY = 1, /* mod_timer_pending(): only touch a pending timer */
+	MOD_REDUCE = 2,       /* timer_reduce(): only move the expiry earlier */
+	MOD_NOTPENDING = 4,   /* add_timer(): skip the fast paths */
+	MOD_SLOW = 8,         /* pw_mod_timer()'s slow half: fast path 1 missed inline */
+};
+
 static inline __attribute__((always_inline)) int mod_timer_opts(struct pw_timer *t,
 								 uint64_t expires, unsigned opts)
 {
-	struct pw_runtime *rt;
-	struct pw__base *b, *nb;
-	uint64_t clk = 0, bucket_expiry = 0;
-	unsigned idx = PW_WHEEL_NO_IDX;
+	uint64_t bucket_expiry;
+	unsigned idx;
 	uint32_t tf;
 	int ret;
 
-	if (!timer_valid(t))
+	if (!t)
 		return -EINVAL;
-	rt = t->pw_rt;
+	tf = tf_load(t);
+	if (__builtin_expect(!tf_valid(tf), 0))
+		return -EINVAL;
+	struct pw_runtime *rt = t->pw_rt;
 	int self = pw__self(rt);
-	struct pw__worker *me = self >= 0 ? &rt->workers[self] : NULL; /* statistics */
+	struct pw__stats *st = pw__stats_mine(rt);
 
-	if (!(opts & MOD_NOTPENDING) && pw_timer_pending(t)) {
+	if (!(opts & (MOD_NOTPENDING | MOD_SLOW)) && (tf & PW__TF_PENDING)) {
 		int64_t diff = (int64_t)(exp_load(t) - expires);
 		/* Unlocked, like the kernel's: a racing change is the same as
 		 * this call coming a moment earlier or later. */
 		if (!diff || ((opts & MOD_REDUCE) && diff <= 0)) {
-			if (me) /* fast path 1 of the out-of-line variants */
-				pw__count_add(&me->fast_hits, 1);
+			pw__count_add(&st->fast_hits, 1);
 			return 1;
 		}
+	}
+	pw__count_add(&st->armed, 1);
 
-		if (me)
-			pw__count_add(&me->armed, 1);
-		b = lock_timer_base(t, &tf);
+	struct pw__base *b = lock_timer_base(t, &tf);
+	struct pw__wheel *w = &b->wheel;
+	pw__wheel_forward(w, pw__jiffies_seen(rt));
+	if (tf & PW__TF_PENDING) {
+		if ((opts & MOD_REDUCE) && !pw__after(exp_load(t), expires)) {
+			ret = 1;
+			goto out;
+		}
 		prefetch_neighbours(t);
-		pw__wheel_forward(&b->wheel, pw__jiffies_seen(rt));
-		if ((tf & PW__TF_PENDING) && (opts & MOD_REDUCE) &&
-		    !pw__after(exp_load(t), expires)) {
-			ret = 1;
-			goto out;
-		}
-		clk = b->wheel.clk;
-		idx = pw__wheel_calc_index(&b->wheel, expires, &bucket_expiry);
-		if (b->wheel.vectors[idx])
-			__builtin_prefetch(b->wheel.vectors[idx], 1);
+		idx = pw__wheel_calc_index(w, expires, &bucket_expiry);
+		if (w->vectors[idx])
+			__builtin_prefetch(w->vectors[idx], 1);
 		/* Fast path 2: same bucket, only the expiry changes. */
-		if ((tf & PW__TF_PENDING) &&
+		if (!(opts & MOD_NOTPENDING) &&
 		    idx == (tf & PW__TF_IDX_MASK) >> PW__TF_IDX_SHIFT &&
-		    !idx_expiring(b, idx)) {
-			if (!(opts & MOD_REDUCE) || pw__after(exp_load(t), expires))
-				exp_store(t, expires);
-			if (me)
-				pw__count_add(&me->same_bucket, 1);
+		    !(b->n_expiring && idx_expiring(b, idx))) {
+			exp_store(t, expires);
+			pw__count_add(&st->same_bucket, 1);
 			ret = 1;
 			goto out;
 		}
+		pw__wheel_detach(w, t);
+		ret = 1;
 	} else {
-		if (me)
-			pw__count_add(&me->armed, 1);
-		b = lock_timer_base(t, &tf);
-		pw__wheel_forward(&b->wheel, pw__jiffies_seen(rt));
+		/* A shut-down timer is never pending: it is refused here. */
+		if (tf & PW__TF_SHUTDOWN) {
+			ret = -ESHUTDOWN;
+			goto out;
+		}
+		if (opts & MOD_PENDING_ONLY) {
+			ret = 0;
+			goto out;
+		}
+		idx = pw__wheel_calc_index(w, expires, &bucket_expiry);
+		ret = 0;
 	}
 
-	if (tf & PW__TF_SHUTDOWN) {
-		ret = -ESHUTDOWN;
-		goto out;
+	unsigned cur = tf & PW__TF_CPU_MASK;
+	unsigned to = pw__arm_target(rt, self, cur, tf & PW_TIMER_PINNED);
+	if (__builtin_expect(to != cur, 0)) {
+		b = arm_elsewhere(rt, t, b, to, expires, &idx, &bucket_expiry);
+		w = &b->wheel;
 	}
-	ret = detach_if_pending(b, t);
-	if (!ret && (opts & MOD_PENDING_ONLY))
-		goto out;
-
-	nb = target_base(rt, self, tf);
-	/* Never move a timer whose callback runs to another CPU: delete_sync
-	 * looks for the running callback on the timer's CPU. */
-	if (nb != b && !is_running(rt, b, t))
-		b = migrate(rt, t, b, nb, 0);
-
 	exp_store(t, expires);
-	/* The index computed above is still right if the clock did not move
-	 * (same base, or the new base's clock happens to be equal). */
-	if (idx != PW_WHEEL_NO_IDX && clk == b->wheel.clk)
-		pw__wheel_enqueue(&b->wheel, t, idx, bucket_expiry);
-	else
-		bucket_expiry = pw__wheel_add(&b->wheel, t);
+	pw__wheel_enqueue(w, t, idx, bucket_expiry);
+	unsigned cpu = b->cpu, kind = b->kind;
 	pw__unlock(&b->lock);
-	if (me && (int)b->cpu != self)
-		pw__count_add(&me->remote_arms, 1);
-	pw__maybe_kick(rt, self, b, bucket_expiry);
+	/* @t may run and be freed from here on: only @b's fields are used */
+	pw__arm_notify(rt, self, cpu, kind, &b->tmigr_idle, bucket_expiry);
 	return ret;
 out:
 	pw__unlock(&b->lock);
@@ -361,7 +361,7 @@ out:
 
 int pw__mod_timer_slow(struct pw_timer *t, uint64_t expires)
 {
-	return mod_timer_opts(t, expires, 0);
+	return mod_timer_opts(t, expires, MOD_SLOW);
 }
 
 int pw_mod_timer_pending(struct pw_timer *t, uint64_t expires)
@@ -392,14 +392,15 @@ int pw_add_timer_on(struct pw_timer *t, unsigned cpu)
 
 	if (!timer_valid(t) || cpu >= t->pw_rt->ncpus)
 		return -EINVAL;
-	if (__atomic_load_n(&t->pw_rt->cpus[cpu].offline, __ATOMIC_ACQUIRE))
+	struct pw_runtime *rt = t->pw_rt; /* t may be run and freed once unlocked */
+	if (__atomic_load_n(&rt->cpus[cpu].offline, __ATOMIC_ACQUIRE))
 		return -ENODEV;
 	if (pw_timer_pending(t))
 		return -EBUSY;
 
-	int self = pw__self(t->pw_rt);
-	if (self >= 0)
-		pw__count_add(&t->pw_rt->workers[self].armed, 1);
+	int self = pw__self(rt);
+	pw__count_add(&pw__stats_mine(rt)->armed, 1);
+	tf = tf_load(t);
 	b = lock_timer_base(t, &tf);
 	if (tf & PW__TF_SHUTDOWN) {
 		ret = -ESHUTDOWN;
@@ -409,25 +410,22 @@ int pw_add_timer_on(struct pw_timer *t, unsigned cpu)
 		ret = -EBUSY;
 		goto out;
 	}
-	struct pw__base *nb = pw__base_of(t->pw_rt, (tf & ~PW__TF_CPU_MASK) | cpu | PW_TIMER_PINNED);
-	if (nb->cpu != b->cpu && is_running(t->pw_rt, b, t)) {
+	struct pw__base *nb = pw__base_of(rt, (tf & ~PW__TF_CPU_MASK) | cpu | PW_TIMER_PINNED);
+	if (nb->cpu != b->cpu && is_running(rt, b, t)) {
 		ret = -EAGAIN;
 		goto out;
 	}
 	if (nb != b) {
 		/* another CPU, or the pinned base of this one (the running mark
 		 * is per CPU, so a running timer may change base on its CPU) */
-		b = migrate(t->pw_rt, t, b, nb, PW_TIMER_PINNED);
+		b = migrate(rt, t, b, nb, PW_TIMER_PINNED);
 	} else {
 		tf_store(t, tf | PW_TIMER_PINNED);
-		pw__wheel_forward(&b->wheel, pw__jiffies_seen(t->pw_rt));
+		pw__wheel_forward(&b->wheel, pw__jiffies_seen(rt));
 	}
-	struct pw_runtime *rt = t->pw_rt; /* t may be run and freed once unlocked */
 	uint64_t bucket_expiry = pw__wheel_add(&b->wheel, t);
 	pw__unlock(&b->lock);
-	if (self >= 0 && b->cpu != (unsigned)self)
-		pw__count_add(&rt->workers[self].remote_arms, 1);
-	pw__maybe_kick(rt, self, b, bucket_expiry);
+	pw__arm_notify(rt, self, b->cpu, b->kind, &b->tmigr_idle, bucket_expiry);
 	return 0;
 out:
 	pw__unlock(&b->lock);
@@ -444,6 +442,7 @@ static int delete_common(struct pw_timer *t, bool shutdown)
 		return -EINVAL;
 	if (!shutdown && !pw_timer_pending(t)) /* the kernel's lockless shortcut */
 		return 0;
+	tf = tf_load(t);
 	b = lock_timer_base(t, &tf);
 	ret = detach_if_pending(b, t);
 	if (shutdown)
@@ -470,7 +469,7 @@ static int delete_sync_common(struct pw_timer *t, bool shutdown)
 		return -EDEADLK; /* from its own callback: it would wait for itself */
 
 	for (unsigned round = 0;; round++) {
-		uint32_t tf;
+		uint32_t tf = tf_load(t);
 		struct pw__base *b = lock_timer_base(t, &tf);
 
 		if (shutdown)

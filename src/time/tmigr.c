@@ -301,8 +301,8 @@ void pw__tmigr_deactivate(struct pw_runtime *rt, unsigned cpu)
 	if (PW_TMIGR_ACTIVE(st_load(g)) & (1u << s)) {
 		/* before reading the base: an arm by this CPU's own thread
 		 * (runtimes without workers) that does not see the mark went
-		 * into the base before this read (see pw__maybe_kick()) */
-		__atomic_store_n(&rt->workers[cpu].tm_idle, 1, __ATOMIC_RELAXED);
+		 * into the base before this read (see pw__arm_notify()) */
+		__atomic_store_n(&rt->cpus[cpu].base[PW_BASE_GLOBAL].tmigr_idle, 1, __ATOMIC_RELAXED);
 		go_idle(rt, g, s, global_next(rt, cpu), cpu);
 	} else {
 		set_entry(rt, g, s, global_next(rt, cpu), &w); /* idle already: refresh */
@@ -319,7 +319,7 @@ void pw__tmigr_activate(struct pw_runtime *rt, unsigned cpu)
 	pw__lock(&g->lock);
 	if (!(PW_TMIGR_ACTIVE(st_load(g)) & (1u << s))) {
 		go_active(rt, g, s);
-		__atomic_store_n(&rt->workers[cpu].tm_idle, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&rt->cpus[cpu].base[PW_BASE_GLOBAL].tmigr_idle, 0, __ATOMIC_RELAXED);
 	}
 	pw__unlock(&g->lock);
 }
@@ -421,7 +421,7 @@ static int run_remote(struct pw_runtime *rt, unsigned self, unsigned cpu, uint64
 	if (!guards_held)
 		pw__guard_release(c);
 	if (n > 0)
-		pw__count_add(&rt->workers[self].pulled, (uint64_t)n);
+		pw__count_add(&rt->cpus[self].stats.pulled, (uint64_t)n);
 	return n;
 }
 

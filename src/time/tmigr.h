@@ -61,7 +61,7 @@ static inline bool pw__tmigr_cpu_idle(const struct pw__tmigr *tm, unsigned cpu)
  * must wake for the hierarchy's first event (pw__tmigr_duty() says when).
  * Idempotent: on an idle CPU it refreshes the handed-up event.
  * Context: the thread acting as @cpu before it sleeps (a worker), or the
- * thread managing the runtime for a CPU nobody runs (pw_cpu_set_busy(),
+ * thread managing the runtime for a CPU nobody runs (pw_cpu_set_idle(),
  * CPU offline); holds no base or group lock.
  */
 void pw__tmigr_deactivate(struct pw_runtime *rt, unsigned cpu);

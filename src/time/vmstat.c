@@ -16,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "internal.h"
 
 struct totals {
@@ -38,9 +39,7 @@ static void sum(struct pw_runtime *rt, struct totals *t)
 		t->push += s.pushed;
 		t->pull += s.pulled;
 	}
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	t->now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	t->now = pw__clock_ns(CLOCK_MONOTONIC);
 }
 
 static double pct(uint64_t part, double whole)

@@ -11,6 +11,8 @@
 
 #include <pinwheel/timer.h>
 
+#include "migrating.h"
+
 #define PW_WHEEL_CLK_SHIFT 3                      /* each level 8x coarser */
 #define PW_WHEEL_LVL_BITS  6
 #define PW_WHEEL_LVL_SIZE  (1u << PW_WHEEL_LVL_BITS) /* 64 buckets a level */
@@ -97,14 +99,13 @@ static inline uint64_t pw__wheel_lvl_start(unsigned lvl)
 
 static inline uint32_t pw__wheel_tf_load(const struct pw_timer *t)
 {
-	return __atomic_load_n(&t->pw_flags, __ATOMIC_RELAXED);
+	return pw__flags_load(&t->pw_flags);
 }
 
-/* Only the holder of the timer's base lock writes its flags; lockless
- * readers (pending checks, lock_timer_base()) need the store to be atomic. */
+/* Only the holder of the timer's base lock writes its flags (migrating.h). */
 static inline void pw__wheel_tf_store(struct pw_timer *t, uint32_t tf)
 {
-	__atomic_store_n(&t->pw_flags, tf, __ATOMIC_RELAXED);
+	pw__flags_store(&t->pw_flags, tf);
 }
 
 /* Bucket of @expires at @lvl, rounded up; its expiry in *@bucket_expiry. */

@@ -51,8 +51,8 @@
  * A poll hook that wants to wait on descriptors itself can return 0 and
  * let timers wake the worker; an epoll integration can come later.
  *
- * Busy/idle: for PUSH, a CPU is busy while its poll hook reports work
- * (pw_cpu_idle()).  For PULL, a CPU is idle in the migration hierarchy
+ * Idle: for PUSH, a CPU is idle unless its poll hook reports work
+ * (policy.c).  For PULL, a CPU is idle in the migration hierarchy
  * (tmigr.c) from just before it sleeps to just after it wakes: it hands
  * its global timers up before computing its sleep deadline (which is then
  * its pinned timers and hrtimers, plus the hierarchy's first event if it
@@ -60,37 +60,24 @@
  * of an awake worker asks the hierarchy whether it must expire idle CPUs'
  * timers as their migrator (inside pw_run_timers()).
  *
- * Statistics: counters written by the worker itself (no shared cache
- * lines) except kicks, which the kicker counts with a relaxed atomic add;
- * OS figures (context switches, user/system time) are read from
- * /proc/self/task/<tid>/ when asked.
+ * Statistics: the CPU's counters (stats.h), written by the worker itself,
+ * except kicks received, which the kicker counts with a relaxed atomic add
+ * here; pw_stats_read() is in stats.c, the work queue in work.c, the
+ * policies in policy.c.
  */
 #define _GNU_SOURCE
 #include "worker.h"
 
 #include <errno.h>
-#include <limits.h>
-#include <linux/futex.h>
 #include <sched.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "futex.h"
 #include "internal.h"
-
-static inline uint64_t ld64(const uint64_t *p)
-{
-	return __atomic_load_n(p, __ATOMIC_RELAXED);
-}
-
-static inline void add64(uint64_t *p, uint64_t v)
-{
-	__atomic_fetch_add(p, v, __ATOMIC_RELAXED);
-}
 
 
 int pw__workers_init(struct pw_runtime *rt)
@@ -99,71 +86,9 @@ int pw__workers_init(struct pw_runtime *rt)
 	if (!rt->workers)
 		return -ENOMEM;
 	memset(rt->workers, 0, rt->ncpus * sizeof(struct pw__worker));
-	for (unsigned c = 0; c < rt->ncpus; c++) {
-		rt->workers[c].cpu = c;
-		rt->workers[c].busy = 1;
-	}
-	return 0;
-}
-
-/* Without workers, a CPU is idle in the PULL hierarchy exactly while the
- * policy is PULL and the CPU is marked idle (pw_cpu_set_busy()).  Context:
- * a thread managing a runtime without workers. */
-static void sync_idle_mark(struct pw_runtime *rt, unsigned cpu)
-{
-	if (pw_get_migration(rt) == PW_MIGRATION_PULL &&
-	    !__atomic_load_n(&rt->workers[cpu].busy, __ATOMIC_RELAXED))
-		pw__tmigr_deactivate(rt, cpu);
-	else
-		pw__tmigr_activate(rt, cpu);
-}
-
-int pw_set_migration(struct pw_runtime *rt, enum pw_migration policy)
-{
-	if (!rt || (policy != PW_MIGRATION_OFF && policy != PW_MIGRATION_PUSH &&
-		    policy != PW_MIGRATION_PULL))
-		return -EINVAL;
-	__atomic_store_n(&rt->migration, (uint32_t)policy, __ATOMIC_RELAXED);
-	/* with workers, each worker goes idle in the hierarchy before it
-	 * sleeps, under PULL only */
-	if (!__atomic_load_n(&rt->workers_on, __ATOMIC_ACQUIRE))
-		for (unsigned c = 0; c < rt->ncpus; c++)
-			if (!__atomic_load_n(&rt->cpus[c].offline, __ATOMIC_ACQUIRE))
-				sync_idle_mark(rt, c);
-	return 0;
-}
-
-enum pw_migration pw_get_migration(const struct pw_runtime *rt)
-{
-	return rt ? (enum pw_migration)__atomic_load_n(&rt->migration, __ATOMIC_RELAXED)
-		  : PW_MIGRATION_OFF;
-}
-
-int pw_cpu_set_busy(struct pw_runtime *rt, unsigned cpu, int busy)
-{
-	if (!rt || cpu >= rt->ncpus)
-		return -EINVAL;
-	if (__atomic_load_n(&rt->workers_on, __ATOMIC_ACQUIRE))
-		return -EBUSY;
-	if (__atomic_load_n(&rt->cpus[cpu].offline, __ATOMIC_ACQUIRE))
-		return -ENODEV;
-	__atomic_store_n(&rt->workers[cpu].busy, busy ? 1u : 0u, __ATOMIC_RELAXED);
-	sync_idle_mark(rt, cpu);
-	return 0;
-}
-
-unsigned pw__policy_target(struct pw_runtime *rt, unsigned this_cpu)
-{
-	/* get_nohz_timer_target(): this CPU if busy, else the first busy one */
-	if (__atomic_load_n(&rt->workers[this_cpu].busy, __ATOMIC_RELAXED))
-		return this_cpu;
 	for (unsigned c = 0; c < rt->ncpus; c++)
-		if (c != this_cpu && __atomic_load_n(&rt->workers[c].busy, __ATOMIC_RELAXED) &&
-		    !__atomic_load_n(&rt->cpus[c].offline, __ATOMIC_RELAXED)) {
-			pw__count_add(&rt->workers[this_cpu].pushed, 1);
-			return c;
-		}
-	return this_cpu;
+		rt->workers[c].cpu = c;
+	return 0;
 }
 
 void pw__workers_free(struct pw_runtime *rt)
@@ -189,77 +114,15 @@ void pw__kick(struct pw_runtime *rt, unsigned cpu, uint64_t event_ns)
 	if (event_ns != PW_KICK_WORK && until != 0 && event_ns >= until)
 		return; /* it wakes in time by itself */
 	__atomic_fetch_add(&wk->kick_seq, 1, __ATOMIC_RELEASE);
-	syscall(SYS_futex, &wk->kick_seq, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
-	add64(&wk->kicks_received, 1);
-	if (pw__tls.rt == rt) /* kicks by threads that are no CPU: received only */
-		pw__count_add(&rt->workers[pw__tls.cpu].kicks_sent, 1);
-}
-
-int pw_work_init(struct pw_work *w, void (*fn)(struct pw_work *))
-{
-	if (!w || !fn)
-		return -EINVAL;
-	w->func = fn;
-	w->pw_next = NULL;
-	w->pw_queued = 0;
-	w->pw_spare = 0;
-	return 0;
-}
-
-int pw_queue_work_on(struct pw_runtime *rt, unsigned cpu, struct pw_work *w)
-{
-	if (!rt || !w || !w->func || cpu >= rt->ncpus)
-		return -EINVAL;
-	uint32_t expect = 0;
-	if (!__atomic_compare_exchange_n(&w->pw_queued, &expect, 1, false, __ATOMIC_ACQ_REL,
-					 __ATOMIC_RELAXED))
-		return -EBUSY;
-	struct pw__worker *wk = &rt->workers[cpu];
-	struct pw_work *old = __atomic_load_n(&wk->work_head, __ATOMIC_RELAXED);
-	do
-		w->pw_next = old;
-	while (!__atomic_compare_exchange_n(&wk->work_head, &old, w, true, __ATOMIC_RELEASE,
-					    __ATOMIC_RELAXED)); /* release: w's fields */
-	if (__atomic_load_n(&rt->workers_on, __ATOMIC_ACQUIRE))
-		pw__kick(rt, cpu, PW_KICK_WORK);
-	return 0;
-}
-
-/* Run the work queued for @wk, oldest first.  Return: items run. */
-static unsigned run_work(struct pw__worker *wk)
-{
-	/* acquire: pairs with the pushers' release */
-	struct pw_work *list = __atomic_exchange_n(&wk->work_head, NULL, __ATOMIC_ACQUIRE);
-	struct pw_work *fifo = NULL;
-	unsigned n = 0;
-	while (list) { /* the stack is newest first: reverse it */
-		struct pw_work *next = list->pw_next;
-		list->pw_next = fifo;
-		fifo = list;
-		list = next;
-	}
-	while (fifo) {
-		struct pw_work *w = fifo;
-		fifo = w->pw_next;
-		w->pw_next = NULL;
-		/* release: it may be queued again, even from its own function */
-		__atomic_store_n(&w->pw_queued, 0, __ATOMIC_RELEASE);
-		w->func(w);
-		n++;
-	}
-	return n;
+	pw__futex_wake(&wk->kick_seq, 1);
+	__atomic_fetch_add(&wk->kicks_received, 1, __ATOMIC_RELAXED);
+	/* kicks by threads that are no CPU: received only (the sink) */
+	pw__count_add(&pw__stats_mine(rt)->kicks_sent, 1);
 }
 
 static void sleep_until(struct pw__worker *wk, uint32_t seq, uint64_t now, uint64_t next)
 {
-	struct timespec ts, *tp = NULL;
-	if (next != UINT64_MAX) {
-		uint64_t d = next - now;
-		ts.tv_sec = (time_t)(d / 1000000000u);
-		ts.tv_nsec = (long)(d % 1000000000u);
-		tp = &ts;
-	}
-	syscall(SYS_futex, &wk->kick_seq, FUTEX_WAIT_PRIVATE, seq, tp, NULL, 0);
+	pw__futex_wait(&wk->kick_seq, seq, next == UINT64_MAX ? PW_FUTEX_FOREVER : next - now);
 }
 
 struct worker_arg {
@@ -274,6 +137,7 @@ static void *worker_main(void *arg)
 	struct pw_runtime *rt = wa->rt;
 	struct pw__worker *wk = wa->wk;
 	unsigned cpu = wk->cpu;
+	struct pw__stats *st = &rt->cpus[cpu].stats;
 
 	if (wa->pin_core >= 0) {
 		cpu_set_t set;
@@ -297,15 +161,15 @@ static void *worker_main(void *arg)
 			sched_yield();
 			continue;
 		}
-		unsigned w = run_work(wk);
+		unsigned w = pw__work_run(wk);
 		int busy = wk->poll ? wk->poll(rt, cpu, wk->poll_arg) : 0;
-		__atomic_store_n(&wk->busy, busy > 0 ? 1u : 0u, __ATOMIC_RELAXED);
+		__atomic_store_n(&rt->cpus[cpu].idle, busy > 0 ? 0u : 1u, __ATOMIC_RELAXED);
 		if (n > 0)
-			pw__count_add(&wk->timers_expired, (uint64_t)n);
+			pw__count_add(&st->timers_expired, (uint64_t)n);
 		if (w)
-			pw__count_add(&wk->work_done, w);
+			pw__count_add(&st->work_done, w);
 		if (busy > 0)
-			pw__count_add(&wk->polls_busy, 1);
+			pw__count_add(&st->polls_busy, 1);
 		if (n > 0 || w || busy > 0)
 			continue;
 
@@ -325,19 +189,19 @@ static void *worker_main(void *arg)
 		if (next > now && !__atomic_load_n(&wk->work_head, __ATOMIC_ACQUIRE) &&
 		    !__atomic_load_n(&rt->workers_stop, __ATOMIC_ACQUIRE) &&
 		    !__atomic_load_n(&wk->stop, __ATOMIC_ACQUIRE)) {
-			pw__count_add(&wk->busy_ns, now - t_awake);
+			pw__count_add(&st->busy_ns, now - t_awake);
 			__atomic_store_n(&wk->slept_at_ns, now, __ATOMIC_RELAXED);
 			sleep_until(wk, seq, now, next);
 			t_awake = pw_now_ns(rt);
-			pw__count_add(&wk->idle_ns, t_awake - now);
-			pw__count_add(&wk->wakeups, 1);
+			pw__count_add(&st->idle_ns, t_awake - now);
+			pw__count_add(&st->wakeups, 1);
 		}
 		__atomic_store_n(&wk->sleeping, 0, __ATOMIC_RELAXED);
 		if (pull)
 			pw__tmigr_activate(rt, cpu);
 	}
-	pw__count_add(&wk->busy_ns, pw_now_ns(rt) - t_awake);
-	__atomic_store_n(&wk->busy, 1u, __ATOMIC_RELAXED); /* stopped: busy again, as at start */
+	pw__count_add(&st->busy_ns, pw_now_ns(rt) - t_awake);
+	__atomic_store_n(&rt->cpus[cpu].idle, 0u, __ATOMIC_RELAXED); /* stopped: busy again, as at start */
 	pw_cpu_exit(rt);
 	return NULL;
 }
@@ -367,7 +231,7 @@ void pw__worker_stop(struct pw_runtime *rt, unsigned c)
 		return;
 	__atomic_store_n(&wk->stop, 1, __ATOMIC_RELEASE);
 	__atomic_fetch_add(&wk->kick_seq, 1, __ATOMIC_RELEASE);
-	syscall(SYS_futex, &wk->kick_seq, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+	pw__futex_wake(&wk->kick_seq, UINT32_MAX);
 	pthread_join(wk->th, NULL);
 	wk->started = 0;
 }
@@ -434,83 +298,3 @@ int pw_set_poll(struct pw_runtime *rt, unsigned cpu, pw_poll_fn fn, void *arg)
 	return 0;
 }
 
-int pw_cpu_idle(const struct pw_runtime *rt, unsigned cpu)
-{
-	if (!rt || cpu >= rt->ncpus)
-		return 0;
-	return __atomic_load_n(&rt->workers[cpu].busy, __ATOMIC_ACQUIRE) == 0;
-}
-
-/* utime, stime (ticks) from /proc/self/task/<tid>/stat; ctx switches from
- * .../status. */
-static void os_figures(pid_t tid, struct pw_cpu_stats *s)
-{
-	char path[64], buf[1024];
-	long tck = sysconf(_SC_CLK_TCK);
-	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
-	FILE *f = fopen(path, "r");
-	if (f) {
-		if (fgets(buf, sizeof(buf), f)) {
-			char *p = strrchr(buf, ')'); /* the name may hold spaces */
-			unsigned long ut = 0, st = 0;
-			if (p && sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu",
-					&ut, &st) == 2 && tck > 0) {
-				s->user_ns = (uint64_t)ut * (1000000000u / (uint64_t)tck);
-				s->sys_ns = (uint64_t)st * (1000000000u / (uint64_t)tck);
-			}
-		}
-		fclose(f);
-	}
-	snprintf(path, sizeof(path), "/proc/self/task/%d/status", (int)tid);
-	f = fopen(path, "r");
-	if (f) {
-		while (fgets(buf, sizeof(buf), f)) {
-			unsigned long long v;
-			if (sscanf(buf, "voluntary_ctxt_switches: %llu", &v) == 1)
-				s->voluntary_ctxsw = v;
-			else if (sscanf(buf, "nonvoluntary_ctxt_switches: %llu", &v) == 1)
-				s->involuntary_ctxsw = v;
-		}
-		fclose(f);
-	}
-}
-
-int pw_stats_read(struct pw_runtime *rt, unsigned cpu, struct pw_cpu_stats *out)
-{
-	if (!rt || !out || cpu >= rt->ncpus)
-		return -EINVAL;
-	struct pw__worker *wk = &rt->workers[cpu];
-	memset(out, 0, sizeof(*out));
-	out->wakeups = ld64(&wk->wakeups);
-	out->kicks_received = ld64(&wk->kicks_received);
-	out->kicks_sent = ld64(&wk->kicks_sent);
-	out->timers_expired = ld64(&wk->timers_expired);
-	out->work_done = ld64(&wk->work_done);
-	out->polls_busy = ld64(&wk->polls_busy);
-	out->pushed = ld64(&wk->pushed);
-	out->pulled = ld64(&wk->pulled);
-	out->fast_path = ld64(&wk->fast_hits);
-	out->armed = ld64(&wk->armed) + out->fast_path;
-	out->same_bucket = ld64(&wk->same_bucket);
-	out->remote_arms = ld64(&wk->remote_arms);
-	struct pw__lock *locks[] = {&rt->cpus[cpu].base[PW_BASE_LOCAL].lock,
-				    &rt->cpus[cpu].base[PW_BASE_GLOBAL].lock,
-				    &rt->cpus[cpu].base[PW_BASE_DEF].lock, &rt->cpus[cpu].hr.lock};
-	for (unsigned i = 0; i < sizeof(locks) / sizeof(locks[0]); i++) {
-		out->lock_waits += ld64(&locks[i]->waits);
-		out->lock_wait_ns += ld64(&locks[i]->wait_ns);
-	}
-	out->idle_ns = ld64(&wk->idle_ns);
-	if (__atomic_load_n(&wk->sleeping, __ATOMIC_ACQUIRE)) {
-		/* asleep now: count the sleep so far (it is added for good at
-		 * wake-up; this read may come a moment before that) */
-		uint64_t at = ld64(&wk->slept_at_ns), now = pw_now_ns(rt);
-		if (at && now > at)
-			out->idle_ns += now - at;
-	}
-	out->busy_ns = ld64(&wk->busy_ns);
-	pid_t tid = __atomic_load_n(&wk->tid, __ATOMIC_RELAXED);
-	if (tid && __atomic_load_n(&rt->workers_on, __ATOMIC_ACQUIRE))
-		os_figures(tid, out);
-	return 0;
-}

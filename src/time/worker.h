@@ -23,20 +23,7 @@ struct pw__worker {
 	uint64_t sleep_until_ns;  /* when it wakes by itself; 0 while computing */
 	struct pw_work *work_head; /* lock-free stack: any thread pushes */
 	uint64_t kicks_received;  /* any kicker adds (atomic read-modify-write) */
-	/* the busy/idle state the policies read (atomic): written by the
-	 * worker, or by pw_cpu_set_busy()/hotplug while no worker runs */
-	uint32_t busy;
-	/* 1 while the CPU is idle in the migration hierarchy (tmigr.c):
-	 * set before deactivate reads the CPU's global base, cleared by
-	 * activate; atomic; the arm path's cheap test (pw__maybe_kick()) */
-	uint32_t tm_idle;
-	/* statistics of the thread acting as this CPU (the worker, or a
-	 * bring-your-own-loop thread): one writer, pw__count_add(); read
-	 * locklessly by pw_stats_read() */
-	uint64_t kicks_sent, pushed, pulled, armed, same_bucket, remote_arms;
-	uint64_t fast_hits;       /* mod_timer fast path 1: pw__fast_hits points here */
-	uint64_t wakeups, timers_expired, work_done, polls_busy, idle_ns, busy_ns;
-	uint64_t slept_at_ns;     /* when the current sleep began */
+	uint64_t slept_at_ns;     /* when the current sleep began (statistics) */
 	pid_t tid;                /* the worker thread, for /proc (atomic) */
 	/* set by the thread managing the runtime (start/stop/hotplug), while
 	 * this worker is not running, except stop (atomic, read by it) */
@@ -52,6 +39,10 @@ struct pw__worker {
  * the runtime (pw_runtime_start/stop, CPU hotplug).  Return: 0 or -errno. */
 int pw__worker_start(struct pw_runtime *rt, unsigned c);
 void pw__worker_stop(struct pw_runtime *rt, unsigned c);
+
+/* Run the work queued for @wk, oldest first (work.c).  Context: @wk's
+ * worker.  Return: items run. */
+unsigned pw__work_run(struct pw__worker *wk);
 
 /* Allocate/free the per-CPU worker state (pw_runtime_create/destroy). */
 int pw__workers_init(struct pw_runtime *rt);
@@ -75,8 +66,8 @@ int pw__worker_may_sleep(struct pw_runtime *rt, unsigned cpu);
 
 /*
  * Where a non-pinned timer armed by CPU @this goes under the policy in
- * force: @this, or (PUSH, @this idle) the first busy CPU.  Counts a push.
- * Context: the thread acting as CPU @this.
+ * force: @this, or (PUSH, @this idle) the first busy CPU (policy.c).
+ * Counts a push.  Context: the thread acting as CPU @this.
  */
 unsigned pw__policy_target(struct pw_runtime *rt, unsigned this_cpu);
 
