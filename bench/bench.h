@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The one ops table every implementation in pinwheel-bench plugs into, and
- * what the harness (main.c) shares with the implementations.
+ * what the harness (measure.c) shares with the implementations.
  *
  * Time unit of the table: ticks of 1 ms ("jiffies" at HZ = 1000), in the
  * implementation's own loop time (now_j()); expiries are absolute ticks.

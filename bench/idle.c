@@ -29,6 +29,7 @@
 
 #include "bench.h"
 #include "idle.h"
+#include "progress.h"
 
 #define CONNS 256
 #define ARMS_PER_PACKET 4
@@ -109,6 +110,7 @@ static int run_policy(enum pw_migration policy, const char *name, unsigned ncpus
 	cfg.ncpus = ncpus;
 	int r = pw_runtime_create(&cfg, &rt);
 	if (r) {
+		progress_end();
 		fprintf(stderr, "pinwheel-bench idle: pw_runtime_create: %s\n", strerror(-r));
 		return r;
 	}
@@ -128,6 +130,7 @@ static int run_policy(enum pw_migration policy, const char *name, unsigned ncpus
 	pw_set_poll(rt, 0, busy_poll, NULL);
 	r = pw_runtime_start(rt);
 	if (r) {
+		progress_end();
 		fprintf(stderr, "pinwheel-bench idle: pw_runtime_start: %s\n", strerror(-r));
 		free(ic);
 		pw_runtime_destroy(rt);
@@ -154,6 +157,7 @@ static int run_policy(enum pw_migration policy, const char *name, unsigned ncpus
 		}
 	}
 	sum(ncpus, &b);
+	progress_end();
 	double secs = (double)(bench_now_ns() - t0) / 1e9;
 	double per = 1.0 / secs;
 	double wake = (double)(b.wake - a.wake) * per, fired = (double)(b.fired - a.fired) * per;
@@ -187,8 +191,11 @@ int idle_main(unsigned ncpus, unsigned ms, int json, const char *machine)
 		printf("%-6s %10s %10s %10s %10s %10s\n", "policy", "wake/s", "fired/s", "pulled/s",
 		       "pushed/s", "remote/s");
 	}
-	for (unsigned i = 0; i < sizeof(pol) / sizeof(pol[0]); i++)
+	const unsigned npol = sizeof(pol) / sizeof(pol[0]);
+	for (unsigned i = 0; i < npol; i++) {
+		progress_start(i + 1, npol, "idle: migration %s, %u CPUs", pol[i].name, ncpus);
 		if (run_policy(pol[i].p, pol[i].name, ncpus, ms, json, machine))
 			return 1;
+	}
 	return 0;
 }

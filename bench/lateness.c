@@ -25,6 +25,7 @@
 #include <pinwheel/pinwheel.h>
 
 #include "lateness.h"
+#include "progress.h"
 
 static uint64_t mono_ns(void)
 {
@@ -100,7 +101,10 @@ int lateness_main(unsigned samples, int json, const char *machine)
 		fprintf(stderr, "pinwheel-bench: cannot set up the runtime\n");
 		return 1;
 	}
+	progress_start(1, 1, "lateness: %u samples, pinwheel-hrtimer and clock_nanosleep",
+		       samples);
 	for (unsigned i = 0; i < samples; i++) {
+		progress_part(i, samples);
 		rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
 		uint64_t delay = 50000 + rng % 4950000;
 		/* pinwheel: start, sleep until the CPU's next expiry, run */
@@ -118,6 +122,7 @@ int lateness_main(unsigned samples, int json, const char *machine)
 		uint64_t now = mono_ns();
 		late_os[i] = now > deadline ? now - deadline : 0;
 	}
+	progress_end();
 	pw_cpu_exit(lrt);
 	pw_runtime_destroy(lrt);
 

@@ -23,9 +23,28 @@ GP
   echo "plots.sh: wrote $1"
 }
 
+# style IMPL: the colour, point type and width of IMPL's line, fixed by name
+# so that an implementation looks the same in every chart (gnuplot's own
+# cycle has 8 colours: fewer than the implementations).  pinwheel: thick.
+style() {
+  case $1 in
+    pinwheel)         echo 'lc rgb "#d62728" pt 7 ps 1.3 lw 4' ;;
+    pinwheel-hrtimer) echo 'lc rgb "#ff7f0e" pt 5 lw 2' ;;
+    libevent)         echo 'lc rgb "#1f77b4" pt 9 lw 2' ;;
+    libuv)            echo 'lc rgb "#2ca02c" pt 11 lw 2' ;;
+    libev)            echo 'lc rgb "#9467bd" pt 13 lw 2' ;;
+    dpdk)             echo 'lc rgb "#8c564b" pt 15 lw 2' ;;
+    heap)             echo 'lc rgb "#7f7f7f" pt 4 lw 2' ;;
+    heap4)            echo 'lc rgb "#17becf" pt 6 lw 2' ;;
+    global-lock)      echo 'lc rgb "#000000" pt 8 lw 2' ;;
+    push)             echo 'lc rgb "#bcbd22" pt 12 lw 2' ;;
+    *)                echo 'lc rgb "#e377c2" pt 1 lw 2' ;; # a new one: give it a case
+  esac
+}
+
 # line CSV IMPL AWK-FILTER Y-EXPR: one line of a chart, the rows of IMPL.
 line() {
-  echo "\"< awk -F, '\$1 == \\\"$2\\\" && $3 { print \$3, $4 }' $1\" using 1:2 with linespoints lw 2 title \"$2\""
+  echo "\"< awk -F, '\$1 == \\\"$2\\\" && $3 { print \$3, $4 }' $1\" using 1:2 with linespoints $(style "$2") title \"$2\""
 }
 
 for wl in rearm rearm_same cancel_add expire conn_mix; do

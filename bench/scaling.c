@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "progress.h"
 #include "scaling.h"
 
 #define STREAM 65536 /* pre-drawn random indexes and delays per worker */
@@ -118,11 +119,12 @@ int scaling_main(unsigned max_workers, double seconds, unsigned per_worker, int 
 	const struct mt_impl *impls[] = {mt_impl_pinwheel(), mt_impl_global_lock(), mt_impl_push()};
 	long cores = sysconf(_SC_NPROCESSORS_ONLN);
 	int pinned = (long)max_workers <= cores;
-	int first = 1;
 
 	int json = format == 1, csv = format == 2;
+	/* Every piece of the output ends a line (the JSON's separators too),
+	 * so that a progress line on the same terminal erases none of it. */
 	if (json)
-		printf("[");
+		printf("[\n");
 	else if (csv)
 		printf("impl,workload,workers,ops_per_s,ratio_to_1,pinned,machine\n");
 	else
@@ -131,10 +133,14 @@ int scaling_main(unsigned max_workers, double seconds, unsigned per_worker, int 
 		       machine, per_worker, seconds,
 		       pinned ? "pinned to cores" : "not pinned (more workers than cores)", "impl",
 		       "workers", "ops/s", "x 1 worker");
-	for (size_t i = 0; i < sizeof(impls) / sizeof(impls[0]); i++) {
+	const unsigned nimpls = sizeof(impls) / sizeof(impls[0]);
+	for (unsigned i = 0; i < nimpls; i++) {
 		double base = 0;
 		for (unsigned w = 1; w <= max_workers; w++) {
+			progress_start(i * max_workers + w, nimpls * max_workers,
+				       "scaling: %s, %u worker%s", impls[i]->name, w, w == 1 ? "" : "s");
 			double ops = run(impls[i], w, per_worker, seconds, pinned);
+			progress_end();
 			if (ops < 0) {
 				fprintf(stderr, "pinwheel-bench scaling: %s with %u workers failed\n",
 					impls[i]->name, w);
@@ -146,18 +152,17 @@ int scaling_main(unsigned max_workers, double seconds, unsigned per_worker, int 
 				printf("%s,scaling,%u,%.0f,%.3f,%s,\"%s\"\n", impls[i]->name, w, ops,
 				       ops / base, pinned ? "yes" : "no", machine);
 			else if (json)
-				printf("%s\n  {\"impl\": \"%s\", \"workload\": \"scaling\", \"workers\": %u, "
+				printf("  {\"impl\": \"%s\", \"workload\": \"scaling\", \"workers\": %u, "
 				       "\"ops_per_s\": %.0f, \"ratio_to_1\": %.3f, \"pinned\": %s, "
-				       "\"machine\": \"%s\"}",
-				       first ? "" : ",", impls[i]->name, w, ops, ops / base,
-				       pinned ? "true" : "false", machine);
+				       "\"machine\": \"%s\"}%s\n",
+				       impls[i]->name, w, ops, ops / base, pinned ? "true" : "false",
+				       machine, i + 1 == nimpls && w == max_workers ? "" : ",");
 			else
 				printf("%-12s %8u %14.0f %12.2f\n", impls[i]->name, w, ops, ops / base);
-			first = 0;
 		}
 	}
 	if (json)
-		printf("\n]\n");
+		printf("]\n");
 
 	return 0;
 }

@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "progress.h"
 #include "wake.h"
 
 enum mech { M_FUTEX, M_EPOLL, M_TIMERFD };
@@ -143,13 +144,16 @@ int wake_main(unsigned rounds, int json, const char *machine)
 	if (!json)
 		printf("# %s\n# two threads%s, %u round trips each\n%-14s %12s\n", machine,
 		       cores >= 2 ? " pinned to cores 0 and 1" : "", rounds, "mechanism", "us/round");
-	for (unsigned k = 0; k < sizeof(mech) / sizeof(mech[0]); k++) {
+	const unsigned nmech = sizeof(mech) / sizeof(mech[0]);
+	for (unsigned k = 0; k < nmech; k++) {
 		struct side a, b;
 		pthread_t ta, tb;
+		progress_start(k + 1, nmech, "wake: %s, %u round trips", mech[k].name, rounds);
 		int r = side_init(&a, mech[k].m);
 		if (!r)
 			r = side_init(&b, mech[k].m);
 		if (r) {
+			progress_end();
 			fprintf(stderr, "pinwheel-bench wake: %s: %s\n", mech[k].name, strerror(-r));
 			return 1;
 		}
@@ -165,6 +169,7 @@ int wake_main(unsigned rounds, int json, const char *machine)
 		pthread_join(ta, NULL);
 		pthread_join(tb, NULL);
 		double us = (double)(bench_now_ns() - t0) / 1e3 / rounds;
+		progress_end();
 		if (json)
 			printf("{\"impl\":\"%s\",\"workload\":\"wake\",\"us_per_round_trip\":%.2f,"
 			       "\"machine\":\"%s\"}\n",
