@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include <pinwheel/pinwheel.h>
+#include <pinwheel/stats.h>
 
 #include "check.h"
 #include "sim.h"

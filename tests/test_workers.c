@@ -26,6 +26,7 @@
 #include <time.h>
 
 #include <pinwheel/pinwheel.h>
+#include <pinwheel/stats.h>
 
 #include "check.h"
 

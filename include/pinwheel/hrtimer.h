@@ -6,11 +6,23 @@
  *
  * struct pw_hrtimer is embedded by the caller (starting never allocates).
  * The public field keeps the kernel's name (function); the rest is private.
- * Times are nanoseconds on the timer's clock (CLOCK_MONOTONIC,
- * CLOCK_REALTIME or CLOCK_BOOTTIME, as read by pw_clock_now_ns(); clocks are
- * passed as the POSIX clock ids, an int, so that this header needs no
- * POSIX feature macro); sums
- * saturate at PW_KTIME_MAX, as the kernel's ktime_add_safe().
+ *
+ * Clocks: each hrtimer has a clock base, the clock its times are kept on,
+ * named by a POSIX clock id (an int, so that this header needs no POSIX
+ * feature macro): CLOCK_MONOTONIC, CLOCK_REALTIME or CLOCK_BOOTTIME.  That
+ * is not the runtime's clock source (enum pw_clock_id, <pinwheel/runtime.h>),
+ * which every base is read through: on a PW_CLOCK_MONOTONIC runtime each id
+ * reads the OS clock of that id; on a PW_CLOCK_SIM runtime CLOCK_MONOTONIC
+ * and CLOCK_BOOTTIME read the simulated time (pw_now_ns()) and
+ * CLOCK_REALTIME reads it plus pw_config.sim_realtime_offset_ns.
+ * pw_clock_now_ns() reads a base; pw_next_expiry_ns() converts an hrtimer's
+ * deadline to the runtime's clock.
+ *
+ * Times are nanoseconds on the timer's clock base.  Sums (a relative start,
+ * a range's end, forwarding) saturate, as the kernel's ktime_add_safe()
+ * does, at ktime_set(KTIME_SEC_MAX, 0) = 9223372036 s =
+ * 9223372036000000000 ns (about 292 years: never, in practice), a little
+ * below PW_KTIME_MAX; a larger absolute time is clamped to it too.
  * Semantics and departures: src/time/hrtimer.c.
  */
 #ifndef PINWHEEL_HRTIMER_H
@@ -124,7 +136,9 @@ uint64_t pw_hrtimer_forward_now(struct pw_hrtimer *t, uint64_t interval);
  * pw_hrtimer_try_to_cancel() - dequeue @t if its callback is not running.
  * Context: any thread, callbacks included.  Takes @t's base lock.
  * Return: 0 (inactive), 1 (was queued, now removed), -1 (its callback is
- * running: nothing done), -EINVAL.
+ * running: nothing done), -EINVAL.  -1 is the kernel's value ("the timer is
+ * currently executing the callback function and cannot be stopped"), kept
+ * for fidelity: it is not an errno, even though it equals -EPERM.
  */
 int pw_hrtimer_try_to_cancel(struct pw_hrtimer *t);
 

@@ -24,6 +24,7 @@
 #ifndef PINWHEEL_LINUX_H
 #define PINWHEEL_LINUX_H
 
+#include <errno.h>
 #include <limits.h>
 #include <stdint.h>
 #include <time.h> /* POSIX's timer_delete(timer_t): see below */
@@ -82,7 +83,7 @@ static inline int add_timer(struct timer_list *timer)
 
 static inline int add_timer_on(struct timer_list *timer, int cpu)
 {
-	return cpu < 0 ? -22 /* EINVAL */ : pw_add_timer_on(timer, (unsigned)cpu);
+	return cpu < 0 ? -EINVAL : pw_add_timer_on(timer, (unsigned)cpu);
 }
 
 /* POSIX <time.h> declares timer_delete(timer_t) too, so the kernel's
@@ -311,6 +312,10 @@ static inline int hrtimer_cancel(struct hrtimer *timer)
 	return pw_hrtimer_cancel(timer);
 }
 
+/* As the kernel's: 0 (inactive), 1 (dequeued), -1 when the timer is
+ * currently executing the callback function and cannot be stopped.  -1 is
+ * not an errno, even though it equals -EPERM: the kernel's value, kept for
+ * fidelity.  -EINVAL for a timer not set up (pinwheel's). */
 static inline int hrtimer_try_to_cancel(struct hrtimer *timer)
 {
 	return pw_hrtimer_try_to_cancel(timer);

@@ -2,12 +2,21 @@
 /*
  * pinwheel: the Linux kernel's timer subsystem in userspace.
  *
- * This header is the runtime: a handle that owns one timer base per "CPU"
- * (a thread that serves that CPU), the clock the timers are measured on, and
- * the calls a thread uses to act as a CPU and run its due timers.  Wheel
- * timers (the kernel's timer_list) are declared in <pinwheel/timer.h>, which
- * and hrtimers in <pinwheel/hrtimer.h>, which this header includes.  Kernel
- * names are in <pinwheel/linux.h>.
+ * The umbrella header: it includes the common public headers, one per
+ * topic:
+ *   <pinwheel/runtime.h>  the handle, its CPUs and clocks: create/destroy,
+ *                         cpu enter/exit, pw_now_ns(), jiffies,
+ *                         pw_run_timers(), pw_next_expiry_ns(),
+ *                         pw_sim_advance(), the default runtime
+ *   <pinwheel/timer.h>    wheel timers (the kernel's timer_list)
+ *   <pinwheel/hrtimer.h>  hrtimers (nanosecond timers, the kernel's hrtimer)
+ *   <pinwheel/worker.h>   worker threads, work items, the poll hook
+ *   <pinwheel/policy.h>   migration policies, idle marks, CPU hotplug
+ * Not included here, include them explicitly:
+ *   <pinwheel/stats.h>    per-CPU statistics and pw_vmstat(); the only
+ *                         public header that includes <stdio.h>
+ *   <pinwheel/linux.h>    the kernel's names (timer_setup, mod_timer,
+ *                         hrtimer_start, jiffies, HZ...); includes this one
  *
  * Conventions: functions return 0 or a negative errno; times are uint64_t
  * nanoseconds on the runtime's clock, or jiffies where the kernel uses
@@ -17,208 +26,14 @@
 #ifndef PINWHEEL_PINWHEEL_H
 #define PINWHEEL_PINWHEEL_H
 
-#include <stddef.h>
-#include <stdint.h>
-
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 #define PW_VERSION_MAJOR 0
 #define PW_VERSION_MINOR 1
 #define PW_VERSION_PATCH 0
 
-/* Most CPUs one runtime serves (the CPU number lives in 12 bits of a timer). */
-#define PW_MAX_CPUS 4096u
-
-/* The clock a runtime measures time on. */
-enum pw_clock_id {
-	PW_CLOCK_MONOTONIC = 0, /* CLOCK_MONOTONIC: real time, never jumps back */
-	PW_CLOCK_SIM = 1,       /* simulated: moves only by pw_sim_advance() */
-};
-
-/* Runtime configuration.  Fill with pw_config_init(), then change fields. */
-struct pw_config {
-	unsigned ncpus;          /* CPUs (timer bases); 0 = online CPUs */
-	unsigned hz;             /* wheel tick rate, jiffies per second (10..100000) */
-	enum pw_clock_id clock;  /* PW_CLOCK_MONOTONIC (default) or PW_CLOCK_SIM */
-	uint64_t sim_start_ns;   /* PW_CLOCK_SIM only: the clock's first reading */
-	int64_t sim_realtime_offset_ns; /* PW_CLOCK_SIM only: CLOCK_REALTIME minus
-					 * the simulated monotonic clock */
-};
-
-struct pw_runtime; /* opaque */
-
-/**
- * pw_config_init() - fill @cfg with the defaults.
- * Defaults: ncpus 0 (online CPUs), hz 1000, PW_CLOCK_MONOTONIC, sim_start_ns 0,
- * sim_realtime_offset_ns 0.
- * Context: any thread.
- */
-void pw_config_init(struct pw_config *cfg);
-
-/**
- * pw_runtime_create() - make a runtime with one timer base per CPU.
- * @cfg: configuration (NULL = defaults).
- * @out: receives the handle.
- * Context: any thread.  Allocates; the only allocation the timer code makes.
- * Return: 0; -EINVAL for a NULL @out, hz out of range, ncpus above
- * PW_MAX_CPUS or an unknown clock; -ENOMEM.
- */
-int pw_runtime_create(const struct pw_config *cfg, struct pw_runtime **out);
-
-/**
- * pw_runtime_destroy() - free a runtime.  NULL is a no-op.
- *
- * Timers still pending are dropped: no callback runs, and because timers are
- * the caller's memory and arming never allocates, nothing leaks.  Destroy
- * does not touch the timers themselves (the caller may already have freed
- * them); a timer that was armed on @rt must be set up again
- * (pw_timer_setup()) before any other use.
- * Workers still running are stopped first (pw_runtime_stop()).
- * Context: one thread, when no other thread uses @rt any more and no thread
- * is inside pw_run_timers() or a callback of @rt.  If it is the default
- * runtime, the default is cleared.
- */
-void pw_runtime_destroy(struct pw_runtime *rt);
-
-/**
- * pw_runtime_ncpus() - how many CPUs @rt serves.
- * Context: any thread.  Return: the count (>= 1).
- */
-unsigned pw_runtime_ncpus(const struct pw_runtime *rt);
-
-/**
- * pw_runtime_hz() - the tick rate of @rt in jiffies per second.
- * Context: any thread.
- */
-unsigned pw_runtime_hz(const struct pw_runtime *rt);
-
-/**
- * pw_runtime_check() - verify every invariant of every timer base of @rt.
- *
- * Walks each wheel under its lock: list links, each timer's bucket, CPU and
- * PENDING bit, the pending bitmap, the bucket windows relative to the base
- * clock, the cached next expiry, the pending count.  Tests call it after
- * every step.  O(pending timers).
- * Context: any thread, callbacks included (takes each base lock in turn).
- * Return: 0 when all hold; -EINVAL for NULL; -EFAULT (and a message on
- * stderr naming the broken invariant) when one is broken.
- */
-int pw_runtime_check(struct pw_runtime *rt);
-
-/**
- * pw_cpu_enter() - the calling thread serves @cpu of @rt from now on.
- *
- * While entered, timers the thread arms are enqueued on @cpu (the kernel's
- * "local CPU"), pw_this_cpu() returns @cpu, and the thread is the one that
- * runs @cpu's callbacks through pw_run_timers().
- * Context: any thread that serves no CPU yet.
- * Return: 0; -EINVAL (NULL or @cpu out of range); -EBUSY if this thread
- * already serves a CPU or another thread serves @cpu; -ENODEV (@cpu is
- * offline: pw_cpu_offline()).
- */
-int pw_cpu_enter(struct pw_runtime *rt, unsigned cpu);
-
-/**
- * pw_cpu_exit() - the calling thread stops serving its CPU of @rt.
- * Context: the thread that entered.  A no-op for a thread that serves no
- * CPU of @rt.
- */
-void pw_cpu_exit(struct pw_runtime *rt);
-
-/**
- * pw_this_cpu() - the CPU the calling thread acts as.
- * Inside a callback it is the timer's CPU.
- * Context: any thread.  Return: the CPU number, or -1 if the thread is no CPU.
- */
-int pw_this_cpu(void);
-
-/**
- * pw_now_ns() - the runtime's clock, in nanoseconds.
- * Monotonic clock: CLOCK_MONOTONIC.  Sim clock: the simulated time; inside a
- * callback run by pw_sim_advance() it reads the time that timer runs at.
- * Context: any thread.
- */
-uint64_t pw_now_ns(const struct pw_runtime *rt);
-
-/**
- * pw_jiffies() - the runtime's clock in ticks: pw_now_ns() / (1e9 / hz).
- * Context: any thread.
- */
-uint64_t pw_jiffies(const struct pw_runtime *rt);
-
-/**
- * pw_jiffies_to_ns() - the clock reading at which jiffy @j begins.
- * Context: any thread.  Sums that overflow clamp to UINT64_MAX.
- */
-uint64_t pw_jiffies_to_ns(const struct pw_runtime *rt, uint64_t j);
-
-/**
- * pw_run_timers() - run @cpu's due timers (the kernel's hrtimer interrupt
- * and timer softirq).
- *
- * Runs every hrtimer of @cpu whose window has opened, then every wheel
- * timer whose bucket is due at the current jiffy, each callback with
- * pw_this_cpu() == @cpu and no pinwheel lock held.
- * Context: the thread serving @cpu (pw_cpu_enter()), or any thread while no
- * thread serves @cpu.  Only one thread runs a CPU's timers at a time.
- * Return: the number of callbacks run (>= 0); -EINVAL (NULL, @cpu out of
- * range); -EPERM (another thread serves @cpu); -EBUSY (the CPU's timers are
- * being run already, e.g. when called from one of its callbacks); -ENODEV
- * (@cpu is offline).
- */
-int pw_run_timers(struct pw_runtime *rt, unsigned cpu);
-
-/**
- * pw_next_expiry_ns() - when @cpu next has to run its timers.
- *
- * The clock reading (pw_now_ns() scale) at which @cpu must run: the
- * earlier of its first non-deferrable wheel timer's bucket and its first
- * hrtimer's hard deadline (the end of its slack window).  It may be in the
- * past (timers are due now).  Deferrable wheel timers are left out: they
- * never wake a CPU (they run when it runs for something else).
- * Context: any thread; takes @cpu's base locks.
- * Return: the time, or UINT64_MAX when nothing is pending (or bad input).
- */
-uint64_t pw_next_expiry_ns(struct pw_runtime *rt, unsigned cpu);
-
-/**
- * pw_sim_advance() - move simulated time forward by @ns, running timers.
- *
- * Every CPU's due timers run in time order: the clock steps to the earliest
- * pending wheel bucket or hrtimer hard deadline of any CPU, that CPU's due
- * timers run (CPUs with equal times in CPU order), and so on until @ns have
- * passed.  Each callback sees
- * pw_this_cpu() equal to its timer's CPU and pw_now_ns()/pw_jiffies() at the
- * time it runs.  Deterministic: the same calls give the same callbacks in
- * the same order.  In the simulation every CPU counts as busy, so
- * deferrable timers run on time too.  A sum past UINT64_MAX clamps.
- * Context: any one thread; it acts as each CPU in turn, so it waits while
- * another thread is inside pw_run_timers() of @rt.
- * Return: 0; -EINVAL (NULL or not a PW_CLOCK_SIM runtime); -EDEADLK when
- * called from inside a callback (nothing done).
- */
-int pw_sim_advance(struct pw_runtime *rt, uint64_t ns);
-
-/**
- * pw_set_default_runtime() - the runtime <pinwheel/linux.h> names act on.
- * NULL clears it.  Context: any thread, before the kernel names are used.
- */
-void pw_set_default_runtime(struct pw_runtime *rt);
-
-/**
- * pw_default_runtime() - the runtime set by pw_set_default_runtime(), or NULL.
- * Context: any thread.
- */
-struct pw_runtime *pw_default_runtime(void);
-
-#ifdef __cplusplus
-}
-#endif
-
+#include <pinwheel/runtime.h>
 #include <pinwheel/timer.h>
 #include <pinwheel/hrtimer.h>
-#include <pinwheel/runtime.h>
+#include <pinwheel/worker.h>
+#include <pinwheel/policy.h>
 
 #endif /* PINWHEEL_PINWHEEL_H */

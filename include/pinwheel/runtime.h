@@ -1,194 +1,256 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Worker threads: one per CPU, each running its CPU's due timers, its
- * queued work and a user poll hook, then sleeping until its next event
- * (tickless).  Design: src/time/worker.c.
+ * The runtime: a handle that owns one timer base per "CPU" (a thread that
+ * serves that CPU), the clock the timers are measured on, and the calls a
+ * thread uses to act as a CPU and run its due timers, or that drive the
+ * simulated clock.  Design: src/time/runtime.c (the handle), cpu.c (which
+ * thread serves which CPU), softirq.c (the timer pass), sim.c (the
+ * simulation), clock.c (the clocks).
+ *
+ * Conventions: functions return 0 or a negative errno; times are uint64_t
+ * nanoseconds on the runtime's clock, or jiffies where the kernel uses
+ * jiffies.  Each function says which threads may call it (Context).
+ * docs/design/concurrency.md holds the locking rules.
  */
 #ifndef PINWHEEL_RUNTIME_H
 #define PINWHEEL_RUNTIME_H
 
 #include <stdint.h>
-#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-struct pw_runtime;
+/* private: the width of the CPU field in a timer's flags word (the low bits
+ * of struct pw_timer.pw_flags and struct pw_hrtimer.pw_flags).  The one
+ * place it is defined: the masks in <pinwheel/timer.h> and src/time/hrbase.h
+ * derive from it, and src/time/runtime.c checks that the other flag bits
+ * stay clear of it. */
+#define PW__CPU_BITS 12
 
-/* A unit of work for a CPU's worker, embedded by the caller. */
-struct pw_work {
-	void (*func)(struct pw_work *); /* public: what to run */
-	struct pw_work *pw_next;        /* private */
-	uint32_t pw_queued;             /* private: 1 while queued */
-	uint32_t pw_spare;
+/* Most CPUs one runtime serves (the CPU number lives in PW__CPU_BITS bits of
+ * a timer). */
+#define PW_MAX_CPUS (1u << PW__CPU_BITS)
+
+/* private: the CPU field's mask, 0x00000fffu */
+#define PW__CPU_MASK (PW_MAX_CPUS - 1)
+
+/*
+ * The clock a runtime measures time on: its clock source.  pw_now_ns(),
+ * jiffies, every wheel timer, pw_next_expiry_ns() and the workers' sleeps
+ * are on this clock.
+ *
+ * Not to be confused with the clock ids <pinwheel/hrtimer.h> takes: those
+ * are the POSIX ids CLOCK_MONOTONIC, CLOCK_REALTIME and CLOCK_BOOTTIME (an
+ * int), and name an hrtimer's clock base, the clock its deadline is kept
+ * on.  Every base is read through the runtime's clock source:
+ *  - PW_CLOCK_MONOTONIC: each POSIX id reads the OS clock of that id
+ *    (clock_gettime()); CLOCK_MONOTONIC is then the same clock as
+ *    pw_now_ns().
+ *  - PW_CLOCK_SIM: CLOCK_MONOTONIC and CLOCK_BOOTTIME read the simulated
+ *    time (pw_now_ns()), CLOCK_REALTIME reads it plus
+ *    pw_config.sim_realtime_offset_ns; no OS clock is read.
+ * When a CPU must wake for an hrtimer is converted to the runtime's clock
+ * (pw_next_expiry_ns() is always on the pw_now_ns() scale).
+ */
+enum pw_clock_id {
+	PW_CLOCK_MONOTONIC = 0, /* CLOCK_MONOTONIC: real time, never jumps back */
+	PW_CLOCK_SIM = 1,       /* simulated: moves only by pw_sim_advance() */
 };
 
-/* The poll hook (the NAPI-poll analog): called by CPU @cpu's worker on
- * every round.  Return > 0 if it did work (the CPU is busy: the worker
- * goes round again without sleeping), 0 if there was nothing to do. */
-typedef int (*pw_poll_fn)(struct pw_runtime *rt, unsigned cpu, void *arg);
-
-/* Where non-pinned timers go (like /proc/sys/kernel/timer_migration). */
-enum pw_migration {
-	PW_MIGRATION_OFF = 0,  /* always enqueue on the arming CPU */
-	PW_MIGRATION_PUSH = 1, /* pre-6.9: an idle arming CPU pushes the timer to
-				* a busy CPU (this CPU if busy, else the first
-				* busy one); hrtimers stay local when they would
-				* be the first timer of that CPU */
-	PW_MIGRATION_PULL = 2, /* 6.9, the default: enqueue on the arming CPU;
-				* a CPU going idle hands its non-pinned timers'
-				* first expiry up a hierarchy of groups of 8, and
-				* an active CPU per group (the migrator) expires
-				* them; pinned timers and hrtimers stay and wake
-				* their CPU; deferrable timers never wake it */
+/* Runtime configuration.  Fill with pw_config_init(), then change fields. */
+struct pw_config {
+	unsigned ncpus;          /* CPUs (timer bases); 0 = online CPUs */
+	unsigned hz;             /* wheel tick rate, jiffies per second (10..100000) */
+	enum pw_clock_id clock;  /* PW_CLOCK_MONOTONIC (default) or PW_CLOCK_SIM */
+	uint64_t sim_start_ns;   /* PW_CLOCK_SIM only: the clock's first reading */
+	int64_t sim_realtime_offset_ns; /* PW_CLOCK_SIM only: CLOCK_REALTIME minus
+					 * the simulated monotonic clock */
 };
 
-/* Per-CPU statistics (pw_stats_read()).  Counters since pw_runtime_create(). */
-struct pw_cpu_stats {
-	uint64_t wakeups;         /* the worker woke from sleep (timeout or kick) */
-	uint64_t kicks_received;  /* wake-ups other threads asked for */
-	uint64_t kicks_sent;      /* kicks this CPU's thread sent to others */
-	uint64_t timers_expired;  /* callbacks run by the worker (wheel + hrtimer) */
-	uint64_t work_done;       /* work items run */
-	uint64_t polls_busy;      /* poll hook calls that reported work */
-	uint64_t pushed;          /* timers this CPU armed that the policy put on another */
-	uint64_t pulled;          /* idle CPUs' timers this CPU expired as their migrator */
-	/* wheel-timer arms (mod_timer and friends, add_timer*) made by this
-	 * CPU's thread or by callbacks it ran (threads that are no CPU are
-	 * not counted) */
-	uint64_t armed;           /* every arm */
-	uint64_t fast_path;       /* of those, fast path 1: pending, same expiry, no lock */
-	uint64_t same_bucket;     /* of those, fast path 2: same bucket, under the lock */
-	uint64_t remote_arms;     /* of those, the timer ended on another CPU */
-	uint64_t lock_waits;      /* acquisitions of this CPU's base locks that waited */
-	uint64_t lock_wait_ns;    /* and how long */
-	uint64_t idle_ns;         /* time asleep */
-	uint64_t busy_ns;         /* time awake, while the worker ran */
-	/* from the OS, for the worker thread (0 when no worker ran) */
-	uint64_t voluntary_ctxsw, involuntary_ctxsw;
-	uint64_t user_ns, sys_ns;
-};
+struct pw_runtime; /* opaque */
 
 /**
- * pw_runtime_start() - start one worker thread per CPU.
- * Workers are pinned to cores (CPU i to core i) when the machine has at
- * least as many cores as the runtime has CPUs; otherwise they are left to
- * the scheduler, and pw_runtime_workers_pinned() says so.  Each worker sets
- * its timer slack to 1 ns.
- * Context: any thread that is no CPU; not from a callback.
- * Return: 0; -EINVAL (NULL, or a PW_CLOCK_SIM runtime: workers sleep on the
- * real clock); -EALREADY (started); -EBUSY (a thread serves one of the
- * CPUs: pw_cpu_enter()); -EAGAIN/-ENOMEM (thread creation failed).
- */
-int pw_runtime_start(struct pw_runtime *rt);
-
-/**
- * pw_runtime_stop() - stop the workers and wait for them.  Pending timers
- * stay armed and run after the next pw_runtime_start() (or are dropped by
- * pw_runtime_destroy()); queued work stays queued.
- * Context: any thread that is no worker of @rt.
- * Return: 0; -EINVAL; -EDEADLK from a worker (a callback, work or poll hook).
- */
-int pw_runtime_stop(struct pw_runtime *rt);
-
-/* 1 if the workers are pinned to cores, 0 if not (or not started). */
-int pw_runtime_workers_pinned(const struct pw_runtime *rt);
-
-/**
- * pw_work_init() - prepare @w to run @fn.  Context: the owner of @w.
- * Return: 0; -EINVAL.
- */
-int pw_work_init(struct pw_work *w, void (*fn)(struct pw_work *));
-
-/**
- * pw_queue_work_on() - run @w on CPU @cpu's worker, soon.  Items queued
- * from one thread run in the order queued.  @w may be queued again from
- * its own function.  Wakes the worker if it sleeps.
- * Context: any thread, callbacks included.  Lock-free.
- * Return: 0; -EINVAL (NULL, no function, @cpu out of range); -EBUSY (@w is
- * queued already).
- */
-int pw_queue_work_on(struct pw_runtime *rt, unsigned cpu, struct pw_work *w);
-
-/**
- * pw_set_poll() - install (or, with NULL, remove) CPU @cpu's poll hook.
- * Context: any thread, while the workers are stopped.
- * Return: 0; -EINVAL; -EBUSY (workers running).
- */
-int pw_set_poll(struct pw_runtime *rt, unsigned cpu, pw_poll_fn fn, void *arg);
-
-/**
- * pw_set_migration() - choose the migration policy for non-pinned timers;
- * takes effect for the next arms (PUSH) and the next time a CPU goes idle
- * (PULL).  Default: PW_MIGRATION_PULL.  Without workers, a CPU is idle for
- * PULL while it is marked so with pw_cpu_set_idle(); with workers, while
- * its worker sleeps.  Timers already handed up stay with their migrator
- * until their CPU wakes.
+ * pw_config_init() - fill @cfg with the defaults.
+ * Defaults: ncpus 0 (online CPUs), hz 1000, PW_CLOCK_MONOTONIC, sim_start_ns 0,
+ * sim_realtime_offset_ns 0.
  * Context: any thread.
- * Return: 0; -EINVAL (NULL or unknown).
  */
-int pw_set_migration(struct pw_runtime *rt, enum pw_migration policy);
-
-/* The policy in force (PW_MIGRATION_OFF for NULL). */
-enum pw_migration pw_get_migration(const struct pw_runtime *rt);
+void pw_config_init(struct pw_config *cfg);
 
 /**
- * pw_cpu_set_idle() - mark CPU @cpu idle (1) or busy (0), as the migration
- * policies see it, for runtimes without workers (the simulation, or a
- * bring-your-own-loop application that sleeps by itself).  With workers
- * running, each worker keeps its CPU's mark: busy while its poll hook
- * reports work, idle otherwise (asleep, or woken only for timers and work:
- * the kernel's "idle CPU serving an interrupt").  CPUs start busy.
- * Context: any thread.  Return: 0; -EINVAL; -EBUSY (workers running);
- * -ENODEV (offline).
+ * pw_runtime_create() - make a runtime with one timer base per CPU.
+ * @cfg: configuration (NULL = defaults).
+ * @out: receives the handle.
+ * Context: any thread.  Allocates; the only allocation the timer code makes.
+ * Return: 0; -EINVAL for a NULL @out, hz out of range, ncpus above
+ * PW_MAX_CPUS or an unknown clock; -ENOMEM.
  */
-int pw_cpu_set_idle(struct pw_runtime *rt, unsigned cpu, int idle);
-
-/* 1 if CPU @cpu is idle as the policies see it (see pw_cpu_set_idle()). */
-int pw_cpu_is_idle(const struct pw_runtime *rt, unsigned cpu);
+int pw_runtime_create(const struct pw_config *cfg, struct pw_runtime **out);
 
 /**
- * pw_cpu_offline() - take CPU @cpu out: stop its worker and move every timer
- * it holds (pinned ones too, as the kernel does on CPU hotplug) to the first
- * online CPU, where each still fires once.  Afterwards nobody may enter it,
- * add_timer_on() it (-ENODEV), or push to it.
- * Context: a thread that is not CPU @cpu's; no thread may serve it (workers
- * are stopped by this call; a bring-your-own-loop thread must exit first).
- * Return: the number of timers moved (>= 0); -EINVAL; -EALREADY (offline);
- * -EBUSY (the last online CPU, or a thread serves it); -EDEADLK (called by
- * the CPU itself); -ENOMEM (an hrtimer queue could not grow: the timers
- * not moved stay on the offline CPU until it comes back).
+ * pw_runtime_destroy() - free a runtime.  NULL is a no-op.
+ *
+ * Timers still pending are dropped: no callback runs, and because timers are
+ * the caller's memory and arming never allocates, nothing leaks.  Destroy
+ * does not touch the timers themselves (the caller may already have freed
+ * them); a timer that was armed on @rt must be set up again
+ * (pw_timer_setup()) before any other use.
+ * Workers still running are stopped first (pw_runtime_stop()).
+ * Context: one thread, when no other thread uses @rt any more and no thread
+ * is inside pw_run_timers() or a callback of @rt.  If it is the default
+ * runtime, the default is cleared.
  */
-int pw_cpu_offline(struct pw_runtime *rt, unsigned cpu);
+void pw_runtime_destroy(struct pw_runtime *rt);
 
 /**
- * pw_cpu_online() - bring CPU @cpu back (and its worker, if workers run).
- * Context: a thread managing the runtime.
- * Return: 0; -EINVAL; -EALREADY (online); thread creation errors.
+ * pw_runtime_ncpus() - how many CPUs @rt serves.
+ * Context: any thread.  Return: the count (>= 1).
  */
-int pw_cpu_online(struct pw_runtime *rt, unsigned cpu);
-
-/* 1 if CPU @cpu is online (0 for bad input). */
-int pw_cpu_is_online(const struct pw_runtime *rt, unsigned cpu);
+unsigned pw_runtime_ncpus(const struct pw_runtime *rt);
 
 /**
- * pw_stats_read() - a snapshot of CPU @cpu's statistics.
- * Context: any thread.  Cheap counters (relaxed loads) plus one read of the
- * worker thread's /proc entries.
- * Return: 0; -EINVAL.
+ * pw_runtime_hz() - the tick rate of @rt in jiffies per second.
+ * Context: any thread.
  */
-int pw_stats_read(struct pw_runtime *rt, unsigned cpu, struct pw_cpu_stats *out);
+unsigned pw_runtime_hz(const struct pw_runtime *rt);
 
 /**
- * pw_vmstat() - print vmstat-like lines for @rt's workers to @out: a header,
- * then every @interval_ms one line of rates since the line before: in
- * (wake-ups + kicks)/s, cs (context switches)/s, us sy id (% of the CPUs'
- * time), tim (timer callbacks)/s, kick/s, push/s.  @count lines (0: forever).
- * Context: any thread that is no worker; sleeps between lines.
- * Return: 0; -EINVAL (NULL @rt/@out, zero interval).
+ * pw_runtime_check() - verify every invariant of every timer base of @rt.
+ *
+ * Walks each wheel under its lock: list links, each timer's bucket, CPU and
+ * PENDING bit, the pending bitmap, the bucket windows relative to the base
+ * clock, the cached next expiry, the pending count.  Tests call it after
+ * every step.  O(pending timers).
+ * Context: any thread, callbacks included (takes each base lock in turn).
+ * Return: 0 when all hold; -EINVAL for NULL; -EFAULT (and a message on
+ * stderr naming the broken invariant) when one is broken.
  */
-int pw_vmstat(struct pw_runtime *rt, FILE *out, unsigned interval_ms, unsigned count);
+int pw_runtime_check(struct pw_runtime *rt);
+
+/**
+ * pw_cpu_enter() - the calling thread serves @cpu of @rt from now on.
+ *
+ * While entered, timers the thread arms are enqueued on @cpu (the kernel's
+ * "local CPU"), pw_this_cpu() returns @cpu, and the thread is the one that
+ * runs @cpu's callbacks through pw_run_timers().
+ * Context: any thread that serves no CPU yet.
+ * Return: 0; -EINVAL (NULL or @cpu out of range); -EBUSY if this thread
+ * already serves a CPU or another thread serves @cpu; -ENODEV (@cpu is
+ * offline: pw_cpu_offline()).
+ */
+int pw_cpu_enter(struct pw_runtime *rt, unsigned cpu);
+
+/**
+ * pw_cpu_exit() - the calling thread stops serving its CPU of @rt.
+ * Context: the thread that entered.  A no-op for a thread that serves no
+ * CPU of @rt.
+ */
+void pw_cpu_exit(struct pw_runtime *rt);
+
+/**
+ * pw_this_cpu() - the CPU the calling thread acts as.
+ * Inside a callback it is the CPU running it: the timer's CPU, or (under
+ * PW_MIGRATION_PULL) the migrator expiring an idle CPU's global timer.
+ * Context: any thread.  Return: the CPU number, or -1 if the thread is no CPU.
+ */
+int pw_this_cpu(void);
+
+/**
+ * pw_now_ns() - the runtime's clock, in nanoseconds.
+ * Monotonic clock: CLOCK_MONOTONIC.  Sim clock: the simulated time; inside a
+ * callback run by pw_sim_advance() it reads the time that timer runs at.
+ * Context: any thread.
+ */
+uint64_t pw_now_ns(const struct pw_runtime *rt);
+
+/**
+ * pw_jiffies() - the runtime's clock in ticks: pw_now_ns() / (1e9 / hz).
+ * Context: any thread.
+ */
+uint64_t pw_jiffies(const struct pw_runtime *rt);
+
+/**
+ * pw_jiffies_to_ns() - the clock reading at which jiffy @j begins.
+ * Context: any thread.  Sums that overflow clamp to UINT64_MAX.
+ */
+uint64_t pw_jiffies_to_ns(const struct pw_runtime *rt, uint64_t j);
+
+/**
+ * pw_run_timers() - run @cpu's due timers (the kernel's hrtimer interrupt
+ * and timer softirq).
+ *
+ * Runs every hrtimer of @cpu whose window has opened, then every wheel
+ * timer whose bucket is due at the current jiffy, then (PW_MIGRATION_PULL)
+ * the due global timers of the idle CPUs @cpu expires as their migrator or
+ * waker, each callback with pw_this_cpu() == @cpu and no pinwheel lock held.
+ * Context: the thread serving @cpu (pw_cpu_enter()), or any thread while no
+ * thread serves @cpu.  Only one thread runs a CPU's timers at a time.
+ * Return: the number of callbacks run (>= 0); -EINVAL (NULL, @cpu out of
+ * range); -EPERM (another thread serves @cpu); -EBUSY (the CPU's timers are
+ * being run already, e.g. when called from one of its callbacks); -ENODEV
+ * (@cpu is offline).
+ */
+int pw_run_timers(struct pw_runtime *rt, unsigned cpu);
+
+/**
+ * pw_next_expiry_ns() - when @cpu next has to run its timers.
+ *
+ * The clock reading (pw_now_ns() scale) at which @cpu must run: the
+ * earliest of its first non-deferrable wheel timer's bucket and its first
+ * hrtimer's hard deadline (the end of its slack window).  It may be in the
+ * past (timers are due now).  Deferrable wheel timers are left out: they
+ * never wake a CPU (they run when it runs for something else).
+ *
+ * Under PW_MIGRATION_PULL, while @cpu is idle in the migration hierarchy
+ * (marked idle with pw_cpu_set_idle() in a runtime without workers; with
+ * workers, while its worker sleeps), its own global timers (neither pinned
+ * nor deferrable) are left out too: a migrator expires them.  Its pinned
+ * timers and hrtimers still count.  Counted in any state are the other
+ * CPUs' events @cpu handles: as the migrator of a group (the first global
+ * event of the group's idle CPUs), or, when every CPU is idle and @cpu went
+ * idle last, as the waker (the hierarchy's first event, which includes
+ * @cpu's own global timers).
+ * Context: any thread; takes @cpu's base locks.
+ * Return: the time, or UINT64_MAX when nothing is pending (or bad input).
+ */
+uint64_t pw_next_expiry_ns(struct pw_runtime *rt, unsigned cpu);
+
+/**
+ * pw_sim_advance() - move simulated time forward by @ns, running timers.
+ *
+ * Every CPU's due timers run in time order: the clock steps to the earliest
+ * event any CPU must act on, that CPU's due timers run (CPUs with equal
+ * times in CPU order), and so on until @ns have passed.  A CPU acts on what
+ * pw_next_expiry_ns() counts, plus its deferrable timers unless it is idle
+ * in the PULL hierarchy: the simulation honours pw_cpu_set_idle().  A CPU
+ * not marked idle (or any CPU under PW_MIGRATION_OFF or PUSH) is awake, so
+ * its deferrable timers run on time too; one marked idle under
+ * PW_MIGRATION_PULL runs its pinned timers and hrtimers, and what it
+ * handles as migrator or waker, while a migrator runs its global timers and
+ * its deferrable ones wait until it runs for something else.  Each callback
+ * sees pw_this_cpu() equal to its timer's CPU (the migrator's, for a timer
+ * it expires) and pw_now_ns()/pw_jiffies() at the time it runs.
+ * Deterministic: the same calls give the same callbacks in the same order.
+ * A sum past UINT64_MAX clamps.
+ * Context: any one thread; it acts as each CPU in turn, so it waits while
+ * another thread is inside pw_run_timers() of @rt.
+ * Return: 0; -EINVAL (NULL or not a PW_CLOCK_SIM runtime); -EDEADLK when
+ * called from inside a callback (nothing done).
+ */
+int pw_sim_advance(struct pw_runtime *rt, uint64_t ns);
+
+/**
+ * pw_set_default_runtime() - the runtime <pinwheel/linux.h> names act on.
+ * NULL clears it.  Context: any thread, before the kernel names are used.
+ */
+void pw_set_default_runtime(struct pw_runtime *rt);
+
+/**
+ * pw_default_runtime() - the runtime set by pw_set_default_runtime(), or NULL.
+ * Context: any thread.
+ */
+struct pw_runtime *pw_default_runtime(void);
 
 #ifdef __cplusplus
 }

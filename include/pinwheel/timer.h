@@ -14,6 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <pinwheel/runtime.h> /* PW__CPU_MASK */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -37,7 +39,7 @@ struct pw_timer {
 };
 
 /* private: the layout of pw_flags (src/time/timer.c explains it) */
-#define PW__TF_CPU_MASK   0x00000fffu
+#define PW__TF_CPU_MASK   PW__CPU_MASK /* 0x00000fffu: bits 0..11 */
 #define PW__TF_IDX_SHIFT  12
 #define PW__TF_IDX_MASK   0x003ff000u
 #define PW__TF_PENDING    (1u << 22)

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include <pinwheel/hrtimer.h>
+#include <pinwheel/runtime.h>
 
 #include "lock.h"
 #include "runwait.h"
@@ -23,7 +24,7 @@ enum pw__hr_clock {
 };
 
 /* pw_hrtimer.pw_flags */
-#define PW__HF_CPU_MASK    0x00000fffu
+#define PW__HF_CPU_MASK    PW__CPU_MASK /* 0x00000fffu: bits 0..11 */
 #define PW__HF_CLOCK_SHIFT 12
 #define PW__HF_CLOCK_MASK  0x00003000u
 #define PW__HF_QUEUED      (1u << 14)

@@ -78,6 +78,11 @@ struct pw_runtime {
 	uint32_t workers_stop; /* atomic: workers told to stop */
 	uint32_t workers_pinned; /* atomic: set by pw_runtime_start() */
 	uint32_t migration;        /* enum pw_migration, atomic */
+	/* The re-arm fast lane's key (timer.c): this runtime's address while
+	 * the policy lets an arm stay on its CPU, the address ^ 1 under
+	 * PW_MIGRATION_PUSH (which may move it); atomic, written with
+	 * migration (pw__lane_key_set()). */
+	uintptr_t lane_key;
 	struct pw__tmigr tmigr;    /* the PULL hierarchy (src/time/tmigr.c) */
 	/* The latest jiffies value any thread read (pw_jiffies(), a timer
 	 * run): what arming forwards an idle base to, instead of reading the
@@ -101,6 +106,16 @@ static inline void pw__jiffies_note(struct pw_runtime *rt, uint64_t j)
 		__atomic_store_n(&rt->jiffies_seen, j, __ATOMIC_RELAXED);
 }
 
+/* Set @rt->lane_key for the policy @rt->migration holds.  Context: whoever
+ * sets the policy (pw_set_migration(), pw_runtime_create()). */
+static inline void pw__lane_key_set(struct pw_runtime *rt)
+{
+	uintptr_t key = (uintptr_t)rt;
+	if (__atomic_load_n(&rt->migration, __ATOMIC_RELAXED) == PW_MIGRATION_PUSH)
+		key ^= 1;
+	__atomic_store_n(&rt->lane_key, key, __ATOMIC_RELAXED);
+}
+
 /* PW_CLOCK_SIM: set the simulated clock. */
 static inline void pw__sim_set(struct pw_runtime *rt, uint64_t ns)
 {
@@ -119,6 +134,11 @@ struct pw__tls {
 	int cpu;
 	bool in_run;           /* inside pw_run_timers()/pw_sim_advance() */
 	struct pw__stats *stats;        /* &rt->cpus[cpu].stats while rt is set */
+	/* For the re-arm fast lane (timer.c): PENDING and the CPU (0 while
+	 * no CPU), what a pending timer of this CPU has besides its magic,
+	 * and this CPU's wheel bases by the flags' DEFERRABLE:PINNED bits. */
+	uint32_t lane_tf;
+	struct pw__base *lane_base[4];
 	struct pw_timer *running;       /* wheel callback this thread runs */
 	struct pw_hrtimer *hr_running;  /* hrtimer callback this thread runs */
 };
@@ -184,5 +204,20 @@ int pw__hr_move_all(struct pw_runtime *rt, unsigned from, unsigned to);
 
 /* Check one base under its lock.  Return: 0 or -EFAULT. */
 int pw__base_check(struct pw_runtime *rt, struct pw__base *b);
+
+/* The timer pass (src/time/softirq.c), shared with the simulation (sim.c).
+ * pw__run_cpu(): run @cpu's due timers at clock reading @now as that CPU:
+ * hrtimers first, then the wheel (the kernel's interrupt, then softirq),
+ * then the idle CPUs' global timers it handles as a migrator (tmigr.c).
+ * Context: the holder of @cpu's run guard (the simulation: of every guard,
+ * @guards_held); no lock held.  Return: callbacks run.
+ * pw__cpu_next_ns(): the earliest event @cpu must act on, in ns: its
+ * hrtimers and pinned timers; its global timers unless it is idle in the
+ * migration hierarchy (then a migrator runs them); its deferrable timers
+ * if @def and it is not idle there; and the other CPUs' events it handles
+ * as a migrator or waker.  Context: any thread holding no base lock; takes
+ * @cpu's base locks in turn.  Return: the time, or UINT64_MAX. */
+int pw__run_cpu(struct pw_runtime *rt, unsigned cpu, uint64_t now, bool guards_held);
+uint64_t pw__cpu_next_ns(struct pw_runtime *rt, unsigned cpu, bool def);
 
 #endif /* PW_TIME_INTERNAL_H */

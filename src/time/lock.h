@@ -58,12 +58,29 @@ static inline void pw__lock(struct pw__lock *l)
 	pw__lock_slow(l);
 }
 
+/* Take @l if it is free.  Context: any thread; the caller must not hold
+ * @l.  Return: true if taken (acquire). */
+static inline bool pw__trylock(struct pw__lock *l)
+{
+	uint32_t expect = 0;
+	return __atomic_compare_exchange_n(&l->locked, &expect, 1, false, __ATOMIC_ACQUIRE,
+					   __ATOMIC_RELAXED);
+}
+
+/* The first half of pw__unlock(), for a caller that wakes a sleeper itself
+ * (pw__lock_wake()) from a colder place.  Context: the holder of @l.
+ * Return: true if a waiter must be woken. */
+static inline bool pw__unlock_nowake(struct pw__lock *l)
+{
+	__atomic_store_n(&l->locked, 0, __ATOMIC_RELEASE);
+	return __atomic_load_n(&l->waiters, __ATOMIC_RELAXED) != 0;
+}
+
 /* Context: the holder of @l. */
 static inline void pw__unlock(struct pw__lock *l)
 {
 	/* release: publishes the critical section's writes to the next holder */
-	__atomic_store_n(&l->locked, 0, __ATOMIC_RELEASE);
-	if (__atomic_load_n(&l->waiters, __ATOMIC_RELAXED))
+	if (pw__unlock_nowake(l))
 		pw__lock_wake(l);
 }
 

@@ -48,6 +48,7 @@ int pw_set_migration(struct pw_runtime *rt, enum pw_migration policy)
 		    policy != PW_MIGRATION_PULL))
 		return -EINVAL;
 	__atomic_store_n(&rt->migration, (uint32_t)policy, __ATOMIC_RELAXED);
+	pw__lane_key_set(rt);
 	/* with workers, each worker goes idle in the hierarchy before it
 	 * sleeps, under PULL only */
 	if (!__atomic_load_n(&rt->workers_on, __ATOMIC_ACQUIRE))

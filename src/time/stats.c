@@ -12,6 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <pinwheel/stats.h>
+
 #include "internal.h"
 
 /* utime, stime (ticks) from /proc/self/task/<tid>/stat; ctx switches from

@@ -217,14 +217,15 @@ static inline int detach_if_pending(struct pw__base *b, struct pw_timer *t)
  */
 static inline void prefetch_neighbours(const struct pw_timer *t)
 {
-	if (t->pw_next)
-		__builtin_prefetch(t->pw_next, 1);
-	__builtin_prefetch(t->pw_pprev, 1); /* set: @t is pending */
+	/* a prefetch never faults: no test for a NULL next */
+	__builtin_prefetch(t->pw_next, 1);
+	__builtin_prefetch(t->pw_pprev, 1);
 }
 
 /* Is bucket @idx on a list the current run of @b collected?  Context: the
  * holder of @b's lock. */
-static bool idx_expiring(const struct pw__base *b, unsigned idx)
+static inline __attribute__((always_inline)) bool idx_expiring(const struct pw__base *b,
+								 unsigned idx)
 {
 	for (unsigned i = 0; i < b->n_expiring; i++)
 		if (b->expiring_idx[i] == idx && b->expiring[i])
@@ -248,24 +249,32 @@ static struct pw__base *migrate(struct pw_runtime *rt, struct pw_timer *t,
 	return nb;
 }
 
-/* The arm left @t's base: it goes to CPU @to's base of the same kind, where
- * the caller enqueues it (bucket index recomputed there).  Out of line: only
- * an arm by another CPU than the timer's, or a push, comes here.
- * Context: the holder of @b's lock, @t detached.  Return: the new base,
- * locked, and its bucket for @expires in *@idx / *@bucket_expiry. */
+/*
+ * The rare end of an arm: @t goes to CPU @to (another CPU than its own),
+ * unless its callback runs (then it stays: delete_sync looks for the
+ * running callback on the timer's CPU).  Detaches @t if @pending, moves it,
+ * enqueues it at @expires (bucket index recomputed on the new base: its
+ * clock may differ).  Out of line, so the common arm carries none of it.
+ * Context: the holder of @b's lock.  Return: the base @t is on, locked;
+ * its bucket's expiry in *@bucket_expiry.
+ */
 static __attribute__((noinline)) struct pw__base *
 arm_elsewhere(struct pw_runtime *rt, struct pw_timer *t, struct pw__base *b, unsigned to,
-	      uint64_t expires, unsigned *idx, uint64_t *bucket_expiry)
+	      uint64_t expires, bool pending, uint64_t *bucket_expiry)
 {
-	/* Never move a timer whose callback runs to another CPU: delete_sync
-	 * looks for the running callback on the timer's CPU. */
-	if (is_running(rt, b, t))
-		return b;
-	struct pw__base *nb = &rt->cpus[to].base[b->kind];
-	b = migrate(rt, t, b, nb, 0);
-	*idx = pw__wheel_calc_index(&b->wheel, expires, bucket_expiry);
+	if (pending)
+		pw__wheel_detach(&b->wheel, t);
+	if (!is_running(rt, b, t))
+		b = migrate(rt, t, b, &rt->cpus[to].base[b->kind], 0);
+	exp_store(t, expires);
+	*bucket_expiry = pw__wheel_add(&b->wheel, t);
 	return b;
 }
+
+/* The flags bits the re-arm fast lane tests at once (pw__mod_timer_slow()):
+ * set up, pending, not moving, not shut down, and the CPU. */
+#define PW__TF_LANE_MASK \
+	(PW__TF_MAGIC_MASK | PW__TF_PENDING | PW__TF_MIGRATING | PW__TF_SHUTDOWN | PW__TF_CPU_MASK)
 
 /* Inlined into each caller with a constant @opts, so the plain re-arm
  * carries none of the other variants' branches. */
@@ -306,6 +315,12 @@ static inline __attribute__((always_inline)) int mod_timer_opts(struct pw_timer 
 
 	struct pw__base *b = lock_timer_base(t, &tf);
 	struct pw__wheel *w = &b->wheel;
+	/* Shut down: refused.  (Pending and shut down at once only while a
+	 * shutdown_sync waits for the callback that had re-armed it.) */
+	if (__builtin_expect(tf & PW__TF_SHUTDOWN, 0)) {
+		ret = -ESHUTDOWN;
+		goto out;
+	}
 	pw__wheel_forward(w, pw__jiffies_seen(rt));
 	if (tf & PW__TF_PENDING) {
 		if ((opts & MOD_REDUCE) && !pw__after(exp_load(t), expires)) {
@@ -314,8 +329,7 @@ static inline __attribute__((always_inline)) int mod_timer_opts(struct pw_timer 
 		}
 		prefetch_neighbours(t);
 		idx = pw__wheel_calc_index(w, expires, &bucket_expiry);
-		if (w->vectors[idx])
-			__builtin_prefetch(w->vectors[idx], 1);
+		__builtin_prefetch(w->vectors[idx], 1);
 		/* Fast path 2: same bucket, only the expiry changes. */
 		if (!(opts & MOD_NOTPENDING) &&
 		    idx == (tf & PW__TF_IDX_MASK) >> PW__TF_IDX_SHIFT &&
@@ -325,14 +339,8 @@ static inline __attribute__((always_inline)) int mod_timer_opts(struct pw_timer 
 			ret = 1;
 			goto out;
 		}
-		pw__wheel_detach(w, t);
 		ret = 1;
 	} else {
-		/* A shut-down timer is never pending: it is refused here. */
-		if (tf & PW__TF_SHUTDOWN) {
-			ret = -ESHUTDOWN;
-			goto out;
-		}
 		if (opts & MOD_PENDING_ONLY) {
 			ret = 0;
 			goto out;
@@ -344,11 +352,14 @@ static inline __attribute__((always_inline)) int mod_timer_opts(struct pw_timer 
 	unsigned cur = tf & PW__TF_CPU_MASK;
 	unsigned to = pw__arm_target(rt, self, cur, tf & PW_TIMER_PINNED);
 	if (__builtin_expect(to != cur, 0)) {
-		b = arm_elsewhere(rt, t, b, to, expires, &idx, &bucket_expiry);
-		w = &b->wheel;
+		b = arm_elsewhere(rt, t, b, to, expires, ret, &bucket_expiry);
+	} else {
+		exp_store(t, expires);
+		if (ret)
+			pw__wheel_requeue(w, t, tf, idx, bucket_expiry);
+		else
+			pw__wheel_enqueue(w, t, idx, bucket_expiry);
 	}
-	exp_store(t, expires);
-	pw__wheel_enqueue(w, t, idx, bucket_expiry);
 	unsigned cpu = b->cpu, kind = b->kind;
 	pw__unlock(&b->lock);
 	/* @t may run and be freed from here on: only @b's fields are used */
@@ -359,9 +370,107 @@ out:
 	return ret;
 }
 
-int pw__mod_timer_slow(struct pw_timer *t, uint64_t expires)
+/* Every re-arm the fast lane does not take: the whole of mod_timer. */
+static __attribute__((noinline)) int mod_timer_general(struct pw_timer *t, uint64_t expires)
 {
 	return mod_timer_opts(t, expires, MOD_SLOW);
+}
+
+/* The fast lane's rare ends, out of line so that the lane itself makes no
+ * call but tail calls (and so saves no register).  Context: the lane. */
+
+/* @t's flags changed between the lane's read and its lock, or @b's clock
+ * must be forwarded: unlock @b, do it the long way. */
+static __attribute__((noinline, cold)) int lane_retry(struct pw_timer *t, uint64_t expires,
+						       struct pw__base *b)
+{
+	pw__unlock(&b->lock);
+	return mod_timer_general(t, expires);
+}
+
+/* After the lane unlocked @b: wake a thread waiting for the lock
+ * (@wake), lower this idle CPU's entry in the hierarchy for the new event
+ * at @bucket_j (@b->tmigr_idle was set).  Return: 1, the lane's result. */
+static __attribute__((noinline)) int lane_tail(struct pw_runtime *rt, struct pw__base *b,
+					       bool wake, uint64_t bucket_j)
+{
+	if (wake)
+		pw__lock_wake(&b->lock);
+	if (__atomic_load_n(&b->tmigr_idle, __ATOMIC_RELAXED))
+		pw__tmigr_notify(rt, b->cpu, pw_jiffies_to_ns(rt, bucket_j));
+	return 1;
+}
+
+/*
+ * pw_mod_timer()'s slow half, fast path 1 having missed inline.  First the
+ * fast lane: the re-arm network code does all day, of a pending timer that
+ * is already on the calling CPU (a socket's timer, re-armed from the CPU
+ * that handles its packets), with no push policy in force (under
+ * PW_MIGRATION_PUSH every arm takes the long way, pinned ones too).  It is
+ * mod_timer_opts() for exactly that case, nothing left out but the tests
+ * that cannot fail there:
+ *  - one compare of the flags with what the thread keeps (pw__tls.lane_tf:
+ *    PENDING and its CPU) proves set up, pending, not migrating, not shut
+ *    down, on this CPU;
+ *  - the base is the thread's own (pw__tls.lane_base), no CPU arithmetic;
+ *  - placement is "stay" (Linux 6.9: enqueue locally; it is local) and
+ *    nobody needs a kick for a timer on the arming CPU's own base, except
+ *    the hierarchy when this CPU is idle in it (pw__arm_notify()'s rule);
+ *  - a contended lock is left to the long way, which waits for it.
+ * Anything else goes to mod_timer_general().  The lane calls nothing but
+ * in tail position, so it needs no stack frame: the instructions it runs
+ * are the re-arm's own.
+ * Context: as pw_mod_timer().
+ */
+int pw__mod_timer_slow(struct pw_timer *t, uint64_t expires)
+{
+	if (__builtin_expect(!t, 0))
+		return -EINVAL;
+	struct pw__tls *me = &pw__tls;
+	uint32_t tf = tf_load(t);
+	struct pw_runtime *rt = t->pw_rt; /* set up with the magic; not used unless it matches */
+	/* The second test: the calling thread is a CPU of @t's runtime, and
+	 * no push policy is in force there (rt->lane_key).  lane_tf is 0 in a
+	 * thread that is no CPU: then only a set-up, idle timer of CPU 0
+	 * passes the first test, and the second never (me->rt is NULL, the
+	 * key never is). */
+	if (__builtin_expect(((tf ^ me->lane_tf) & PW__TF_LANE_MASK) != PW__TF_MAGIC ||
+				     (uintptr_t)me->rt != __atomic_load_n(&rt->lane_key, __ATOMIC_RELAXED),
+			     0))
+		return mod_timer_general(t, expires);
+	struct pw__stats *st = me->stats;
+	struct pw__base *b = me->lane_base[(tf / PW_TIMER_PINNED) & 3];
+
+	if (__builtin_expect(!pw__trylock(&b->lock), 0))
+		return mod_timer_general(t, expires);
+	if (__builtin_expect(tf_load(t) != tf, 0)) /* changed before we locked */
+		return lane_retry(t, expires, b);
+	struct pw__wheel *w = &b->wheel;
+	/* a base whose clock lags (its CPU was idle) is forwarded the long way */
+	if (__builtin_expect(pw__after(pw__jiffies_seen(rt), w->clk), 0))
+		return lane_retry(t, expires, b);
+	prefetch_neighbours(t);
+	uint64_t bucket_expiry;
+	unsigned idx = pw__wheel_calc_index(w, expires, &bucket_expiry);
+	__builtin_prefetch(w->vectors[idx], 1);
+	pw__count_add(&st->armed, 1);
+	exp_store(t, expires);
+	/* Fast path 2: same bucket, only the expiry changes. */
+	if (idx == (tf & PW__TF_IDX_MASK) >> PW__TF_IDX_SHIFT &&
+	    !(b->n_expiring && idx_expiring(b, idx))) {
+		pw__count_add(&st->same_bucket, 1);
+		if (__builtin_expect(pw__unlock_nowake(&b->lock), 0))
+			return lane_tail(rt, b, true, bucket_expiry);
+		return 1;
+	}
+	pw__wheel_requeue(w, t, tf, idx, bucket_expiry);
+	/* read under the lock; a stale 0 is safe (pw__arm_notify()) */
+	bool idle = __atomic_load_n(&b->tmigr_idle, __ATOMIC_RELAXED) != 0;
+	bool wake = pw__unlock_nowake(&b->lock);
+	/* @t may run and be freed from here on */
+	if (__builtin_expect(wake | idle, 0))
+		return lane_tail(rt, b, wake, bucket_expiry);
+	return 1;
 }
 
 int pw_mod_timer_pending(struct pw_timer *t, uint64_t expires)

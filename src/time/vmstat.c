@@ -16,6 +16,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <pinwheel/stats.h>
+
 #include "clock.h"
 #include "internal.h"
 

@@ -65,15 +65,16 @@ static inline struct pw_timer *pw__wheel_any(const struct pw__wheel *w)
 uint64_t pw__wheel_scan_next_expiry(const struct pw__wheel *w);
 
 /*
- * The hot operations, inline so that the arm path in timer.c is one
- * function (they used to be calls into wheel.c: a re-arm executed ~290
- * instructions, a third of them call overhead and re-derived state).
+ * The hot operations, inline: the arm path (timer.c) is one function.
  *
  * pw__wheel_calc_index(): the bucket for @expires relative to the wheel
  *   clock, and the jiffy it expires at (rounded up: never early; clamped
  *   beyond the range).
  * pw__wheel_enqueue(): put @t (not pending) in bucket @idx found by
  *   calc_index on this clk; sets @t's bucket and PENDING bits.
+ * pw__wheel_requeue(): move the pending @t to bucket @idx (a re-arm): one
+ *   unlink, one link, one flags store; @t stays pending throughout, as the
+ *   kernel's mod_timer keeps it (detach_if_pending(..., false)).
  * pw__wheel_add(): calc_index + enqueue at @t->expires; returns the bucket's
  *   expiry.
  * pw__wheel_detach(): take the pending @t out (from its bucket or from a
@@ -85,6 +86,11 @@ uint64_t pw__wheel_scan_next_expiry(const struct pw__wheel *w);
  *   next expiry.
  */
 #define PW_WHEEL_EMPTY_DELTA (1ull << 62) /* next_expiry of an empty wheel */
+
+/* Level guess by the bit length of a delta, and each level's first delta
+ * (wheel.c): the index computation's two tables. */
+extern const uint8_t pw__wheel_lvl_by_msb[64];
+extern const uint64_t pw__wheel_lvl_starts[PW_WHEEL_LVL_MAX + 1];
 
 static inline unsigned pw__wheel_lvl_shift(unsigned lvl)
 {
@@ -116,31 +122,36 @@ static inline unsigned pw__wheel_calc_lvl(uint64_t expires, unsigned lvl, uint64
 	return lvl * PW_WHEEL_LVL_SIZE + (unsigned)(e & PW_WHEEL_LVL_MASK);
 }
 
+/* Deltas calc_index does not place by level: in the past (the current
+ * bucket, processed at the next run) or at/past the cutoff (clamped to the
+ * last level's end). */
+static inline unsigned pw__wheel_calc_far(const struct pw__wheel *w, uint64_t expires,
+					  uint64_t *bucket_expiry)
+{
+	if ((int64_t)(expires - w->clk) < 0) {
+		*bucket_expiry = w->clk;
+		return (unsigned)(w->clk & PW_WHEEL_LVL_MASK);
+	}
+	return pw__wheel_calc_lvl(w->clk + w->timeout_max, w->depth - 1, bucket_expiry);
+}
+
 static inline unsigned pw__wheel_calc_index(const struct pw__wheel *w, uint64_t expires,
 					     uint64_t *bucket_expiry)
 {
 	uint64_t delta = expires - w->clk;
 
-	if ((int64_t)delta < 0) {
-		/* In the past: the current bucket, processed at the next run. */
-		*bucket_expiry = w->clk;
-		return (unsigned)(w->clk & PW_WHEEL_LVL_MASK);
-	}
-	if (delta < pw__wheel_lvl_start(1))
-		return pw__wheel_calc_lvl(expires, 0, bucket_expiry);
-	if (delta >= w->cutoff) {
-		expires = w->clk + w->timeout_max;
-		return pw__wheel_calc_lvl(expires, w->depth - 1, bucket_expiry);
-	}
+	/* one unsigned compare catches both the past (a "negative" delta is
+	 * huge) and the clamp */
+	if (__builtin_expect(delta >= w->cutoff, 0))
+		return pw__wheel_calc_far(w, expires, bucket_expiry);
 	/* Level n covers [63 << 3(n-1), 63 << 3n): such a delta has 3n+3 to
-	 * 3n+6 significant bits, so (bits - 3) / 3 is n, or n + 1 for the top
-	 * of the range, which one compare corrects.  No loop over levels. */
-	unsigned bits = 64 - (unsigned)__builtin_clzll(delta);
-	unsigned lvl = (bits - 3) / 3;
-	if (delta < pw__wheel_lvl_start(lvl))
-		lvl--;
-	if (lvl > w->depth - 1)
-		lvl = w->depth - 1;
+	 * 3n+6 significant bits, so the table's (bits - 3) / 3 is n, or n + 1
+	 * for the top of the range, which one compare with the level's start
+	 * corrects.  Level 0 falls out of the same two steps.  No loop, no
+	 * branch; below the cutoff the level is below the wheel's depth. */
+	unsigned msb = 63 ^ (unsigned)__builtin_clzll(delta | 1); /* bits - 1 */
+	unsigned lvl = pw__wheel_lvl_by_msb[msb];
+	lvl -= delta < pw__wheel_lvl_starts[lvl];
 	return pw__wheel_calc_lvl(expires, lvl, bucket_expiry);
 }
 
@@ -159,25 +170,60 @@ static inline bool pw__wheel_map_test(const struct pw__wheel *w, unsigned idx)
 	return (w->pending_map[idx / PW_WHEEL_LVL_SIZE] >> (idx % PW_WHEEL_LVL_SIZE)) & 1;
 }
 
-static inline void pw__wheel_enqueue(struct pw__wheel *w, struct pw_timer *t, unsigned idx,
-				     uint64_t bucket_expiry)
+/* Unlink the pending @t whose flags are @tf from its bucket (or a list being
+ * expired); the links of @t itself are left for the caller to overwrite. */
+static inline void pw__wheel_unlink(struct pw__wheel *w, struct pw_timer *t, uint32_t tf)
+{
+	unsigned idx = (tf & PW__TF_IDX_MASK) >> PW__TF_IDX_SHIFT;
+	struct pw_timer *next = t->pw_next;
+
+	/* Last timer of its bucket?  (A timer on a list being expired is not
+	 * in vectors[idx], so this leaves the bucket's bit alone then.) */
+	if (w->vectors[idx] == t && !next) {
+		pw__wheel_map_clear(w, idx);
+		w->recalc = true;
+	}
+	*t->pw_pprev = next;
+	if (next)
+		next->pw_pprev = t->pw_pprev;
+}
+
+/* Link @t at the head of bucket @idx and mark the bucket. */
+static inline void pw__wheel_link(struct pw__wheel *w, struct pw_timer *t, unsigned idx,
+				  uint64_t bucket_expiry)
 {
 	struct pw_timer **head = &w->vectors[idx];
+	struct pw_timer *first = *head;
 
-	t->pw_next = *head;
-	if (*head)
-		(*head)->pw_pprev = &t->pw_next;
+	t->pw_next = first;
+	if (first)
+		first->pw_pprev = &t->pw_next;
 	*head = t;
 	t->pw_pprev = head;
 	pw__wheel_map_set(w, idx);
-	pw__wheel_tf_store(t, (pw__wheel_tf_load(t) & ~PW__TF_IDX_MASK) | (idx << PW__TF_IDX_SHIFT) | PW__TF_PENDING);
-	w->count++;
 	/* Adding can only lower the next expiry; a stale (early) value that
 	 * is still marked recalc stays marked unless this bucket is earlier. */
 	if (pw__after(w->next_expiry, bucket_expiry)) {
 		w->next_expiry = bucket_expiry;
 		w->recalc = false;
 	}
+}
+
+static inline void pw__wheel_requeue(struct pw__wheel *w, struct pw_timer *t, uint32_t tf,
+				     unsigned idx, uint64_t bucket_expiry)
+{
+	pw__wheel_unlink(w, t, tf);
+	pw__wheel_link(w, t, idx, bucket_expiry);
+	pw__wheel_tf_store(t, (tf & ~PW__TF_IDX_MASK) | (idx << PW__TF_IDX_SHIFT));
+}
+
+static inline void pw__wheel_enqueue(struct pw__wheel *w, struct pw_timer *t, unsigned idx,
+				     uint64_t bucket_expiry)
+{
+	pw__wheel_link(w, t, idx, bucket_expiry);
+	pw__wheel_tf_store(t, (pw__wheel_tf_load(t) & ~PW__TF_IDX_MASK) |
+				      (idx << PW__TF_IDX_SHIFT) | PW__TF_PENDING);
+	w->count++;
 }
 
 static inline uint64_t pw__wheel_add(struct pw__wheel *w, struct pw_timer *t)
@@ -192,17 +238,8 @@ static inline uint64_t pw__wheel_add(struct pw__wheel *w, struct pw_timer *t)
 static inline void pw__wheel_detach(struct pw__wheel *w, struct pw_timer *t)
 {
 	uint32_t tf = pw__wheel_tf_load(t);
-	unsigned idx = (tf & PW__TF_IDX_MASK) >> PW__TF_IDX_SHIFT;
 
-	/* Last timer of its bucket?  (A timer on a list being expired is not
-	 * in vectors[idx], so this leaves the bucket's bit alone then.) */
-	if (w->vectors[idx] == t && !t->pw_next) {
-		pw__wheel_map_clear(w, idx);
-		w->recalc = true;
-	}
-	*t->pw_pprev = t->pw_next;
-	if (t->pw_next)
-		t->pw_next->pw_pprev = t->pw_pprev;
+	pw__wheel_unlink(w, t, tf);
 	t->pw_next = NULL;
 	t->pw_pprev = NULL;
 	pw__wheel_tf_store(t, tf & ~PW__TF_PENDING);
@@ -225,14 +262,6 @@ static inline void pw__wheel_forward(struct pw__wheel *w, uint64_t jnow)
 	uint64_t next = pw__wheel_next_expiry(w);
 	w->clk = pw__after(next, jnow) ? jnow : next;
 }
-
-
-
-
-
-
-
-
 /* Is any bucket non-empty? */
 bool pw__wheel_has_buckets(const struct pw__wheel *w);
 

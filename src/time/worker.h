@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include <pinwheel/runtime.h>
+#include <pinwheel/worker.h> /* struct pw_work, pw_poll_fn */
 
 struct pw_runtime;
 
