@@ -106,18 +106,30 @@ static int gl_del_timer(struct gl_timer *t)
 	return ret;
 }
 
-/* Context: gl.lock held.  Re-add every timer of vector @n's current slot. */
+/* Context: gl.lock held.  Re-add every timer of vector @n's current slot.
+ * The slot is emptied onto a local list first: a timer armed while
+ * timer_jiffies lagged far behind the clock (a long run of due ticks) can
+ * map to the very slot being cascaded, and re-adding it there while walking
+ * that list would walk it forever (found when the benchmark hung at 1e6
+ * timers on a loaded machine). */
 static void cascade(unsigned n)
 {
-	struct gl_link *head = &gl.tvn[n][gl.idx[n + 1]];
-	struct gl_link *c = head->next;
-	while (c != head) {
-		struct gl_link *next = c->next;
-		list_del(c);
-		internal_add((struct gl_timer *)c);
-		c = next;
+	struct gl_link *head = &gl.tvn[n][gl.idx[n + 1]], local;
+	if (head->next == head) {
+		list_init(&local);
+	} else {
+		local.next = head->next;
+		local.prev = head->prev;
+		local.next->prev = &local;
+		local.prev->next = &local;
+		list_init(head);
 	}
 	gl.idx[n + 1] = (gl.idx[n + 1] + 1) & (TVN_SIZE - 1);
+	while (local.next != &local) {
+		struct gl_link *c = local.next;
+		list_del(c);
+		internal_add((struct gl_timer *)c);
+	}
 }
 
 static uint64_t gl_run(uint64_t jnow)

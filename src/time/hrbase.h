@@ -3,14 +3,15 @@
  * A CPU's hrtimer base: one ordered queue per clock behind one lock, and
  * the running mark.  Internal; the design is in hrtimer.c.
  */
-#ifndef PW_HRTIMER_HRBASE_H
-#define PW_HRTIMER_HRBASE_H
+#ifndef PW_TIME_HRBASE_H
+#define PW_TIME_HRBASE_H
 
 #include <stdint.h>
 
 #include <pinwheel/hrtimer.h>
 #include <pinwheel/runtime.h>
 
+#include "cacheline.h"
 #include "lock.h"
 #include "runwait.h"
 #include "hrheap.h"
@@ -40,7 +41,7 @@ struct pw__hrbase {
 	struct pw__runwait run;                 /* the hrtimer whose callback runs */
 	struct pw__hheap queue[PW_HR_NCLOCKS];  /* by hard expiry, FIFO on ties */
 	uint64_t count;                         /* queued timers */
-} __attribute__((aligned(64)));
+} __attribute__((aligned(PW_CACHELINE)));
 
 void pw__hrbase_init(struct pw__hrbase *hb, unsigned cpu);
 void pw__hrbase_destroy(struct pw__hrbase *hb);
@@ -60,4 +61,4 @@ int pw__hrbase_run(struct pw_runtime *rt, struct pw__hrbase *hb, uint64_t now);
 /* Invariants of @hb, under its lock.  Return: 0 or -EFAULT. */
 int pw__hrbase_check(struct pw__hrbase *hb);
 
-#endif /* PW_HRTIMER_HRBASE_H */
+#endif /* PW_TIME_HRBASE_H */

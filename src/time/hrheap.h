@@ -5,8 +5,8 @@
  * the measurement that chose it: heap.c.  No locking: the caller holds its
  * base lock for every call.
  */
-#ifndef PW_HRTIMER_HEAP_H
-#define PW_HRTIMER_HEAP_H
+#ifndef PW_TIME_HRHEAP_H
+#define PW_TIME_HRHEAP_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -48,4 +48,4 @@ void pw__hheap_free(struct pw__hheap *h);
  * equal to the timers' deadlines.  Return: 0, or -EFAULT with a message. */
 int pw__hheap_check(const struct pw__hheap *h, const char *who);
 
-#endif /* PW_HRTIMER_HEAP_H */
+#endif /* PW_TIME_HRHEAP_H */

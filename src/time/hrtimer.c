@@ -32,8 +32,8 @@
  * converted back to the monotonic scale with the offsets of that moment.
  * A REALTIME timer set up relative runs on MONOTONIC (kernel and POSIX
  * rule).  If the wall clock is stepped while a thread sleeps towards a
- * REALTIME deadline, the sleep is not cut short here; the runtime's workers
- * (a later issue) can watch for clock steps.  On the simulated clock,
+ * REALTIME deadline, the sleep is not cut short: a worker does not notice
+ * the step (the kernel's clock_was_set() does; not done yet).  On the simulated clock,
  * MONOTONIC and BOOTTIME are the simulated time and REALTIME is it plus
  * the configured offset.
  *

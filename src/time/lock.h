@@ -23,8 +23,8 @@
  *
  * Never held across a callback.  Not recursive.
  */
-#ifndef PW_CORE_LOCK_H
-#define PW_CORE_LOCK_H
+#ifndef PW_TIME_LOCK_H
+#define PW_TIME_LOCK_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -96,4 +96,4 @@ static inline void pw__cpu_relax(void)
 #endif
 }
 
-#endif /* PW_CORE_LOCK_H */
+#endif /* PW_TIME_LOCK_H */

@@ -23,8 +23,8 @@
  * runs once per callback).  The mark is in the runner's structure, not in
  * the object, so a callback may free its own timer.
  */
-#ifndef PW_CORE_RUNWAIT_H
-#define PW_CORE_RUNWAIT_H
+#ifndef PW_TIME_RUNWAIT_H
+#define PW_TIME_RUNWAIT_H
 
 #include "lock.h"
 
@@ -62,4 +62,4 @@ void pw__runwait_end(struct pw__runwait *rw);
 void pw__runwait_wait(struct pw__runwait *rw, struct pw__lock *lock, const void *obj,
 		      unsigned round);
 
-#endif /* PW_CORE_RUNWAIT_H */
+#endif /* PW_TIME_RUNWAIT_H */

@@ -31,13 +31,21 @@
 
 int pw__run_cpu(struct pw_runtime *rt, unsigned cpu, uint64_t now, bool guards_held)
 {
-	struct pw__tls saved = pw__tls;
-	uint64_t *saved_hits = pw__fast_hits;
 	uint64_t jnow = now / rt->tick_ns;
 	int n;
 
+	/* The thread acts as @cpu for the pass; most often it already is
+	 * (a worker, a loop thread): then only in_run changes. */
+	bool as_other = pw__tls.rt != rt || pw__tls.cpu != (int)cpu;
+	struct pw__tls saved;
+	uint64_t *saved_hits = pw__fast_hits;
 	pw__jiffies_note(rt, jnow);
-	pw__tls_set(rt, (int)cpu);
+	if (as_other) {
+		saved = pw__tls;
+		pw__tls_set(rt, (int)cpu);
+	} else {
+		saved.in_run = pw__tls.in_run;
+	}
 	pw__tls.in_run = true;
 	n = pw__hrbase_run(rt, &rt->cpus[cpu].hr, now);
 	for (unsigned k = 0; k < PW_NR_BASES; k++)
@@ -46,8 +54,12 @@ int pw__run_cpu(struct pw_runtime *rt, unsigned cpu, uint64_t now, bool guards_h
 	/* an idle CPU woken for a pinned timer ran its global ones too */
 	if (pw__tmigr_cpu_idle(&rt->tmigr, cpu))
 		pw__tmigr_refresh(rt, cpu);
-	pw__tls = saved;
-	pw__fast_hits = saved_hits;
+	if (as_other) {
+		pw__tls = saved;
+		pw__fast_hits = saved_hits;
+	} else {
+		pw__tls.in_run = saved.in_run;
+	}
 	return n;
 }
 

@@ -17,7 +17,7 @@
 
 #include <stdint.h>
 
-#define PW_CACHELINE 64
+#include "cacheline.h"
 
 struct pw__stats {
 	uint64_t armed;          /* wheel arms past fast path 1 (slow path) */

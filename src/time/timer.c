@@ -14,9 +14,10 @@
  * state bits PENDING, MIGRATING and SHUTDOWN.  There is no lock that two
  * CPUs share on the common path: arming on the local CPU takes the local
  * base's lock only, and the "softirq" (pw__base_run()) takes only the lock
- * of the base it expires.  This is the point of seed 001: the 2.4 kernel's
- * single timerlist_lock and its slow mod_timer were at the top of a network
- * box's profile; per-CPU bases and the mod_timer fast path took them out.
+ * of the base it expires.  This is the point of seed 001 (docs/seeds.md):
+ * the 2.4 kernel's single timerlist_lock and its slow mod_timer were at the
+ * top of a network box's profile; per-CPU bases and the mod_timer fast path
+ * took them out.
  *
  * mod_timer, fast first
  * ---------------------
@@ -29,6 +30,19 @@
  *     the arming CPU (the kernel does the same).
  *  3. Otherwise: take it out, choose the target base, put it in.
  * Return values as the kernel: 0 if it was inactive, 1 if it was pending.
+ *
+ * Paths 2 and 3 come in two versions.  The fast lane (pw__mod_timer_slow())
+ * is the re-arm of a pending timer already on the calling CPU with no push
+ * policy in force, which is what a CPU handling a socket's packets does:
+ * one compare of the flags word against the thread's own view proves
+ * everything the general path tests one by one (set up, pending, not
+ * moving, not shut down, this CPU), the base comes from the thread, and
+ * placement and notification have nothing to decide.  It makes no call
+ * except in tail position, so it needs no stack frame.  Everything else
+ * (another CPU's timer, a thread that is no CPU, an inactive timer, the
+ * PUSH policy, a contended lock, a base whose clock must be forwarded, the
+ * variants) takes the general path, mod_timer_opts(); both give the same
+ * results (test_diff and test_api run through both).
  *
  * Which base (Linux 6.9 rule)
  * ---------------------------
@@ -93,12 +107,15 @@
  * Costs
  * -----
  * Fast path 1: two loads.  Fast path 2: one lock round trip, one index
- * computation.  Re-arm: lock, detach, index, enqueue, unlock; no clock
- * read: an idle base is forwarded to the latest jiffies value any thread
- * read (rt->jiffies_seen), as the kernel forwards to its jiffies variable.
- * The caller computed @expires from pw_jiffies() a moment ago, so that
- * value is fresh; an older one only makes the wheel coarser, never early.  Expiry: per timer one lock round trip and
- * the callback.  Memory: 48 bytes a timer; ~9.4 KiB a CPU.
+ * computation.  Re-arm: lock, unlink, index, link, unlock; no clock read:
+ * an idle base is forwarded to the latest jiffies value any thread read
+ * (rt->jiffies_seen), as the kernel forwards to its jiffies variable.  The
+ * caller computed @expires from pw_jiffies() a moment ago, so that value is
+ * fresh; an older one only makes the wheel coarser, never early.  A random
+ * re-arm through the fast lane is about 120 instructions (callgrind, x86-64,
+ * gcc -O2; docs/benchmarks.md), the locked compare-and-swap the dearest of
+ * them.  Expiry: per timer one lock round trip and the callback.  Memory: 48 bytes a timer; a CPU's three wheel bases are
+ * about 14 KiB (sizeof(struct pw__base) is 4.9 KiB: 576 list heads).
  *
  * Locking summary: see docs/design/concurrency.md.
  */
@@ -168,8 +185,8 @@ int pw_timer_setup(struct pw_runtime *rt, struct pw_timer *t,
 	unsigned cpu = self >= 0 ? (unsigned)self : 0;
 	t->function = fn;
 	t->pw_rt = rt;
-	t->pw_next = NULL;
-	t->pw_pprev = NULL;
+	pw__link_store(&t->pw_next, NULL);
+	pw__pprev_store(t, NULL);
 	t->pw_spare = 0;
 	tf_store(t, PW__TF_MAGIC | flags | cpu);
 	return 0;
@@ -380,7 +397,8 @@ static __attribute__((noinline)) int mod_timer_general(struct pw_timer *t, uint6
  * call but tail calls (and so saves no register).  Context: the lane. */
 
 /* @t's flags changed between the lane's read and its lock, or @b's clock
- * must be forwarded: unlock @b, do it the long way. */
+ * must be forwarded past a next expiry that needs recomputing: unlock @b,
+ * do it the long way. */
 static __attribute__((noinline, cold)) int lane_retry(struct pw_timer *t, uint64_t expires,
 						       struct pw__base *b)
 {
@@ -446,10 +464,14 @@ int pw__mod_timer_slow(struct pw_timer *t, uint64_t expires)
 	if (__builtin_expect(tf_load(t) != tf, 0)) /* changed before we locked */
 		return lane_retry(t, expires, b);
 	struct pw__wheel *w = &b->wheel;
-	/* a base whose clock lags (its CPU was idle) is forwarded the long way */
-	if (__builtin_expect(pw__after(pw__jiffies_seen(rt), w->clk), 0))
-		return lane_retry(t, expires, b);
-	prefetch_neighbours(t);
+	/* forward a base whose clock lags (once a jiffy on a busy CPU); only
+	 * one whose next expiry must be recomputed first goes the long way */
+	uint64_t seen = pw__jiffies_seen(rt);
+	if (__builtin_expect(pw__after(seen, w->clk), 0)) {
+		if (w->recalc)
+			return lane_retry(t, expires, b);
+		w->clk = pw__after(w->next_expiry, seen) ? seen : w->next_expiry;
+	}
 	uint64_t bucket_expiry;
 	unsigned idx = pw__wheel_calc_index(w, expires, &bucket_expiry);
 	__builtin_prefetch(w->vectors[idx], 1);

@@ -5,7 +5,7 @@
  * What it does
  * ------------
  * Under PULL a timer is always queued on the CPU that arms it (no push at
- * arm time: seed 000 and seed 003 are what pushing cost).  What moves is
+ * arm time: seeds 000 and 003 in docs/seeds.md are what pushing cost).  What moves is
  * the work of expiring: a CPU going idle hands the first event of its
  * GLOBAL base (non-pinned, non-deferrable timers) up a hierarchy of groups,
  * and one active CPU, the migrator, expires the idle CPUs' global timers
@@ -61,6 +61,11 @@
  *
  * Departures from the kernel
  * --------------------------
+ * Lock order: here a group lock is taken before a base lock (deactivate
+ * reads the GLOBAL base's first event under the level-0 group lock); the
+ * kernel's tmigr code is called with the timer base lock held, the other
+ * way round.  Our order holds because no arm path takes a group lock while
+ * it holds a base lock: an arm unlocks its base before pw__tmigr_notify().
  * The kernel changes group state with compare-and-swap walks that need no
  * lock to go idle; here every transition takes the group locks on its path
  * (one for 8 CPUs, two for 64).  A worker goes idle only before it sleeps,
@@ -98,11 +103,6 @@ static inline void st_store(struct pw__tgroup *g, uint32_t st)
 	__atomic_store_n(&g->state, st, __ATOMIC_RELEASE);
 }
 
-static inline uint64_t ld64(const uint64_t *p)
-{
-	return __atomic_load_n(p, __ATOMIC_RELAXED);
-}
-
 /* Context: the holder of the group's lock (lockless readers only read). */
 static inline void st64(uint64_t *p, uint64_t v)
 {
@@ -132,7 +132,7 @@ int pw__tmigr_init(struct pw_runtime *rt)
 		count[levels++] = n;
 		total += n;
 	} while (n > 1);
-	struct pw__tgroup *gs = aligned_alloc(64, total * sizeof(*gs));
+	struct pw__tgroup *gs = aligned_alloc(PW_CACHELINE, total * sizeof(*gs));
 	if (!gs)
 		return -ENOMEM;
 	memset(gs, 0, total * sizeof(*gs));
@@ -177,8 +177,8 @@ static uint64_t idle_min(const struct pw__tgroup *g, uint32_t active)
 {
 	uint64_t m = UINT64_MAX;
 	for (unsigned i = 0; i < g->nchildren; i++)
-		if (!(active & (1u << i)) && ld64(&g->child_next[i]) < m)
-			m = ld64(&g->child_next[i]);
+		if (!(active & (1u << i)) && pw__ld64(&g->child_next[i]) < m)
+			m = pw__ld64(&g->child_next[i]);
 	return m;
 }
 
@@ -203,7 +203,7 @@ static void carry_up(struct pw_runtime *rt, struct pw__tgroup *g, struct wake *w
 {
 	uint32_t act = PW_TMIGR_ACTIVE(st_load(g));
 	uint64_t nx = idle_min(g, act);
-	if (nx == ld64(&g->next))
+	if (nx == pw__ld64(&g->next))
 		return;
 	st64(&g->next, nx);
 	if (act)
@@ -285,7 +285,7 @@ static uint64_t global_next(struct pw_runtime *rt, unsigned cpu)
 static void set_entry(struct pw_runtime *rt, struct pw__tgroup *g, unsigned s, uint64_t v,
 		      struct wake *w)
 {
-	if (v == ld64(&g->child_next[s]))
+	if (v == pw__ld64(&g->child_next[s]))
 		return;
 	st64(&g->child_next[s], v);
 	carry_up(rt, g, w);
@@ -350,7 +350,7 @@ void pw__tmigr_notify(struct pw_runtime *rt, unsigned cpu, uint64_t event_ns)
 
 	pw__lock(&g->lock);
 	idle = !(PW_TMIGR_ACTIVE(st_load(g)) & (1u << s));
-	if (idle && event_ns < ld64(&g->child_next[s]))
+	if (idle && event_ns < pw__ld64(&g->child_next[s]))
 		set_entry(rt, g, s, event_ns, &w);
 	pw__unlock(&g->lock);
 	if (idle)
@@ -397,8 +397,8 @@ uint64_t pw__tmigr_duty(struct pw_runtime *rt, unsigned cpu)
 	unsigned n = served_groups(rt, cpu, gs);
 	uint64_t best = UINT64_MAX;
 	for (unsigned i = 0; i < n; i++)
-		if (ld64(&gs[i]->next) < best)
-			best = ld64(&gs[i]->next);
+		if (pw__ld64(&gs[i]->next) < best)
+			best = pw__ld64(&gs[i]->next);
 	return best;
 }
 
@@ -433,7 +433,7 @@ static int handle_group(struct pw_runtime *rt, struct pw__tgroup *g, unsigned se
 	uint32_t act = PW_TMIGR_ACTIVE(st_load(g));
 	int n = 0;
 	for (unsigned i = 0; i < g->nchildren; i++) {
-		if ((act & (1u << i)) || ld64(&g->child_next[i]) > now)
+		if ((act & (1u << i)) || pw__ld64(&g->child_next[i]) > now)
 			continue;
 		if (g->level == 0)
 			n += run_remote(rt, self, g->first + i, now, guards_held);
@@ -450,7 +450,7 @@ int pw__tmigr_handle(struct pw_runtime *rt, unsigned cpu, uint64_t now, bool gua
 	unsigned n = served_groups(rt, cpu, gs);
 	int ran = 0;
 	for (unsigned i = 0; i < n; i++)
-		if (ld64(&gs[i]->next) <= now)
+		if (pw__ld64(&gs[i]->next) <= now)
 			ran += handle_group(rt, gs[i], cpu, now, guards_held);
 	return ran;
 }
@@ -481,21 +481,21 @@ static int check_group(struct pw_runtime *rt, struct pw__tgroup *g)
 		bad = "active bit beyond the children";
 	else if (act ? mig >= g->nchildren || !(act & (1u << mig)) : mig != PW_TMIGR_NONE)
 		bad = "migrator is not an active child (or missing)";
-	else if (idle_min(g, act) != ld64(&g->next))
+	else if (idle_min(g, act) != pw__ld64(&g->next))
 		bad = "next is not the first idle child's event";
 	for (unsigned i = 0; !bad && i < g->nchildren; i++) {
 		bool on = act & (1u << i);
 		if (g->level == 0) { /* a CPU: its bit is all there is */
-			if (!on && ld64(&g->child_next[i]) > global_next(rt, g->first + i))
+			if (!on && pw__ld64(&g->child_next[i]) > global_next(rt, g->first + i))
 				bad = "an idle CPU's handed-up event is later than its first global timer";
 		} else {
 			struct pw__tgroup *c = &rt->tmigr.groups[g->first + i];
 			if ((PW_TMIGR_ACTIVE(st_load(c)) != 0) != on)
 				bad = "a group's active bit disagrees with the group";
-			else if (!on && ld64(&g->child_next[i]) != ld64(&c->next))
+			else if (!on && pw__ld64(&g->child_next[i]) != pw__ld64(&c->next))
 				bad = "an idle group's entry is not its first event";
 		}
-		if (!bad && (act & (1u << i)) && ld64(&g->child_next[i]) != UINT64_MAX)
+		if (!bad && (act & (1u << i)) && pw__ld64(&g->child_next[i]) != UINT64_MAX)
 			bad = "an active child has an event handed up";
 	}
 	if (!bad && g->parent < 0 &&

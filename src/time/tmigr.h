@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* The timer migration hierarchy (PW_MIGRATION_PULL).  Design: tmigr.c. */
-#ifndef PW_RUNTIME_TMIGR_H
-#define PW_RUNTIME_TMIGR_H
+#ifndef PW_TIME_TMIGR_H
+#define PW_TIME_TMIGR_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "cacheline.h"
 #include "lock.h"
 
 struct pw_runtime;
@@ -34,7 +35,7 @@ struct pw__tgroup {
 	 * (and for every active child) */
 	uint64_t next;
 	uint64_t child_next[PW_TMIGR_ARITY];
-} __attribute__((aligned(64)));
+} __attribute__((aligned(PW_CACHELINE)));
 
 struct pw__tmigr {
 	struct pw__tgroup *groups; /* level 0 first, the top last */
@@ -110,4 +111,4 @@ void pw__tmigr_offline(struct pw_runtime *rt, unsigned cpu, unsigned to);
  * (with a message on stderr). */
 int pw__tmigr_check(struct pw_runtime *rt);
 
-#endif /* PW_RUNTIME_TMIGR_H */
+#endif /* PW_TIME_TMIGR_H */

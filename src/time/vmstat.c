@@ -2,7 +2,7 @@
 /*
  * pw_vmstat(): vmstat-like lines for a runtime's workers, every interval:
  *   in     wake-ups + kicks received per second (vmstat's interrupts column:
- *          seed 000 measured 1.16M/s with migration off vs 1.5M/s on)
+ *          seed 000 (docs/seeds.md) measured 1.16M/s with migration off vs 1.5M/s on)
  *   cs     context switches of the worker threads per second (from /proc)
  *   us sy id  user, system and idle time of the workers, % of their CPUs
  *   tim    timer callbacks per second;  kick  kicks per second;

@@ -162,7 +162,7 @@ unsigned pw__wheel_collect(struct pw__wheel *w, struct pw_timer **heads, unsigne
 		if (pw__wheel_map_test(w, idx)) {
 			pw__wheel_map_clear(w, idx);
 			heads[n] = w->vectors[idx];
-			heads[n]->pw_pprev = &heads[n];
+			pw__pprev_store(heads[n], &heads[n]);
 			w->vectors[idx] = NULL;
 			idxs[n++] = idx;
 		}

@@ -3,8 +3,8 @@
  * The timer wheel of one base: a pure data structure (no locking, no clock
  * reads).  The caller holds the base lock for every call.  Design: wheel.c.
  */
-#ifndef PW_CORE_WHEEL_H
-#define PW_CORE_WHEEL_H
+#ifndef PW_TIME_WHEEL_H
+#define PW_TIME_WHEEL_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -170,6 +170,21 @@ static inline bool pw__wheel_map_test(const struct pw__wheel *w, unsigned idx)
 	return (w->pending_map[idx / PW_WHEEL_LVL_SIZE] >> (idx % PW_WHEEL_LVL_SIZE)) & 1;
 }
 
+/* A timer's links are read without the lock by one reader: the re-arm fast
+ * lane (timer.c), which only prefetches what they point to.  So every store
+ * to them is a relaxed atomic (a plain store on x86-64 and arm64): a racing
+ * read gets an untorn, maybe stale, address.  Reads under the lock are
+ * plain.  Context: the holder of the base lock (or the owner, at setup). */
+static inline void pw__link_store(struct pw_timer **slot, struct pw_timer *v)
+{
+	__atomic_store_n(slot, v, __ATOMIC_RELAXED);
+}
+
+static inline void pw__pprev_store(struct pw_timer *t, struct pw_timer **v)
+{
+	__atomic_store_n(&t->pw_pprev, v, __ATOMIC_RELAXED);
+}
+
 /* Unlink the pending @t whose flags are @tf from its bucket (or a list being
  * expired); the links of @t itself are left for the caller to overwrite. */
 static inline void pw__wheel_unlink(struct pw__wheel *w, struct pw_timer *t, uint32_t tf)
@@ -183,9 +198,9 @@ static inline void pw__wheel_unlink(struct pw__wheel *w, struct pw_timer *t, uin
 		pw__wheel_map_clear(w, idx);
 		w->recalc = true;
 	}
-	*t->pw_pprev = next;
+	pw__link_store(t->pw_pprev, next);
 	if (next)
-		next->pw_pprev = t->pw_pprev;
+		pw__pprev_store(next, t->pw_pprev);
 }
 
 /* Link @t at the head of bucket @idx and mark the bucket. */
@@ -195,11 +210,11 @@ static inline void pw__wheel_link(struct pw__wheel *w, struct pw_timer *t, unsig
 	struct pw_timer **head = &w->vectors[idx];
 	struct pw_timer *first = *head;
 
-	t->pw_next = first;
+	pw__link_store(&t->pw_next, first);
 	if (first)
-		first->pw_pprev = &t->pw_next;
+		pw__pprev_store(first, &t->pw_next);
 	*head = t;
-	t->pw_pprev = head;
+	pw__pprev_store(t, head);
 	pw__wheel_map_set(w, idx);
 	/* Adding can only lower the next expiry; a stale (early) value that
 	 * is still marked recalc stays marked unless this bucket is earlier. */
@@ -240,8 +255,8 @@ static inline void pw__wheel_detach(struct pw__wheel *w, struct pw_timer *t)
 	uint32_t tf = pw__wheel_tf_load(t);
 
 	pw__wheel_unlink(w, t, tf);
-	t->pw_next = NULL;
-	t->pw_pprev = NULL;
+	pw__link_store(&t->pw_next, NULL);
+	pw__pprev_store(t, NULL);
 	pw__wheel_tf_store(t, tf & ~PW__TF_PENDING);
 	w->count--;
 }
@@ -280,4 +295,4 @@ int pw__wheel_check(const struct pw__wheel *w, struct pw_timer *const *extra,
 		    const unsigned *extra_idx, unsigned nextra, uint32_t tf_mask,
 		    uint32_t tf_val, const char *who);
 
-#endif /* PW_CORE_WHEEL_H */
+#endif /* PW_TIME_WHEEL_H */

@@ -82,7 +82,7 @@
 
 int pw__workers_init(struct pw_runtime *rt)
 {
-	rt->workers = aligned_alloc(64, rt->ncpus * sizeof(struct pw__worker));
+	rt->workers = aligned_alloc(PW_CACHELINE, rt->ncpus * sizeof(struct pw__worker));
 	if (!rt->workers)
 		return -ENOMEM;
 	memset(rt->workers, 0, rt->ncpus * sizeof(struct pw__worker));

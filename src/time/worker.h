@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /* Worker threads: internal state and the kick hook the arm paths call.
  * Design: worker.c. */
-#ifndef PW_RUNTIME_WORKER_H
-#define PW_RUNTIME_WORKER_H
+#ifndef PW_TIME_WORKER_H
+#define PW_TIME_WORKER_H
 
 #include <pthread.h>
 #include <stdint.h>
 #include <sys/types.h>
+
+#include "cacheline.h"
 
 #include <pinwheel/worker.h> /* struct pw_work, pw_poll_fn */
 
@@ -33,7 +35,7 @@ struct pw__worker {
 	uint32_t stop;            /* this worker alone must stop (CPU offline) */
 	pw_poll_fn poll;
 	void *poll_arg;
-} __attribute__((aligned(64)));
+} __attribute__((aligned(PW_CACHELINE)));
 
 /* Start / stop (and join) CPU @c's worker.  Context: the thread managing
  * the runtime (pw_runtime_start/stop, CPU hotplug).  Return: 0 or -errno. */
@@ -71,4 +73,4 @@ int pw__worker_may_sleep(struct pw_runtime *rt, unsigned cpu);
  */
 unsigned pw__policy_target(struct pw_runtime *rt, unsigned this_cpu);
 
-#endif /* PW_RUNTIME_WORKER_H */
+#endif /* PW_TIME_WORKER_H */
