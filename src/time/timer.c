@@ -232,11 +232,18 @@ static inline int detach_if_pending(struct pw__base *b, struct pw_timer *t)
  * each other and with the index computation instead of stalling one after
  * the other.  Context: the holder of @t's base lock (the links are stable).
  */
+static inline void prefetch_link_targets(const struct pw_timer *next, struct pw_timer **pprev)
+{
+	/* The words unlinking writes: *pprev, and next->pw_pprev, which is not
+	 * in next's first cache line when next straddles two (a 48-byte timer
+	 * does half the time).  A prefetch never faults: no test for NULL. */
+	__builtin_prefetch(pprev, 1);
+	__builtin_prefetch((const void *)((uintptr_t)next + offsetof(struct pw_timer, pw_pprev)), 1);
+}
+
 static inline void prefetch_neighbours(const struct pw_timer *t)
 {
-	/* a prefetch never faults: no test for a NULL next */
-	__builtin_prefetch(t->pw_next, 1);
-	__builtin_prefetch(t->pw_pprev, 1);
+	prefetch_link_targets(t->pw_next, t->pw_pprev);
 }
 
 /* Is bucket @idx on a list the current run of @b collected?  Context: the
@@ -458,7 +465,13 @@ int pw__mod_timer_slow(struct pw_timer *t, uint64_t expires)
 		return mod_timer_general(t, expires);
 	struct pw__stats *st = me->stats;
 	struct pw__base *b = me->lane_base[(tf / PW_TIMER_PINNED) & 3];
-
+	/* Start the neighbours' cache misses now, so that they overlap the
+	 * lock's wait (a locked instruction waits for every earlier load and
+	 * store; prefetches are not held back by it).  The links are read
+	 * without the lock, as relaxed atomics (wheel.h): only prefetch
+	 * addresses, a stale one costs a useless prefetch, never a fault. */
+	prefetch_link_targets(__atomic_load_n(&t->pw_next, __ATOMIC_RELAXED),
+			      __atomic_load_n(&t->pw_pprev, __ATOMIC_RELAXED));
 	if (__builtin_expect(!pw__trylock(&b->lock), 0))
 		return mod_timer_general(t, expires);
 	if (__builtin_expect(tf_load(t) != tf, 0)) /* changed before we locked */
