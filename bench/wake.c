@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * pinwheel-bench wake: the measurement behind the workers' sleep/kick
- * mechanism (src/runtime/worker.c).  Two threads ping-pong: each sleeps
+ * mechanism (src/time/worker.c).  Two threads ping-pong: each sleeps
  * with a timeout (as a worker sleeps until its next timer) and is woken by
  * the other (a kick).  Three ways to do it:
  *   futex          FUTEX_WAIT with a relative timespec / FUTEX_WAKE (what the

@@ -118,10 +118,13 @@ unsigned pw_runtime_hz(const struct pw_runtime *rt);
 /**
  * pw_runtime_check() - verify every invariant of every timer base of @rt.
  *
- * Walks each wheel under its lock: list links, each timer's bucket, CPU and
- * PENDING bit, the pending bitmap, the bucket windows relative to the base
- * clock, the cached next expiry, the pending count.  Tests call it after
- * every step.  O(pending timers).
+ * Walks each of the three wheel bases of every CPU under its lock (list
+ * links, each timer's bucket, CPU, base and PENDING bit, the pending
+ * bitmap, the bucket windows relative to the base clock, the cached next
+ * expiry, the pending count), each CPU's hrtimer queues (heap order, each
+ * timer's index, CPU and clock, the count), and the PULL hierarchy (each
+ * group's active mask, migrator and idle children's first events).  Tests
+ * call it after every step.  O(pending timers).
  * Context: any thread, callbacks included (takes each base lock in turn).
  * Return: 0 when all hold; -EINVAL for NULL; -EFAULT (and a message on
  * stderr naming the broken invariant) when one is broken.

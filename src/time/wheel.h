@@ -87,8 +87,8 @@ uint64_t pw__wheel_scan_next_expiry(const struct pw__wheel *w);
  */
 #define PW_WHEEL_EMPTY_DELTA (1ull << 62) /* next_expiry of an empty wheel */
 
-/* Level guess by the bit length of a delta, and each level's first delta
- * (wheel.c): the index computation's two tables. */
+/* The index computation's two tables (wheel.c): the level guess by the
+ * highest set bit of a delta, and each level's first delta. */
 extern const uint8_t pw__wheel_lvl_by_msb[64];
 extern const uint64_t pw__wheel_lvl_starts[PW_WHEEL_LVL_MAX + 1];
 
@@ -190,7 +190,7 @@ static inline void pw__pprev_store(struct pw_timer *t, struct pw_timer **v)
 static inline void pw__wheel_unlink(struct pw__wheel *w, struct pw_timer *t, uint32_t tf)
 {
 	unsigned idx = (tf & PW__TF_IDX_MASK) >> PW__TF_IDX_SHIFT;
-	struct pw_timer *next = t->pw_next;
+	struct pw_timer *next = t->pw_next, **pprev = t->pw_pprev;
 
 	/* Last timer of its bucket?  (A timer on a list being expired is not
 	 * in vectors[idx], so this leaves the bucket's bit alone then.) */
@@ -198,9 +198,9 @@ static inline void pw__wheel_unlink(struct pw__wheel *w, struct pw_timer *t, uin
 		pw__wheel_map_clear(w, idx);
 		w->recalc = true;
 	}
-	pw__link_store(t->pw_pprev, next);
+	pw__link_store(pprev, next);
 	if (next)
-		pw__pprev_store(next, t->pw_pprev);
+		pw__pprev_store(next, pprev);
 }
 
 /* Link @t at the head of bucket @idx and mark the bucket. */
