@@ -292,6 +292,36 @@ static void test_pull_one_group(void)
 	teardown();
 }
 
+/* An idle CPU (PULL, no workers) re-arming its own pending global timer
+ * earlier: the re-arm fast lane (timer.c) must lower the entry it handed
+ * up, or the migrator would run the timer at the old, later time. */
+static void test_pull_idle_rearm_earlier(void)
+{
+	struct probe g;
+	struct pw_cpu_stats st0, st1;
+	setup();
+	probe_init(&g, 0);
+	arm_on(&g, 0, 200);
+	CHECK_EQ(pw_cpu_set_idle(rt, 0, 1), 0);
+	uint64_t old = pw_next_expiry_ns(rt, 1); /* CPU 1 migrates */
+	CHECK(old >= pw_jiffies_to_ns(rt, g.due_j) && old <= pw_jiffies_to_ns(rt, g.due_j + 8));
+	CHECK_EQ(pw_stats_read(rt, 0, &st0), 0);
+	CHECK_EQ(pw_cpu_enter(rt, 0), 0);
+	CHECK_EQ(arm(&g, 20), 1); /* pending, on this CPU: the lane */
+	CHECK_EQ(pw_timer_cpu(&g.t), 0);
+	pw_cpu_exit(rt);
+	CHECK_EQ(pw_stats_read(rt, 0, &st1), 0);
+	CHECK_EQ(st1.armed - st0.armed, 1);
+	CHECK_EQ(st1.remote_arms, st0.remote_arms);
+	CHECK_EQ(pw_runtime_check(rt), 0);
+	CHECK(at_bucket(pw_next_expiry_ns(rt, 1), g.due_j)); /* lowered */
+	CHECK_EQ(pw_sim_advance(rt, 30000000ull), 0);
+	CHECK_EQ(g.fired, 1);
+	CHECK_EQ(g.cpu, 1);
+	CHECK(g.at_j <= g.due_j + 1); /* on time, not at the old entry */
+	teardown();
+}
+
 /* 20 CPUs: groups {0..7} {8..15} {16..19} under one top group. */
 static void test_pull_hierarchy(void)
 {
@@ -416,6 +446,7 @@ int main(void)
 	RUN(test_push);
 	RUN(test_running_never_pushed);
 	RUN(test_pull_one_group);
+	RUN(test_pull_idle_rearm_earlier);
 	RUN(test_pull_hierarchy);
 	RUN(test_pull_remote_arm);
 	RUN(test_pull_offline_waker);
