@@ -300,8 +300,7 @@ arm_elsewhere(struct pw_runtime *rt, struct pw_timer *t, struct pw__base *b, uns
 #define PW__TF_LANE_MASK \
 	(PW__TF_MAGIC_MASK | PW__TF_PENDING | PW__TF_MIGRATING | PW__TF_SHUTDOWN | PW__TF_CPU_MASK)
 
-/* Inlined into each caller with a constant @opts, so the plain re-arm
- * carries none of the other variants' branches. */
+/* The variants of the general path. */
 enum {
 	MOD_PENDING_ONLY = 1, /* mod_timer_pending(): only touch a pending timer */
 	MOD_REDUCE = 2,       /* timer_reduce(): only move the expiry earlier */
@@ -309,6 +308,10 @@ enum {
 	MOD_SLOW = 8,         /* pw_mod_timer()'s slow half: fast path 1 missed inline */
 };
 
+/* The general path of every arm.  Inlined into each caller with a constant
+ * @opts, so each variant carries none of the others' branches.  Context:
+ * as pw_mod_timer(); takes @t's base lock, and the target's when it moves
+ * (one at a time). */
 static inline __attribute__((always_inline)) int mod_timer_opts(struct pw_timer *t,
 								 uint64_t expires, unsigned opts)
 {
