@@ -11,6 +11,7 @@
 #ifndef PINWHEEL_TIMER_H
 #define PINWHEEL_TIMER_H
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -65,7 +66,7 @@ struct pw_timer {
 int pw_timer_setup(struct pw_runtime *rt, struct pw_timer *t,
 		   void (*fn)(struct pw_timer *), unsigned flags);
 
-/* private: the locked part of pw_mod_timer() */
+/* private: the locked part of pw_mod_timer(); @t is not NULL */
 int pw__mod_timer_slow(struct pw_timer *t, uint64_t expires);
 
 /* private: the calling thread's count of fast-path-1 hits: its CPU's
@@ -92,9 +93,11 @@ extern __thread uint64_t *pw__fast_hits;
  */
 static inline int pw_mod_timer(struct pw_timer *t, uint64_t expires)
 {
+	if (!t)
+		return -EINVAL;
 	/* Relaxed loads: a racing change makes this a harmless miss or hit on
 	 * a value that was true an instant ago, as in the kernel. */
-	if (t && (__atomic_load_n(&t->pw_flags, __ATOMIC_RELAXED) & PW__TF_PENDING) &&
+	if ((__atomic_load_n(&t->pw_flags, __ATOMIC_RELAXED) & PW__TF_PENDING) &&
 	    __atomic_load_n(&t->expires, __ATOMIC_RELAXED) == expires) {
 		/* pw_cpu_stats.fast_path (docs/benchmarks.md: what it costs) */
 		uint64_t *hits = pw__fast_hits;

@@ -452,9 +452,7 @@ static __attribute__((noinline)) int lane_tail(struct pw_runtime *rt, struct pw_
  */
 int pw__mod_timer_slow(struct pw_timer *t, uint64_t expires)
 {
-	if (__builtin_expect(!t, 0))
-		return -EINVAL;
-	struct pw__tls *me = &pw__tls;
+	struct pw__tls *me = &pw__tls; /* @t is not NULL: the inline half tested it */
 	uint32_t tf = tf_load(t);
 	struct pw_runtime *rt = t->pw_rt; /* set up with the magic; not used unless it matches */
 	/* The second test: the calling thread is a CPU of @t's runtime, and
