@@ -43,8 +43,15 @@ struct shared {
 struct owned {
 	struct pw_timer t;
 	pthread_mutex_t mu;
-	uint64_t min_exp; /* min expiry armed since the last callback start */
-	int have;
+	/* Activations (an arm of an inactive timer starts one; its callback
+	 * ends it) not yet seen by their callback under mu: 0, 1, or 2 when
+	 * the older one's callback has started but not yet taken mu while the
+	 * timer was armed again (a callback that started is not early however
+	 * the timer was re-armed since).  min_old / min_new: the earliest
+	 * expiry armed for each; never early means a callback runs at or
+	 * after the one of its activation, the oldest. */
+	int acts;
+	uint64_t min_old, min_new;
 	int quiesced;     /* set after a sync delete until the next arm */
 	int in_cb;        /* atomic */
 	int self_rearm;   /* atomic */
@@ -129,6 +136,27 @@ static void shared_fn(struct pw_timer *t)
 	__atomic_store_n(&s->in_cb, 0, __ATOMIC_RELEASE);
 }
 
+/* Record an arm of @o at @e that returned @r.  Context: o->mu held. */
+static void owned_note_arm(struct owned *o, int r, uint64_t e)
+{
+	if (r == -ESHUTDOWN) /* a callback re-arming while shutdown_sync waits */
+		return;
+	CHECK(r == 0 || r == 1);
+	if (r == 1) { /* was pending: the newest activation, armed again */
+		CHECK(o->acts >= 1);
+		if (after_eq(o->min_new, e))
+			o->min_new = e;
+		return;
+	}
+	/* a new activation; an older one still counted has fired and its
+	 * callback has not reached mu yet (only sync deletes remove one) */
+	CHECK(o->acts <= 1);
+	if (o->acts == 1)
+		o->min_old = o->min_new;
+	o->acts++;
+	o->min_new = e;
+}
+
 static void owned_fn(struct pw_timer *t)
 {
 	struct owned *o = pw_container_of(t, struct owned, t);
@@ -136,16 +164,15 @@ static void owned_fn(struct pw_timer *t)
 	check_cpu(t);
 	pthread_mutex_lock(&o->mu);
 	CHECK(!o->quiesced); /* no callback after a sync delete returned */
-	if (o->have)
-		CHECK(after_eq(pw_jiffies(rt), o->min_exp)); /* never early */
-	o->have = 0;
+	CHECK(o->acts >= 1);
+	uint64_t due = o->acts == 2 ? o->min_old : o->min_new;
+	CHECK(after_eq(pw_jiffies(rt), due)); /* never early */
+	o->acts--;
 	o->fires++;
 	if (__atomic_load_n(&o->self_rearm, __ATOMIC_ACQUIRE) &&
 	    !__atomic_load_n(&quiet, __ATOMIC_ACQUIRE)) {
 		uint64_t e = pw_jiffies(rt) + 1 + xs(&cb_rng) % 5;
-		pw_mod_timer(t, e);
-		o->min_exp = e;
-		o->have = 1;
+		owned_note_arm(o, pw_mod_timer(t, e), e);
 	}
 	pthread_mutex_unlock(&o->mu);
 	__atomic_store_n(&o->in_cb, 0, __ATOMIC_RELEASE);
@@ -162,10 +189,7 @@ static void owned_arm(struct owned *o, uint64_t e)
 {
 	pthread_mutex_lock(&o->mu);
 	o->quiesced = 0;
-	CHECK(pw_mod_timer(&o->t, e) >= 0);
-	if (!o->have || after_eq(o->min_exp, e))
-		o->min_exp = e;
-	o->have = 1;
+	owned_note_arm(o, pw_mod_timer(&o->t, e), e);
 	pthread_mutex_unlock(&o->mu);
 }
 
@@ -177,6 +201,7 @@ static void owned_quiesce(struct owned *o, int shutdown)
 	CHECK_EQ(pw_timer_pending(&o->t), 0);
 	pthread_mutex_lock(&o->mu);
 	o->quiesced = 1;
+	o->acts = 0; /* nothing pending, no callback running */
 	pthread_mutex_unlock(&o->mu);
 	if (shutdown) {
 		CHECK_EQ(pw_mod_timer(&o->t, pw_jiffies(rt) + 1), -ESHUTDOWN);
