@@ -480,12 +480,8 @@ int pw__mod_timer_slow(struct pw_timer *t, uint64_t expires)
 	struct pw__wheel *w = &b->wheel;
 	/* forward a base whose clock lags (once a jiffy on a busy CPU); only
 	 * one whose next expiry must be recomputed first goes the long way */
-	uint64_t seen = pw__jiffies_seen(rt);
-	if (__builtin_expect(pw__after(seen, w->clk), 0)) {
-		if (w->recalc)
-			return lane_retry(t, expires, b);
-		w->clk = pw__after(w->next_expiry, seen) ? seen : w->next_expiry;
-	}
+	if (__builtin_expect(!pw__wheel_forward_cached(w, pw__jiffies_seen(rt)), 0))
+		return lane_retry(t, expires, b);
 	uint64_t bucket_expiry;
 	unsigned idx = pw__wheel_calc_index(w, expires, &bucket_expiry);
 	__builtin_prefetch(w->vectors[idx], 1);

@@ -270,12 +270,25 @@ static inline uint64_t pw__wheel_next_expiry(struct pw__wheel *w)
 	return w->next_expiry;
 }
 
-static inline void pw__wheel_forward(struct pw__wheel *w, uint64_t jnow)
+/* pw__wheel_forward() without the rescan: false, and nothing changed, if
+ * the next expiry must be recomputed first (the re-arm fast lane leaves
+ * that to the general path). */
+static inline bool pw__wheel_forward_cached(struct pw__wheel *w, uint64_t jnow)
 {
 	if (!pw__after(jnow, w->clk))
-		return;
-	uint64_t next = pw__wheel_next_expiry(w);
-	w->clk = pw__after(next, jnow) ? jnow : next;
+		return true;
+	if (w->recalc)
+		return false;
+	w->clk = pw__after(w->next_expiry, jnow) ? jnow : w->next_expiry;
+	return true;
+}
+
+static inline void pw__wheel_forward(struct pw__wheel *w, uint64_t jnow)
+{
+	if (!pw__wheel_forward_cached(w, jnow)) {
+		pw__wheel_next_expiry(w); /* the rescan clears recalc */
+		pw__wheel_forward_cached(w, jnow);
+	}
 }
 /* Is any bucket non-empty? */
 bool pw__wheel_has_buckets(const struct pw__wheel *w);
