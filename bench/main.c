@@ -70,13 +70,11 @@ static struct result results[MAX_RESULTS];
 static int subcommand(int argc, char **argv, const char *mach)
 {
 	int format = 0;
-	bool quiet = false;
 	if (!strcmp(argv[1], "lateness")) {
 		uint64_t samples = 10000;
 		const struct num_opt nums[] = {{"--samples", 10, 10000000, &samples}};
-		if (parse_sub(argc, argv, nums, 1, false, &format, &quiet))
+		if (parse_sub(argc, argv, nums, 1, false, &format))
 			return 2;
-		progress_init(quiet);
 		return lateness_main((unsigned)samples, format == 1, mach);
 	}
 	if (!strcmp(argv[1], "scaling")) {
@@ -84,26 +82,23 @@ static int subcommand(int argc, char **argv, const char *mach)
 		const struct num_opt nums[] = {{"--workers", 1, 1024, &workers},
 					       {"--timers", 1, 10000000, &per},
 					       {"--ms", 10, 600000, &ms}};
-		if (parse_sub(argc, argv, nums, 3, true, &format, &quiet))
+		if (parse_sub(argc, argv, nums, 3, true, &format))
 			return 2;
-		progress_init(quiet);
 		return scaling_main((unsigned)workers, (double)ms / 1000.0, (unsigned)per, format, mach);
 	}
 	if (!strcmp(argv[1], "wake")) {
 		uint64_t rounds = 20000;
 		const struct num_opt nums[] = {{"--rounds", 1, 100000000, &rounds}};
-		if (parse_sub(argc, argv, nums, 1, false, &format, &quiet))
+		if (parse_sub(argc, argv, nums, 1, false, &format))
 			return 2;
-		progress_init(quiet);
 		return wake_main((unsigned)rounds, format == 1, mach);
 	}
 	if (!strcmp(argv[1], "idle")) {
 		long online = sysconf(_SC_NPROCESSORS_ONLN);
 		uint64_t cpus = online > 2 ? (uint64_t)online : 2, ms = 2000;
 		const struct num_opt nums[] = {{"--cpus", 2, 4096, &cpus}, {"--ms", 10, 600000, &ms}};
-		if (parse_sub(argc, argv, nums, 2, false, &format, &quiet))
+		if (parse_sub(argc, argv, nums, 2, false, &format))
 			return 2;
-		progress_init(quiet);
 		return idle_main((unsigned)cpus, (unsigned)ms, format == 1, mach);
 	}
 	return -1;

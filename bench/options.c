@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "options.h"
+#include "progress.h"
 
 void usage(FILE *f)
 {
@@ -51,8 +52,9 @@ static int parse_u64(const char *opt, const char *s, uint64_t lo, uint64_t hi, u
 }
 
 int parse_sub(int argc, char **argv, const struct num_opt *nums, unsigned n, bool csv_ok,
-	      int *format, bool *quiet)
+	      int *format)
 {
+	bool quiet = false;
 	for (int i = 2; i < argc; i++) {
 		if (!strcmp(argv[i], "--json")) {
 			*format = 1;
@@ -63,7 +65,7 @@ int parse_sub(int argc, char **argv, const struct num_opt *nums, unsigned n, boo
 			continue;
 		}
 		if (!strcmp(argv[i], "--quiet")) {
-			*quiet = true;
+			quiet = true;
 			continue;
 		}
 		unsigned k = 0;
@@ -79,6 +81,7 @@ int parse_sub(int argc, char **argv, const struct num_opt *nums, unsigned n, boo
 		usage(stderr);
 		return -1;
 	}
+	progress_init(quiet);
 	return 0;
 }
 

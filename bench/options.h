@@ -39,9 +39,10 @@ struct num_opt {
 };
 
 /* Parse the options of subcommand argv[1]: --json (*@format = 1), --csv (2,
- * if @csv_ok), --quiet (*@quiet = true) and the @n numeric ones.  Return: 0,
- * or -1 after a message naming the bad option or value. */
+ * if @csv_ok), --quiet and the @n numeric ones, then start the progress
+ * lines (progress_init(), off with --quiet).  Return: 0, or -1 after a
+ * message naming the bad option or value. */
 int parse_sub(int argc, char **argv, const struct num_opt *nums, unsigned n, bool csv_ok,
-	      int *format, bool *quiet);
+	      int *format);
 
 #endif /* PW_BENCH_OPTIONS_H */
