@@ -35,5 +35,6 @@
 #include <pinwheel/hrtimer.h>
 #include <pinwheel/worker.h>
 #include <pinwheel/policy.h>
+#include <pinwheel/net.h>
 
 #endif /* PINWHEEL_PINWHEEL_H */

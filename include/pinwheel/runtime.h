@@ -103,6 +103,25 @@ int pw_runtime_create(const struct pw_config *cfg, struct pw_runtime **out);
  */
 void pw_runtime_destroy(struct pw_runtime *rt);
 
+/* Extension slots: where a subsystem built on a runtime keeps its state. */
+#define PW_RUNTIME_EXT_SLOTS 4
+#define PW_RUNTIME_EXT_NET 0 /* the net layer (<pinwheel/net.h>) */
+
+/**
+ * pw_runtime_ext_set() - attach @p to @rt's extension slot @slot, once.
+ * pw_runtime_destroy() calls @free_fn(@p) before it frees anything else
+ * (the subsystem's timers are still valid then).
+ * Context: any thread.  Race-free: of two threads setting one slot, one
+ * wins.  Return: 0; -EINVAL (NULL, slot out of range); -EEXIST (set).
+ */
+int pw_runtime_ext_set(struct pw_runtime *rt, unsigned slot, void *p, void (*free_fn)(void *));
+
+/**
+ * pw_runtime_ext() - what extension slot @slot holds, or NULL.
+ * Context: any thread; lock-free.
+ */
+void *pw_runtime_ext(const struct pw_runtime *rt, unsigned slot);
+
 /**
  * pw_runtime_ncpus() - how many CPUs @rt serves.
  * Context: any thread.  Return: the count (>= 1).

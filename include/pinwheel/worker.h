@@ -71,6 +71,17 @@ int pw_work_init(struct pw_work *w, void (*fn)(struct pw_work *));
 int pw_queue_work_on(struct pw_runtime *rt, unsigned cpu, struct pw_work *w);
 
 /**
+ * pw_run_work() - run the work queued for @cpu now, as that CPU: for an
+ * application that serves its CPUs with its own loop instead of workers
+ * (pw_sim_advance() runs queued work by itself).
+ * Context: the thread serving @cpu, or any thread while none does; not
+ * while the workers run.  Return: items run (>= 0); -EINVAL; -EBUSY
+ * (workers running, or @cpu's timers or work are being run); -EPERM
+ * (another thread serves @cpu).
+ */
+int pw_run_work(struct pw_runtime *rt, unsigned cpu);
+
+/**
  * pw_set_poll() - install (or, with NULL, remove) CPU @cpu's poll hook.
  * Context: any thread, while the workers are stopped.
  * Return: 0; -EINVAL; -EBUSY (workers running).

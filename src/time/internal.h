@@ -84,6 +84,11 @@ struct pw_runtime {
 	 * migration (pw__lane_key_set()). */
 	uintptr_t lane_key;
 	struct pw__tmigr tmigr;    /* the PULL hierarchy (src/time/tmigr.c) */
+	/* Extension slots (pw_runtime_ext_set()): state of a subsystem built
+	 * on the runtime (the net layer), freed by pw_runtime_destroy() first.
+	 * Atomic pointers. */
+	void *ext[PW_RUNTIME_EXT_SLOTS];
+	void (*ext_free[PW_RUNTIME_EXT_SLOTS])(void *);
 	/* The latest jiffies value any thread read (pw_jiffies(), a timer
 	 * run): what arming forwards an idle base to, instead of reading the
 	 * clock on every arm (the kernel's jiffies variable plays this part).
@@ -218,6 +223,10 @@ int pw__base_check(struct pw_runtime *rt, struct pw__base *b);
  * as a migrator or waker.  Context: any thread holding no base lock; takes
  * @cpu's base locks in turn.  Return: the time, or UINT64_MAX. */
 int pw__run_cpu(struct pw_runtime *rt, unsigned cpu, uint64_t now, bool guards_held);
+
+/* Run the work queued for @cpu, as that CPU (the simulation, pw_run_work()).
+ * Context: the holder of @cpu's run guard.  Return: items run. */
+unsigned pw__run_cpu_work(struct pw_runtime *rt, unsigned cpu);
 uint64_t pw__cpu_next_ns(struct pw_runtime *rt, unsigned cpu, bool def);
 
 #endif /* PW_TIME_INTERNAL_H */

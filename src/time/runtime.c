@@ -136,6 +136,12 @@ void pw_runtime_destroy(struct pw_runtime *rt)
 	if (!rt)
 		return;
 	pw_runtime_stop(rt);
+	/* subsystems built on the runtime go first: they own timers on it */
+	for (unsigned i = 0; i < PW_RUNTIME_EXT_SLOTS; i++) {
+		void *p = __atomic_exchange_n(&rt->ext[i], NULL, __ATOMIC_ACQ_REL);
+		if (p && rt->ext_free[i])
+			rt->ext_free[i](p);
+	}
 	struct pw_runtime *expect = rt;
 	__atomic_compare_exchange_n(&default_rt, &expect, NULL, false, __ATOMIC_ACQ_REL,
 				    __ATOMIC_RELAXED);
@@ -147,6 +153,26 @@ void pw_runtime_destroy(struct pw_runtime *rt)
 	pw__workers_free(rt);
 	free(rt->cpus);
 	free(rt);
+}
+
+int pw_runtime_ext_set(struct pw_runtime *rt, unsigned slot, void *p, void (*free_fn)(void *))
+{
+	if (!rt || slot >= PW_RUNTIME_EXT_SLOTS || !p)
+		return -EINVAL;
+	void *expect = NULL;
+	if (!__atomic_compare_exchange_n(&rt->ext[slot], &expect, p, false, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE))
+		return -EEXIST;
+	/* read only by pw_runtime_destroy(), when no other thread uses @rt */
+	__atomic_store_n(&rt->ext_free[slot], free_fn, __ATOMIC_RELEASE);
+	return 0;
+}
+
+void *pw_runtime_ext(const struct pw_runtime *rt, unsigned slot)
+{
+	if (!rt || slot >= PW_RUNTIME_EXT_SLOTS)
+		return NULL;
+	return __atomic_load_n(&rt->ext[slot], __ATOMIC_ACQUIRE);
 }
 
 unsigned pw_runtime_ncpus(const struct pw_runtime *rt)

@@ -5,7 +5,8 @@
  * The simulation driver takes every CPU's run guard, then repeatedly finds
  * the earliest event any CPU must act on (lowest CPU number first on ties),
  * sets the simulated clock to it, and runs that CPU's due timers as that
- * CPU (pw__run_cpu(), softirq.c).  It honours the idle marks: a CPU idle in
+ * CPU (pw__run_cpu(), softirq.c), then the work queued for it
+ * (pw_queue_work_on(): a CPU with queued work is due at once).  It honours the idle marks: a CPU idle in
  * the PULL hierarchy (marked idle with pw_cpu_set_idle() under
  * PW_MIGRATION_PULL) acts on its pinned timers and hrtimers only, and on
  * the other CPUs' events it handles as a migrator or waker; a CPU that is
@@ -49,6 +50,9 @@ int pw_sim_advance(struct pw_runtime *rt, uint64_t ns)
 			/* a CPU that is not idle in the hierarchy is awake: it
 			 * runs its deferrable timers when they are due */
 			uint64_t e = pw__cpu_next_ns(rt, c, true);
+			/* work queued for a CPU (the net layer's NET_TX) is due now */
+			if (__atomic_load_n(&rt->workers[c].work_head, __ATOMIC_ACQUIRE))
+				e = now;
 			if (e < best) {
 				best = e;
 				best_cpu = c;
@@ -61,6 +65,7 @@ int pw_sim_advance(struct pw_runtime *rt, uint64_t ns)
 			pw__sim_set(rt, now);
 		}
 		pw__run_cpu(rt, best_cpu, now, true);
+		pw__run_cpu_work(rt, best_cpu);
 	}
 	if (target > now)
 		pw__sim_set(rt, target);

@@ -63,6 +63,47 @@ int pw__run_cpu(struct pw_runtime *rt, unsigned cpu, uint64_t now, bool guards_h
 	return n;
 }
 
+unsigned pw__run_cpu_work(struct pw_runtime *rt, unsigned cpu)
+{
+	if (!__atomic_load_n(&rt->workers[cpu].work_head, __ATOMIC_ACQUIRE))
+		return 0;
+	bool as_other = pw__tls.rt != rt || pw__tls.cpu != (int)cpu;
+	struct pw__tls saved;
+	uint64_t *saved_hits = pw__fast_hits;
+	if (as_other) {
+		saved = pw__tls;
+		pw__tls_set(rt, (int)cpu);
+	} else {
+		saved.in_run = pw__tls.in_run;
+	}
+	pw__tls.in_run = true;
+	unsigned n = pw__work_run(&rt->workers[cpu]);
+	if (as_other) {
+		pw__tls = saved;
+		pw__fast_hits = saved_hits;
+	} else {
+		pw__tls.in_run = saved.in_run;
+	}
+	return n;
+}
+
+int pw_run_work(struct pw_runtime *rt, unsigned cpu)
+{
+	if (!rt || cpu >= rt->ncpus)
+		return -EINVAL;
+	if (__atomic_load_n(&rt->workers_on, __ATOMIC_ACQUIRE))
+		return -EBUSY; /* the worker runs it */
+	struct pw__cpu *c = &rt->cpus[cpu];
+	bool mine = pw__tls.rt == rt && pw__tls.cpu == (int)cpu;
+	if (!mine && __atomic_load_n(&c->served, __ATOMIC_ACQUIRE))
+		return -EPERM;
+	if (!pw__guard_try(c))
+		return -EBUSY;
+	int n = (int)pw__run_cpu_work(rt, cpu);
+	pw__guard_release(c);
+	return n;
+}
+
 int pw_run_timers(struct pw_runtime *rt, unsigned cpu)
 {
 	if (!rt || cpu >= rt->ncpus)

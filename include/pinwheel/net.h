@@ -1,0 +1,236 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The packet-scheduling layer: packets, devices with TX queues (XPS),
+ * queueing disciplines run like the kernel's qdisc_run(), their watchdog
+ * hrtimers, rate estimators, and pw_tc(), the tc command line.  Design:
+ * src/net/dev.c (devices, XPS, transmit), src/net/qdisc.c (qdiscs, the
+ * queue run, NET_TX), src/net/watchdog.c, src/net/estimator.c,
+ * src/net/sched/ (one file per qdisc), src/net/tc.c (the tc commands);
+ * docs/design/net.md is the overview.
+ *
+ * Ownership: packets are the caller's memory.  The layer never allocates
+ * a packet except through the device's clone op, and hands every packet
+ * given to pw_dev_queue_xmit() back exactly once: to ops.xmit (sent) or to
+ * ops.drop (not sent, with a reason), including at qdisc delete/replace and
+ * device destroy.
+ *
+ * Conventions: 0 or a negative errno, as the rest of pinwheel; times in ns
+ * on the runtime's clock; each function says which threads may call it.
+ */
+#ifndef PINWHEEL_NET_H
+#define PINWHEEL_NET_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct pw_runtime;
+struct pw_sock;   /* the socket (sockets come with the socket layer) */
+struct pw_netdev; /* opaque */
+
+/* The packet as the layer sees it: a reduced sk_buff. */
+struct pw_pkt {
+	/* public: set by the caller (pw_pkt_init() fills defaults) */
+	void *data;          /* the bytes, or NULL (netem corrupt needs bytes) */
+	uint32_t len;        /* bytes on the wire: what rates and limits count */
+	uint32_t caplen;     /* bytes at data (<= len; corrupt flips a bit below it) */
+	uint32_t hash;       /* flow hash (XPS, flow classification) */
+	uint32_t priority;   /* skb->priority: pfifo_fast's band, htb's classid */
+	uint64_t tstamp_ns;  /* earliest departure time (EDT), 0 = none */
+	struct pw_sock *sk;  /* owning socket, or NULL */
+	uint8_t ecn;         /* the IP ECN field: 0 not-ECT, 1 ECT(1), 2 ECT(0), 3 CE */
+	uint8_t pw_pad_;
+	uint16_t pw_txq;     /* private: the TX queue it was sent on */
+	uint32_t user;       /* free for the caller */
+	/* private: the qdiscs' room; do not touch while the layer holds it */
+	struct pw_pkt *pw_next;
+	struct pw_pkt *pw_left, *pw_right; /* netem's time-ordered tree */
+	uint64_t pw_time_to_send;
+	uint64_t pw_seq;
+	uint32_t pw_reason;  /* the drop reason while on a to-free list */
+	uint32_t pw_cb;      /* per-qdisc scratch */
+};
+
+/**
+ * pw_pkt_init() - set @pkt's public fields: @data, @len (and caplen = len),
+ * everything else 0 / NULL.  Context: any thread.
+ */
+void pw_pkt_init(struct pw_pkt *pkt, void *data, uint32_t len);
+
+/* Return codes of pw_dev_queue_xmit() (the kernel's values). */
+#define PW_NET_XMIT_SUCCESS 0x00
+#define PW_NET_XMIT_DROP    0x01 /* dropped by the qdisc (limit, ...) */
+#define PW_NET_XMIT_CN      0x02 /* congestion notification */
+
+/* What the driver's xmit returns. */
+#define PW_NETDEV_TX_OK   0x00 /* taken */
+#define PW_NETDEV_TX_BUSY 0x10 /* not taken: requeued; the queue stops until
+				* pw_netif_wake_queue() */
+
+/* Why a packet was not sent (ops.drop). */
+enum pw_drop_reason {
+	PW_DROP_QDISC_LIMIT = 1, /* the qdisc was full (its limit) */
+	PW_DROP_NETEM_LOSS,      /* netem's loss model */
+	PW_DROP_FLUSH,           /* its qdisc was deleted, replaced or reset */
+	PW_DROP_DEV_DESTROY,     /* the device was destroyed */
+	PW_DROP_NO_QDISC,        /* the queue had no qdisc (noop) */
+	PW_DROP_FLOW_LIMIT,      /* fq: the flow's flow_limit */
+	PW_DROP_HORIZON,         /* fq: beyond the horizon */
+	PW_DROP_OVERSIZE,        /* tbf: larger than the burst */
+	PW_DROP_REASON_MAX
+};
+
+/* The name of a drop reason ("qdisc_limit", ...), "unknown" otherwise. */
+const char *pw_drop_reason_name(enum pw_drop_reason r);
+
+/* The device's driver. */
+struct pw_netdev_ops {
+	/* A qdisc released @pkt on TX queue @txq: send it.  Called on the CPU
+	 * running that queue, without the queue's lock, one call at a time
+	 * per queue.  Return PW_NETDEV_TX_OK, or PW_NETDEV_TX_BUSY to have it
+	 * requeued (the queue then stops until pw_netif_wake_queue()). */
+	int (*xmit)(struct pw_netdev *dev, unsigned txq, struct pw_pkt *pkt, void *ctx);
+	/* @pkt is not sent, for @reason.  Any thread that acts on the device;
+	 * no queue lock held.  Required. */
+	void (*drop)(struct pw_netdev *dev, struct pw_pkt *pkt, enum pw_drop_reason reason,
+		     void *ctx);
+	/* Optional: a copy of @pkt (netem duplicate), caller's memory, or
+	 * NULL.  Called under a queue lock: must not call into the layer. */
+	struct pw_pkt *(*clone)(struct pw_netdev *dev, const struct pw_pkt *pkt, void *ctx);
+};
+
+/* Longest device name, with its NUL (the kernel's IFNAMSIZ). */
+#define PW_IFNAMSIZ 16
+/* Most TX queues a device may have. */
+#define PW_MAX_TXQ 256
+
+/**
+ * pw_netdev_create() - a device with @ntxq TX queues on @rt.
+ * It starts with the kernel's default qdiscs: pfifo_fast on a single
+ * queue, mq with a pfifo_fast per queue otherwise (txqueuelen 1000).
+ * XPS starts as CPU i -> queue i mod @ntxq.
+ * Context: any thread.  Allocates.
+ * Return: 0; -EINVAL (NULL, bad name, @ntxq 0 or above PW_MAX_TXQ, no
+ * ops->xmit or ops->drop); -EEXIST (@rt has a device of that name);
+ * -ENOMEM.
+ */
+int pw_netdev_create(struct pw_runtime *rt, const char *name, unsigned ntxq,
+		     const struct pw_netdev_ops *ops, void *ctx, struct pw_netdev **out);
+
+/**
+ * pw_netdev_destroy() - flush every queue (each packet to ops.drop with
+ * PW_DROP_DEV_DESTROY), stop the watchdogs and estimators, free.  NULL: no-op.
+ * Context: any thread that is not inside one of the device's callbacks
+ * (xmit, drop, a watchdog), once no thread calls pw_dev_queue_xmit() on it.
+ */
+void pw_netdev_destroy(struct pw_netdev *dev);
+
+/* The device named @name on @rt, or NULL.  Context: any thread. */
+struct pw_netdev *pw_netdev_get(struct pw_runtime *rt, const char *name);
+const char *pw_netdev_name(const struct pw_netdev *dev);
+unsigned pw_netdev_ntxq(const struct pw_netdev *dev);
+struct pw_runtime *pw_netdev_runtime(const struct pw_netdev *dev);
+
+/**
+ * pw_netdev_set_xps() - the CPUs that send on TX queue @txq: @cpus is a
+ * bitmap of @ncpus_bits bits (bit c = CPU c).  A CPU in no queue's mask
+ * picks by hash among all queues; one in several masks picks among them
+ * by the packet's hash.  An empty mask removes @txq from XPS.
+ * Context: any thread (takes the device's configuration lock; transmits
+ * read the map lock-free).  Return: 0; -EINVAL; -ENOMEM.
+ */
+int pw_netdev_set_xps(struct pw_netdev *dev, unsigned txq, const uint64_t *cpus,
+		      unsigned ncpus_bits);
+
+/**
+ * pw_netdev_set_txqueuelen() - the default qdiscs' limit (1000).
+ * Context: any thread; applies to default qdiscs created afterwards.
+ */
+int pw_netdev_set_txqueuelen(struct pw_netdev *dev, uint32_t qlen);
+
+/**
+ * pw_dev_queue_xmit() - send @pkt through @dev's qdiscs.
+ * Picks the TX queue by XPS (a thread that is no CPU: by hash), enqueues
+ * under the queue's lock, then runs the queue unless another CPU is
+ * running it: up to 64 packets to ops.xmit, the rest rescheduled on this
+ * CPU's NET_TX work.  @pkt must not be queued already.
+ * Context: any thread.  Return: PW_NET_XMIT_SUCCESS, _DROP or _CN (a
+ * dropped packet has gone to ops.drop before this returns); -EINVAL for
+ * NULL arguments (nothing done: the packet is still the caller's).
+ */
+int pw_dev_queue_xmit(struct pw_netdev *dev, struct pw_pkt *pkt);
+
+/**
+ * pw_netif_wake_queue() - the driver can take packets on @txq again (after
+ * it returned PW_NETDEV_TX_BUSY): reschedules the queue on this CPU.
+ * Context: any thread.  Return: 0; -EINVAL.
+ */
+int pw_netif_wake_queue(struct pw_netdev *dev, unsigned txq);
+
+/**
+ * pw_net_set_watchdog_pinned() - start qdisc watchdogs of @rt's devices
+ * with HRTIMER_MODE_ABS_PINNED (1, the default: after seed 003) or plain
+ * ABS (0: before it, so a migration policy may move them).  Applies to
+ * watchdogs armed from now on.  pw_netdev_set_watchdog_pinned() overrides
+ * it per device (-1 = follow the runtime).
+ * Context: any thread.  Return: 0; -EINVAL; -ENOMEM.
+ */
+int pw_net_set_watchdog_pinned(struct pw_runtime *rt, int pinned);
+int pw_netdev_set_watchdog_pinned(struct pw_netdev *dev, int pinned);
+
+/* Statistics of a qdisc or class, as tc -s shows them. */
+struct pw_qdisc_stats {
+	uint64_t bytes, packets;  /* sent */
+	uint32_t drops, overlimits, requeues;
+	uint32_t qlen;            /* packets queued */
+	uint64_t backlog;         /* bytes queued */
+	int has_rate;             /* an estimator runs */
+	uint64_t bps, pps;        /* its rate: bytes/s and packets/s */
+};
+
+/* Lock statistics of a TX queue's qdisc lock (the seed 003 figure). */
+struct pw_txq_lock_stats {
+	uint64_t acquisitions;
+	uint64_t contended;       /* acquisitions that had to wait */
+	uint64_t wait_ns;         /* time spent waiting */
+};
+
+/**
+ * pw_netdev_qdisc_stats() - statistics of the qdisc with handle @handle
+ * (MAJ << 16), or of the root qdisc when @handle is 0; mq sums its
+ * children.  Context: any thread (takes queue locks).
+ * Return: 0; -EINVAL; -ENOENT.
+ */
+int pw_netdev_qdisc_stats(struct pw_netdev *dev, uint32_t handle, struct pw_qdisc_stats *st);
+
+/**
+ * pw_netdev_txq_stats() - the root qdisc statistics of TX queue @txq and
+ * its lock's.  Either pointer may be NULL.  Context: any thread.
+ */
+int pw_netdev_txq_stats(struct pw_netdev *dev, unsigned txq, struct pw_qdisc_stats *st,
+			struct pw_txq_lock_stats *lk);
+
+/**
+ * pw_tc() - run one tc command (what follows "tc", e.g. "qdisc add dev
+ * eth0 root netem delay 10ms") against @rt's devices.  Commands: qdisc
+ * add|change|replace|del|show, class show; show output is appended to
+ * @out (NULL: discarded) in iproute2's exact format.
+ * @flags: PW_TC_STATS (-s), PW_TC_JSON (-j), PW_TC_DETAILS (-d).
+ * Context: any thread (the layer's configuration lock serialises tc).
+ * Return: 0; a negative errno with iproute2's message in @err (which may
+ * be NULL).  A failed command changes nothing.
+ */
+#define PW_TC_STATS   0x1
+#define PW_TC_JSON    0x2
+#define PW_TC_DETAILS 0x4
+int pw_tc(struct pw_runtime *rt, const char *cmd, unsigned flags, char *out, size_t outlen,
+	  char *err, size_t errlen);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PINWHEEL_NET_H */

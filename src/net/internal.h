@@ -1,0 +1,440 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The net layer's structures and the interface between its core (dev.c,
+ * qdisc.c, watchdog.c, estimator.c), the qdiscs (sched/) and the tc
+ * commands (tc.c).  For src/net only.
+ *
+ * Locks, outermost first (docs/design/net.md):
+ *  1. the layer's configuration mutex (struct pw__net.cfg_lock): tc
+ *     commands, device create/destroy, XPS changes, estimator setup.
+ *  2. a root qdisc's lock (struct pw__qdisc.lock, taken through
+ *     pw__qlock()): its packets, its children's packets and every field
+ *     the data path changes.  A root is the qdisc a TX queue points at
+ *     (txq->qdisc): mq's children are roots, mq itself is not.
+ *  3. a CPU's softnet lock (the NET_TX list).
+ * Never two root locks at once.  No lock across ops.xmit or ops.drop.
+ */
+#ifndef PW_NET_INTERNAL_H
+#define PW_NET_INTERNAL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <pinwheel/hrtimer.h>
+#include <pinwheel/net.h>
+#include <pinwheel/runtime.h>
+#include <pinwheel/timer.h>
+#include <pinwheel/worker.h>
+
+#include "tc_util.h"
+
+#define PW__CACHELINE 64
+
+/* ------------------------------------------------------------ handles */
+
+/* PW_TC_H_ROOT, PW_TC_H_MAJ/MIN/MAKE: tc_util.h */
+
+/* --------------------------------------------------------- packet lists */
+
+/* A singly linked FIFO of packets through pkt->pw_next. */
+struct pw__pktq {
+	struct pw_pkt *head, *tail;
+	uint32_t len;
+};
+
+static inline void pw__pktq_init(struct pw__pktq *q)
+{
+	q->head = q->tail = NULL;
+	q->len = 0;
+}
+
+static inline void pw__pktq_push(struct pw__pktq *q, struct pw_pkt *p)
+{
+	p->pw_next = NULL;
+	if (q->tail)
+		q->tail->pw_next = p;
+	else
+		q->head = p;
+	q->tail = p;
+	q->len++;
+}
+
+static inline void pw__pktq_push_head(struct pw__pktq *q, struct pw_pkt *p)
+{
+	p->pw_next = q->head;
+	q->head = p;
+	if (!q->tail)
+		q->tail = p;
+	q->len++;
+}
+
+static inline struct pw_pkt *pw__pktq_pop(struct pw__pktq *q)
+{
+	struct pw_pkt *p = q->head;
+	if (p) {
+		q->head = p->pw_next;
+		if (!q->head)
+			q->tail = NULL;
+		p->pw_next = NULL;
+		q->len--;
+	}
+	return p;
+}
+
+/* Move all of @from to the tail of @to. */
+static inline void pw__pktq_splice(struct pw__pktq *to, struct pw__pktq *from)
+{
+	if (!from->head)
+		return;
+	if (to->tail)
+		to->tail->pw_next = from->head;
+	else
+		to->head = from->head;
+	to->tail = from->tail;
+	to->len += from->len;
+	pw__pktq_init(from);
+}
+
+/*
+ * Packets to hand to ops.drop once the lock is released (the kernel's
+ * to_free list): each carries its reason in pw_reason.
+ */
+struct pw__drops {
+	struct pw__pktq q;
+};
+
+static inline void pw__drop_later(struct pw__drops *d, struct pw_pkt *p,
+				  enum pw_drop_reason r)
+{
+	p->pw_reason = (uint32_t)r;
+	pw__pktq_push(&d->q, p);
+}
+
+/* ------------------------------------------------------------ the lock */
+
+/* A root qdisc's spinlock, with its contention statistics (the seed 003
+ * figure).  Test-and-test-and-set; only a contended acquisition reads the
+ * clock.  Statistics are written by the holder (relaxed atomics). */
+struct pw__qlock {
+	uint32_t word; /* atomic: 0 free, 1 held */
+	uint32_t pad_;
+	uint64_t acquisitions, contended, wait_ns;
+};
+
+void pw__qlock_init(struct pw__qlock *l);
+void pw__qlock(struct pw__qlock *l);
+void pw__qunlock(struct pw__qlock *l);
+bool pw__qtrylock(struct pw__qlock *l);
+
+/* --------------------------------------------------------------- qdisc */
+
+struct pw__qdisc;
+struct pw__net;
+struct pw__tc_ctx;
+
+/* The statistics a qdisc keeps (the kernel's bstats + qstats + q.qlen).
+ * Written under the root lock; bytes and packets also read lock-free by the
+ * estimator, so they are stored with relaxed atomics. */
+struct pw__qstats {
+	uint64_t bytes, packets;
+	uint32_t drops, overlimits, requeues, qlen;
+	uint64_t backlog;
+};
+
+/* Class information for tc class show. */
+struct pw__class_info {
+	uint32_t classid, parent, leaf; /* leaf: the attached qdisc's handle or 0 */
+	struct pw_qdisc_stats st;
+};
+
+/*
+ * A qdisc kind.  Every hook runs under the root lock of the qdisc's queue
+ * unless said otherwise.  Options travel as a parsed struct of opt_size
+ * bytes: parse() fills it from the tc words (on the tc thread, no lock),
+ * init()/change() apply it (change under the root lock, so what can fail
+ * or allocate is done in parse), opt_free() releases what the opt struct
+ * still owns (tables).
+ */
+struct pw__qdisc_ops {
+	const char *id;
+	size_t priv_size;
+	size_t opt_size;
+	unsigned flags;
+#define PW__QF_MQ 0x1           /* mq: its children are the queues' roots */
+#define PW__QF_CLASSFUL 0x2
+#define PW__QF_ROOT_ONLY 0x4
+#define PW__QF_BUILTIN 0x8     /* noop: not listed, not addable */
+	/* data path (root lock held) */
+	int (*enqueue)(struct pw_pkt *pkt, struct pw__qdisc *q, struct pw__drops *d);
+	struct pw_pkt *(*dequeue)(struct pw__qdisc *q);
+	struct pw_pkt *(*peek)(struct pw__qdisc *q); /* optional (htb's leaves) */
+	/* configuration.  init: no lock (the qdisc is not reachable yet);
+	 * opt NULL = defaults (a default qdisc).  change: root lock held;
+	 * NULL = the kind cannot be changed (-EOPNOTSUPP). */
+	int (*init)(struct pw__qdisc *q, void *opt, struct pw__tc_ctx *tc);
+	int (*change)(struct pw__qdisc *q, void *opt, struct pw__tc_ctx *tc);
+	/* flush every packet to @d with @reason (root lock held) */
+	void (*reset)(struct pw__qdisc *q, struct pw__drops *d, enum pw_drop_reason reason);
+	/* free what init allocated; no packets left, watchdog stopped; no lock */
+	void (*destroy)(struct pw__qdisc *q);
+	/* tc: parse the words after KIND into opt (zeroed; set defaults).
+	 * Errors as iproute2 prints them, through pw__tc_err().  Return 0/-errno. */
+	int (*parse)(struct pw__tc_ctx *tc, int argc, char **argv, void *opt);
+	void (*opt_free)(void *opt);
+	/* tc show: the options after "qdisc KIND H: root|parent P: [refcnt N] "
+	 * (root lock held) */
+	void (*print)(struct pw__qdisc *q, struct pw__out *o);
+	/* tc -s: qdisc-specific statistics after the generic ones (optional) */
+	void (*print_xstats)(struct pw__qdisc *q, struct pw__out *o);
+	/* statistics other than the qdisc's own counters (mq: the sum of its
+	 * children); optional; no lock held (takes what it needs) */
+	void (*stats)(struct pw__qdisc *q, struct pw_qdisc_stats *st);
+	/* classes (optional) */
+	unsigned long (*class_find)(struct pw__qdisc *q, uint32_t classid);
+	/* attach @newq under class @cl (NULL: a default qdisc); returns the old
+	 * one in *old (the caller flushes and destroys it).  cfg_lock held. */
+	int (*graft)(struct pw__qdisc *q, unsigned long cl, struct pw__qdisc *newq,
+		     struct pw__qdisc **old, struct pw__tc_ctx *tc);
+	struct pw__qdisc *(*class_leaf)(struct pw__qdisc *q, unsigned long cl);
+	/* call @fn for each class in dump order until it returns nonzero */
+	void (*class_walk)(struct pw__qdisc *q,
+			   int (*fn)(struct pw__qdisc *q, unsigned long cl, void *arg), void *arg);
+	void (*class_info)(struct pw__qdisc *q, unsigned long cl, struct pw__class_info *ci);
+	void (*class_print)(struct pw__qdisc *q, unsigned long cl, struct pw__out *o);
+};
+
+struct pw__watchdog {
+	struct pw_hrtimer timer;
+	struct pw__qdisc *q;
+	uint64_t last_expires;
+};
+
+struct pw__estimator;
+
+struct pw__qdisc {
+	/* the root part: used when this qdisc is a queue's root */
+	struct pw__qlock lock;
+	uint32_t running;   /* under lock: a CPU is dequeuing (qdisc_run) */
+	uint32_t sched;     /* atomic: on a CPU's NET_TX list */
+	uint32_t dead;      /* under lock: replaced/deleted, do not enqueue */
+	uint32_t stopped;   /* under lock: the driver said busy */
+	struct pw_pkt *requeued; /* under lock: the packet the driver refused */
+	struct pw__qdisc *next_sched; /* the softnet list */
+	int run_cpu;        /* atomic: the CPU that last dequeued (tests) */
+	/* identity (cfg_lock) */
+	const struct pw__qdisc_ops *ops;
+	struct pw_netdev *dev;
+	struct pw__qdisc *root;   /* the root whose lock covers this qdisc */
+	struct pw__qdisc *parent_q; /* the parent qdisc or NULL */
+	uint32_t handle, parent;  /* parent: PW_TC_H_ROOT or the parent class */
+	unsigned txq;             /* the TX queue (roots) */
+	bool is_default;          /* created by the layer, handle 0 */
+	bool hashed;              /* in the device's handle hash */
+	struct pw__qdisc *hnext;  /* the device's handle hash (dump order) */
+	uint32_t limit;           /* most queues keep one; the kinds use it */
+	struct pw__qstats st;
+	struct pw__estimator *est;
+	char priv[] __attribute__((aligned(16)));
+};
+
+static inline void *pw__qdisc_priv(struct pw__qdisc *q)
+{
+	return q->priv;
+}
+
+/* Accounting helpers, root lock held. */
+static inline void pw__q_backlog_inc(struct pw__qdisc *q, const struct pw_pkt *p)
+{
+	q->st.qlen++;
+	q->st.backlog += p->len;
+}
+static inline void pw__q_backlog_dec(struct pw__qdisc *q, const struct pw_pkt *p)
+{
+	q->st.qlen--;
+	q->st.backlog -= p->len;
+}
+static inline void pw__q_bstats(struct pw__qdisc *q, const struct pw_pkt *p)
+{
+	__atomic_store_n(&q->st.bytes, q->st.bytes + p->len, __ATOMIC_RELAXED);
+	__atomic_store_n(&q->st.packets, q->st.packets + 1, __ATOMIC_RELAXED);
+}
+/* Dropped on enqueue (never queued): counted, to the drop list. */
+static inline int pw__q_drop(struct pw__qdisc *q, struct pw_pkt *p, struct pw__drops *d,
+			     enum pw_drop_reason r)
+{
+	q->st.drops++;
+	pw__drop_later(d, p, r);
+	return PW_NET_XMIT_DROP;
+}
+
+/* The qdisc at the root of this qdisc's queue (for netem's duplicate). */
+static inline struct pw__qdisc *pw__qdisc_root(struct pw__qdisc *q)
+{
+	return q->root;
+}
+
+/* The runtime's clock (the layer's "now", ktime_get_ns()). */
+uint64_t pw__net_now(const struct pw__qdisc *q);
+
+/* The driver's clone op for @q's device, or NULL. */
+struct pw_pkt *pw__qdisc_clone(struct pw__qdisc *q, const struct pw_pkt *p);
+
+/* Watchdogs (watchdog.c): the kernel's qdisc_watchdog_*.  Init when the
+ * qdisc is built; schedule/cancel under the root lock; destroy with no
+ * lock (waits for a running callback). */
+void pw__watchdog_init(struct pw__watchdog *wd, struct pw__qdisc *q);
+void pw__watchdog_schedule_range_ns(struct pw__watchdog *wd, uint64_t expires,
+				    uint64_t delta_ns);
+static inline void pw__watchdog_schedule_ns(struct pw__watchdog *wd, uint64_t expires)
+{
+	pw__watchdog_schedule_range_ns(wd, expires, 0);
+}
+void pw__watchdog_cancel(struct pw__watchdog *wd);
+void pw__watchdog_destroy(struct pw__watchdog *wd);
+
+/* Reschedule @root on this CPU's NET_TX (the kernel's __netif_schedule()).
+ * Context: any thread; no lock needed. */
+void pw__netif_schedule(struct pw__qdisc *root);
+
+/* ------------------------------------------------------------- devices */
+
+/* The per-CPU NET_TX state (the kernel's softnet_data.output_queue). */
+struct pw__softnet {
+	pthread_mutex_t lock;
+	struct pw__qdisc *head, **tail;   /* scheduled */
+	struct pw__qdisc *batch, **btail; /* taken by the running NET_TX pass */
+	struct pw__qdisc *current; /* the qdisc being run (destroy waits) */
+	struct pw_work work;
+	struct pw__net *net;
+	unsigned cpu;
+} __attribute__((aligned(PW__CACHELINE)));
+
+/* The layer's state per runtime (its extension slot). */
+struct pw__net {
+	struct pw_runtime *rt;
+	pthread_mutex_t cfg_lock;
+	struct pw_netdev *devs;       /* cfg_lock */
+	int watchdog_pinned;          /* atomic */
+	int sk_timers_pinned;         /* atomic (sockets) */
+	unsigned ncpus;
+	struct pw__softnet *softnet;  /* [ncpus] */
+};
+
+/* The layer's state of @rt, created on first use.  NULL on -ENOMEM. */
+struct pw__net *pw__net_get(struct pw_runtime *rt);
+
+/* A grace-period counter slot per CPU (plus one for threads that are no
+ * CPU): transmits hold it while they read txq->qdisc. */
+struct pw__rcu_slot {
+	uint64_t n[2]; /* atomic */
+} __attribute__((aligned(PW__CACHELINE)));
+
+struct pw__txq {
+	struct pw__qdisc *qdisc; /* atomic: this queue's root qdisc */
+	unsigned index;
+} __attribute__((aligned(PW__CACHELINE)));
+
+#define PW__QHASH_BITS 4
+struct pw_netdev {
+	char name[PW_IFNAMSIZ];
+	struct pw__net *net;
+	struct pw_runtime *rt;
+	struct pw_netdev_ops ops;
+	void *ctx;
+	struct pw_netdev *next;    /* net->devs */
+	unsigned ntxq;
+	uint32_t txqueuelen;
+	int watchdog_pinned;       /* -1 follow the runtime */
+	struct pw__qdisc *qdisc;   /* cfg_lock: the root (mq or a queue's root) */
+	struct pw__qdisc *qhash[1u << PW__QHASH_BITS]; /* cfg_lock */
+	uint32_t autohandle;       /* cfg_lock */
+	/* XPS: per CPU, the queues it may use (atomic pointer to an array:
+	 * [0] = count, then the queues); replaced whole by set_xps */
+	uint16_t **xps;            /* [ncpus] */
+	uint64_t **xps_masks;      /* [ntxq] (cfg_lock) */
+	unsigned rcu_idx;          /* atomic */
+	struct pw__rcu_slot *rcu;  /* [ncpus + 1] */
+	struct pw__txq *txq;       /* [ntxq] */
+};
+
+/* Wait until every transmit that could have read an old txq->qdisc is
+ * done.  cfg_lock held. */
+void pw__dev_synchronize(struct pw_netdev *dev);
+
+/* Hand the packets on @d to ops.drop (no lock held). */
+void pw__dev_drops_flush(struct pw_netdev *dev, struct pw__drops *d);
+
+/* The qdisc kinds. */
+const struct pw__qdisc_ops *pw__qdisc_lookup_ops(const char *kind);
+extern const struct pw__qdisc_ops pw__pfifo_ops, pw__bfifo_ops, pw__pfifo_head_drop_ops,
+	pw__pfifo_fast_ops, pw__mq_ops, pw__netem_ops, pw__noop_ops;
+
+/*
+ * qdisc.c: building and tearing down (cfg_lock held for all of these).
+ * pw__qdisc_alloc(): a qdisc of @ops for @dev's queue @txq, parent @parent,
+ * handle @handle, initialised with @opt (NULL = defaults).
+ * pw__qdisc_graft_root(): make @q the device root (mq: its children become
+ * the queue roots), returning the previous tree flushed (PW_DROP_FLUSH) and
+ * freed.  pw__qdisc_free(): flush what it holds with @reason, stop its
+ * watchdog and estimator (through ops->destroy), free it and its children.
+ */
+struct pw__qdisc *pw__qdisc_alloc(struct pw_netdev *dev, const struct pw__qdisc_ops *ops,
+				  unsigned txq, uint32_t parent, uint32_t handle, void *opt,
+				  struct pw__tc_ctx *tc, int *err);
+int pw__qdisc_graft_root(struct pw_netdev *dev, struct pw__qdisc *q);
+void pw__qdisc_free(struct pw__qdisc *q, enum pw_drop_reason reason);
+/* Replace the root of queue @txq (an mq child): @newq NULL = a default. */
+int pw__qdisc_graft_txq(struct pw_netdev *dev, unsigned txq, struct pw__qdisc *newq);
+/* The device's default root tree. */
+int pw__qdisc_default_root(struct pw_netdev *dev);
+/* Find by handle (MAJ:0) among the device's qdiscs; NULL if none. */
+struct pw__qdisc *pw__qdisc_find(struct pw_netdev *dev, uint32_t handle);
+/* The device's handle hash (the kernel's dev->qdisc_hash: dump order). */
+void pw__qdisc_hash_add(struct pw_netdev *dev, struct pw__qdisc *q);
+void pw__qdisc_hash_del(struct pw_netdev *dev, struct pw__qdisc *q);
+/* A fresh handle (the kernel's qdisc_alloc_handle: 8001:, 8002:, ...). */
+uint32_t pw__qdisc_alloc_handle(struct pw_netdev *dev);
+/* Statistics snapshot (takes the root lock). */
+void pw__qdisc_read_stats(struct pw__qdisc *q, struct pw_qdisc_stats *st);
+/* Change a qdisc's options under its root lock. */
+int pw__qdisc_change(struct pw__qdisc *q, void *opt, struct pw__tc_ctx *tc);
+
+/* Run a root qdisc (the kernel's __qdisc_run()): dequeue and hand to the
+ * driver up to the quota; the caller holds root->lock and has set
+ * root->running; returns with the lock held and running cleared (the lock
+ * is dropped around each driver call). */
+void pw__qdisc_run_locked(struct pw__qdisc *root);
+
+/* The NET_TX work of a CPU (the kernel's net_tx_action()). */
+void pw__net_tx_action(struct pw_work *w);
+
+/* --------------------------------------------------------- estimators */
+
+/* gen_estimator on a pinwheel wheel timer (estimator.c).  Parameters as tc
+ * sends them: interval code -2..3 (period 2^(i+2)/4 s), ewma_log 1..31. */
+int pw__est_parse(struct pw__tc_ctx *tc, const char *interval, const char *tconst,
+		  int8_t *interval_code, uint8_t *ewma_log);
+int pw__est_start(struct pw__qdisc *q, int8_t interval_code, uint8_t ewma_log);
+void pw__est_stop(struct pw__qdisc *q); /* no lock held; waits for the timer */
+void pw__est_read(struct pw__qdisc *q, uint64_t *bps, uint64_t *pps);
+
+/* --------------------------------------------------------------- tc */
+
+/* The context a tc command runs in: errors are collected here as iproute2
+ * prints them (one per line). */
+struct pw__tc_ctx {
+	struct pw__net *net;
+	struct pw_netdev *dev;
+	const char *kind;          /* the qdisc kind being parsed (its ops id) */
+	unsigned flags;            /* PW_TC_* */
+	char *err;
+	size_t errlen, errused;
+	struct pw__tc_core core;   /* psched tick arithmetic */
+};
+
+/* Append a line to the command's error text. */
+void pw__tc_err(struct pw__tc_ctx *tc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif /* PW_NET_INTERNAL_H */

@@ -1,0 +1,478 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Qdiscs: building, grafting and tearing down the trees, running a queue
+ * (__qdisc_run), and the NET_TX pass that runs the queues a CPU scheduled
+ * (net_tx_action).  The kernel's sch_generic.c and the tree half of
+ * sch_api.c.
+ *
+ * Running a queue.  A root qdisc (the qdisc a TX queue points at) has a
+ * lock and a running mark, both under the lock: at most one CPU dequeues
+ * it at a time.  The CPU that enqueues runs it at once if nobody does; it
+ * dequeues and hands packets to the driver (the lock dropped around each
+ * call) until the qdisc returns nothing (throttled: it armed its watchdog;
+ * or empty) or 64 packets went (dev_tx_weight); then the queue goes on its
+ * own CPU's NET_TX list, run by that CPU's worker (pw_queue_work_on(): the
+ * softirq's place).  A watchdog that fires does the same on the CPU it
+ * fired on, which is why the watchdog's CPU is the CPU that dequeues (seed
+ * 003).  No wake-up is lost: an enqueuer tests `running` under the lock,
+ * and a runner clears it under the lock after its last dequeue.
+ *
+ * Tearing down (delete, replace, device destroy), with cfg_lock held: the
+ * queue pointers are moved first; each retired root is marked dead under
+ * its lock (a transmit that locks a dead root reloads the pointer), the
+ * runner is waited for, then a grace period (dev.c) passes for transmits
+ * that read the old pointer; then its estimator and watchdog are stopped,
+ * every packet it holds goes to ops.drop with the reason, it is taken off
+ * the NET_TX lists (waiting for a pass that is running it), and freed.
+ *
+ * The handle hash: the kernel lists a device's qdiscs (tc qdisc show) as
+ * the root, then its qdisc_hash: 16 buckets by hash_32(handle, 4), newest
+ * first within a bucket.  It is kept here the same way so that show prints
+ * in the kernel's order (mq's default children, all handle 0, print from
+ * the last queue to the first, as on a real machine).  Departure: handles
+ * are allocated per device (8001:, 8002:, ...), where the kernel's counter
+ * is global, so that a script prints the same handles every time.
+ *
+ * Threads: tree changes on the tc thread under cfg_lock; the queue run on
+ * any CPU; NET_TX on the CPU's worker (or the simulation, or pw_run_work()).
+ * Locks: cfg_lock > root lock > softnet lock.
+ */
+#define _GNU_SOURCE
+#include "internal.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PW__TX_QUOTA 64 /* the kernel's dev_tx_weight */
+
+static const struct pw__qdisc_ops *const kinds[] = {
+	&pw__pfifo_fast_ops, &pw__pfifo_ops, &pw__bfifo_ops, &pw__pfifo_head_drop_ops,
+	&pw__mq_ops, &pw__netem_ops,
+};
+
+const struct pw__qdisc_ops *pw__qdisc_lookup_ops(const char *kind)
+{
+	if (!kind)
+		return NULL;
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (!strcmp(kinds[i]->id, kind))
+			return kinds[i];
+	return NULL;
+}
+
+uint64_t pw__net_now(const struct pw__qdisc *q)
+{
+	return pw_now_ns(q->dev->rt);
+}
+
+struct pw_pkt *pw__qdisc_clone(struct pw__qdisc *q, const struct pw_pkt *p)
+{
+	struct pw_netdev *dev = q->dev;
+	if (!dev->ops.clone)
+		return NULL;
+	struct pw_pkt *c = dev->ops.clone(dev, p, dev->ctx);
+	if (c) {
+		c->pw_next = c->pw_left = c->pw_right = NULL;
+		c->pw_txq = p->pw_txq;
+	}
+	return c;
+}
+
+/* ---------------------------------------------------------------- hash */
+
+static unsigned qhash(uint32_t handle)
+{
+	return (uint32_t)(handle * 0x61C88647u) >> (32 - PW__QHASH_BITS);
+}
+
+void pw__qdisc_hash_add(struct pw_netdev *dev, struct pw__qdisc *q)
+{
+	if (q->hashed || q->parent == PW_TC_H_ROOT)
+		return;
+	unsigned b = qhash(q->handle);
+	q->hnext = dev->qhash[b];
+	dev->qhash[b] = q;
+	q->hashed = true;
+}
+
+void pw__qdisc_hash_del(struct pw_netdev *dev, struct pw__qdisc *q)
+{
+	if (!q->hashed)
+		return;
+	for (struct pw__qdisc **pp = &dev->qhash[qhash(q->handle)]; *pp; pp = &(*pp)->hnext)
+		if (*pp == q) {
+			*pp = q->hnext;
+			break;
+		}
+	q->hashed = false;
+	q->hnext = NULL;
+}
+
+struct pw__qdisc *pw__qdisc_find(struct pw_netdev *dev, uint32_t handle)
+{
+	if (handle == 0)
+		return NULL; /* the kernel's qdisc_lookup(): default qdiscs are not found */
+	if (dev->qdisc && dev->qdisc->handle == handle)
+		return dev->qdisc;
+	for (unsigned b = 0; b < (1u << PW__QHASH_BITS); b++)
+		for (struct pw__qdisc *q = dev->qhash[b]; q; q = q->hnext)
+			if (q->handle == handle)
+				return q;
+	return NULL;
+}
+
+uint32_t pw__qdisc_alloc_handle(struct pw_netdev *dev)
+{
+	for (int i = 0x8000; i > 0; i--) {
+		dev->autohandle += 0x10000u;
+		if (dev->autohandle == PW_TC_H_MAKE(PW_TC_H_ROOT, 0))
+			dev->autohandle = 0x80000000u;
+		if (!pw__qdisc_find(dev, dev->autohandle))
+			return dev->autohandle;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------ building */
+
+struct pw__qdisc *pw__qdisc_alloc(struct pw_netdev *dev, const struct pw__qdisc_ops *ops,
+				  unsigned txq, uint32_t parent, uint32_t handle, void *opt,
+				  struct pw__tc_ctx *tc, int *err)
+{
+	size_t size = sizeof(struct pw__qdisc) + ops->priv_size;
+	size = (size + PW__CACHELINE - 1) & ~(size_t)(PW__CACHELINE - 1);
+	struct pw__qdisc *q = aligned_alloc(PW__CACHELINE, size);
+	if (!q) {
+		if (err)
+			*err = -ENOMEM;
+		return NULL;
+	}
+	memset(q, 0, size);
+	pw__qlock_init(&q->lock);
+	q->ops = ops;
+	q->dev = dev;
+	q->root = q;
+	q->txq = txq;
+	q->parent = parent;
+	q->handle = handle;
+	q->run_cpu = -1;
+	q->limit = dev->txqueuelen;
+	int rc = ops->init ? ops->init(q, opt, tc) : 0;
+	if (rc) {
+		free(q);
+		if (err)
+			*err = rc;
+		return NULL;
+	}
+	if (err)
+		*err = 0;
+	return q;
+}
+
+int pw__qdisc_default_root(struct pw_netdev *dev)
+{
+	int rc;
+	struct pw__qdisc *q;
+	if (dev->ntxq == 1)
+		q = pw__qdisc_alloc(dev, &pw__pfifo_fast_ops, 0, PW_TC_H_ROOT, 0, NULL, NULL, &rc);
+	else
+		q = pw__qdisc_alloc(dev, &pw__mq_ops, 0, PW_TC_H_ROOT, 0, NULL, NULL, &rc);
+	if (!q)
+		return rc;
+	q->is_default = true;
+	return pw__qdisc_graft_root(dev, q);
+}
+
+/* ------------------------------------------------------------ teardown */
+
+struct walk_arg {
+	void (*fn)(struct pw__qdisc *q, void *arg);
+	void *arg;
+};
+
+static int walk_leaf(struct pw__qdisc *q, unsigned long cl, void *arg)
+{
+	struct walk_arg *wa = arg;
+	struct pw__qdisc *leaf = q->ops->class_leaf ? q->ops->class_leaf(q, cl) : NULL;
+	if (leaf)
+		wa->fn(leaf, wa->arg);
+	return 0;
+}
+
+/* Call @fn on each qdisc attached under @q's classes (not @q). */
+static void for_each_child(struct pw__qdisc *q, void (*fn)(struct pw__qdisc *, void *),
+			   void *arg)
+{
+	if (!q->ops->class_walk)
+		return;
+	struct walk_arg wa = { fn, arg };
+	q->ops->class_walk(q, walk_leaf, &wa);
+}
+
+/* Mark every root of the tree dead and wait for its runner. */
+static void mark_dead(struct pw__qdisc *q, void *arg)
+{
+	(void)arg;
+	if (q->root == q) {
+		pw__qlock(&q->lock);
+		q->dead = 1;
+		while (q->running) {
+			pw__qunlock(&q->lock);
+			sched_yield();
+			pw__qlock(&q->lock);
+		}
+		pw__qunlock(&q->lock);
+	}
+	for_each_child(q, mark_dead, NULL);
+}
+
+/* Take @q off every CPU's NET_TX lists and wait for a pass running it. */
+static void softnet_forget(struct pw__qdisc *q)
+{
+	struct pw__net *net = q->dev->net;
+	for (unsigned c = 0; c < net->ncpus; c++) {
+		struct pw__softnet *sn = &net->softnet[c];
+		pthread_mutex_lock(&sn->lock);
+		for (int l = 0; l < 2; l++) {
+			struct pw__qdisc **head = l ? &sn->batch : &sn->head;
+			struct pw__qdisc ***tail = l ? &sn->btail : &sn->tail;
+			for (struct pw__qdisc **pp = head; *pp; pp = &(*pp)->next_sched)
+				if (*pp == q) {
+					*pp = q->next_sched;
+					if (*tail == &q->next_sched)
+						*tail = pp;
+					break;
+				}
+		}
+		while (sn->current == q) {
+			pthread_mutex_unlock(&sn->lock);
+			sched_yield();
+			pthread_mutex_lock(&sn->lock);
+		}
+		pthread_mutex_unlock(&sn->lock);
+	}
+	__atomic_store_n(&q->sched, 0, __ATOMIC_RELEASE);
+}
+
+struct destroy_arg {
+	enum pw_drop_reason reason;
+};
+
+static void destroy_tree(struct pw__qdisc *q, void *arg)
+{
+	struct destroy_arg *da = arg;
+	struct pw_netdev *dev = q->dev;
+	for_each_child(q, destroy_tree, arg);
+	pw__qdisc_hash_del(dev, q);
+	pw__est_stop(q);
+	struct pw__drops d;
+	pw__pktq_init(&d.q);
+	pw__qlock(&q->root->lock);
+	if (q->ops->reset)
+		q->ops->reset(q, &d, da->reason);
+	if (q->root == q && q->requeued) {
+		pw__drop_later(&d, q->requeued, da->reason);
+		q->requeued = NULL;
+	}
+	pw__qunlock(&q->root->lock);
+	if (q->ops->destroy)
+		q->ops->destroy(q); /* stops its watchdog: nothing schedules it now */
+	if (q->root == q)
+		softnet_forget(q);
+	pw__dev_drops_flush(dev, &d);
+	free(q);
+}
+
+void pw__qdisc_free(struct pw__qdisc *q, enum pw_drop_reason reason)
+{
+	if (!q)
+		return;
+	mark_dead(q, NULL);
+	pw__dev_synchronize(q->dev);
+	struct destroy_arg da = { reason };
+	destroy_tree(q, &da);
+}
+
+/* ------------------------------------------------------------ grafting */
+
+static void hash_children(struct pw__qdisc *q, void *arg)
+{
+	pw__qdisc_hash_add(arg, q);
+	for_each_child(q, hash_children, arg);
+}
+
+int pw__qdisc_graft_root(struct pw_netdev *dev, struct pw__qdisc *q)
+{
+	struct pw__qdisc *old = dev->qdisc;
+	q->parent = PW_TC_H_ROOT;
+	q->parent_q = NULL;
+	if (q->ops->flags & PW__QF_MQ) {
+		for (unsigned i = 0; i < dev->ntxq; i++) {
+			unsigned long cl = q->ops->class_find(q, PW_TC_H_MAKE(q->handle, i + 1));
+			struct pw__qdisc *child = q->ops->class_leaf(q, cl);
+			__atomic_store_n(&dev->txq[i].qdisc, child, __ATOMIC_SEQ_CST);
+		}
+		for_each_child(q, hash_children, dev);
+	} else {
+		q->root = q;
+		for (unsigned i = 0; i < dev->ntxq; i++)
+			__atomic_store_n(&dev->txq[i].qdisc, q, __ATOMIC_SEQ_CST);
+		for_each_child(q, hash_children, dev);
+	}
+	dev->qdisc = q;
+	if (old)
+		pw__qdisc_free(old, PW_DROP_FLUSH);
+	return 0;
+}
+
+int pw__qdisc_graft_txq(struct pw_netdev *dev, unsigned txq, struct pw__qdisc *newq)
+{
+	struct pw__qdisc *mq = dev->qdisc;
+	if (!mq || !(mq->ops->flags & PW__QF_MQ) || txq >= dev->ntxq)
+		return -EINVAL;
+	uint32_t classid = PW_TC_H_MAKE(mq->handle, txq + 1);
+	unsigned long cl = mq->ops->class_find(mq, classid);
+	if (!cl)
+		return -ENOENT;
+	int rc;
+	if (!newq) {
+		newq = pw__qdisc_alloc(dev, &pw__pfifo_fast_ops, txq, classid, 0, NULL, NULL, &rc);
+		if (!newq)
+			return rc;
+		newq->is_default = true;
+	}
+	newq->parent = classid;
+	newq->parent_q = mq;
+	newq->root = newq;
+	newq->txq = txq;
+	struct pw__qdisc *old = NULL;
+	rc = mq->ops->graft(mq, cl, newq, &old, NULL);
+	if (rc)
+		return rc;
+	__atomic_store_n(&dev->txq[txq].qdisc, newq, __ATOMIC_SEQ_CST);
+	hash_children(newq, dev);
+	if (old)
+		pw__qdisc_free(old, PW_DROP_FLUSH);
+	return 0;
+}
+
+int pw__qdisc_change(struct pw__qdisc *q, void *opt, struct pw__tc_ctx *tc)
+{
+	if (!q->ops->change)
+		return -EOPNOTSUPP;
+	pw__qlock(&q->root->lock);
+	int rc = q->ops->change(q, opt, tc);
+	pw__qunlock(&q->root->lock);
+	return rc;
+}
+
+void pw__qdisc_read_stats(struct pw__qdisc *q, struct pw_qdisc_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	if (q->ops->stats) {
+		q->ops->stats(q, st);
+	} else {
+		pw__qlock(&q->root->lock);
+		st->bytes = q->st.bytes;
+		st->packets = q->st.packets;
+		st->drops = q->st.drops;
+		st->overlimits = q->st.overlimits;
+		st->requeues = q->st.requeues;
+		st->qlen = q->st.qlen;
+		st->backlog = q->st.backlog;
+		pw__qunlock(&q->root->lock);
+	}
+	if (q->est) {
+		st->has_rate = 1;
+		pw__est_read(q, &st->bps, &st->pps);
+	}
+}
+
+/* ------------------------------------------------------------- running */
+
+void pw__qdisc_run_locked(struct pw__qdisc *q)
+{
+	struct pw_netdev *dev = q->dev;
+	int quota = PW__TX_QUOTA;
+	__atomic_store_n(&q->run_cpu, pw_this_cpu(), __ATOMIC_RELAXED);
+	for (;;) {
+		struct pw_pkt *p = q->requeued;
+		if (p) {
+			q->requeued = NULL;
+			pw__q_backlog_dec(q, p);
+		} else {
+			p = q->ops->dequeue(q);
+		}
+		if (!p)
+			break;
+		unsigned txq = dev->ntxq == 1 ? 0 : q->parent_q ? q->txq : p->pw_txq;
+		pw__qunlock(&q->lock);
+		int rc = dev->ops.xmit(dev, txq, p, dev->ctx);
+		pw__qlock(&q->lock);
+		if (rc == PW_NETDEV_TX_BUSY) {
+			q->requeued = p;
+			pw__q_backlog_inc(q, p);
+			q->st.requeues++;
+			q->stopped = 1;
+			break;
+		}
+		if (--quota == 0) {
+			if (!q->dead)
+				pw__netif_schedule(q);
+			break;
+		}
+	}
+	q->running = 0;
+}
+
+void pw__netif_schedule(struct pw__qdisc *q)
+{
+	if (__atomic_exchange_n(&q->sched, 1, __ATOMIC_ACQ_REL))
+		return; /* on a NET_TX list already */
+	struct pw__net *net = q->dev->net;
+	int cpu = pw_this_cpu();
+	if (cpu < 0 || cpu >= (int)net->ncpus)
+		cpu = (int)(q->txq % net->ncpus);
+	struct pw__softnet *sn = &net->softnet[cpu];
+	pthread_mutex_lock(&sn->lock);
+	q->next_sched = NULL;
+	*sn->tail = q;
+	sn->tail = &q->next_sched;
+	pthread_mutex_unlock(&sn->lock);
+	pw_queue_work_on(net->rt, (unsigned)cpu, &sn->work); /* -EBUSY: queued already */
+}
+
+void pw__net_tx_action(struct pw_work *w)
+{
+	struct pw__softnet *sn = pw_container_of(w, struct pw__softnet, work);
+	pthread_mutex_lock(&sn->lock);
+	if (sn->head) { /* this pass runs what was scheduled before it began */
+		*sn->btail = sn->head;
+		sn->btail = sn->tail;
+		sn->head = NULL;
+		sn->tail = &sn->head;
+	}
+	for (;;) {
+		struct pw__qdisc *q = sn->batch;
+		if (!q)
+			break;
+		sn->batch = q->next_sched;
+		if (!sn->batch)
+			sn->btail = &sn->batch;
+		q->next_sched = NULL;
+		sn->current = q;
+		pthread_mutex_unlock(&sn->lock);
+		__atomic_store_n(&q->sched, 0, __ATOMIC_RELEASE);
+		pw__qlock(&q->lock);
+		if (!q->dead && !q->running && !q->stopped) {
+			q->running = 1;
+			pw__qdisc_run_locked(q);
+		}
+		pw__qunlock(&q->lock);
+		pthread_mutex_lock(&sn->lock);
+		sn->current = NULL;
+	}
+	pthread_mutex_unlock(&sn->lock);
+}

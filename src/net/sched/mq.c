@@ -1,0 +1,171 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * mq (the kernel's sch_mq.c): the root of a multi-queue device, with one
+ * class per TX queue (1:1 .. 1:N) and a child qdisc per class, pfifo_fast
+ * by default.  mq itself never holds a packet: each TX queue points at its
+ * child, which is that queue's root (its own lock and running mark), so
+ * the queues run independently on the CPUs XPS sends them from.  Its
+ * statistics are its children's, summed.  Refused on a single-queue device
+ * and anywhere but the root (-EOPNOTSUPP, as the kernel).
+ * Threads/locks: built and grafted under cfg_lock; the stats sum takes each
+ * child's root lock in turn; the data path never reaches it.
+ */
+#include "../internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct mq_priv {
+	unsigned n;
+	struct pw__qdisc **child;
+};
+
+struct mq_opt {
+	int unused;
+};
+
+static int mq_enqueue(struct pw_pkt *p, struct pw__qdisc *q, struct pw__drops *d)
+{
+	return pw__q_drop(q, p, d, PW_DROP_NO_QDISC); /* unreachable: queues point at children */
+}
+
+static struct pw_pkt *mq_dequeue(struct pw__qdisc *q)
+{
+	(void)q;
+	return NULL;
+}
+
+static int mq_init(struct pw__qdisc *q, void *opt, struct pw__tc_ctx *tc)
+{
+	(void)opt, (void)tc;
+	struct pw_netdev *dev = q->dev;
+	struct mq_priv *m = pw__qdisc_priv(q);
+	if (q->parent != PW_TC_H_ROOT || dev->ntxq < 2)
+		return -EOPNOTSUPP;
+	m->child = calloc(dev->ntxq, sizeof(*m->child));
+	if (!m->child)
+		return -ENOMEM;
+	m->n = dev->ntxq;
+	for (unsigned i = 0; i < m->n; i++) {
+		int rc;
+		struct pw__qdisc *c = pw__qdisc_alloc(dev, &pw__pfifo_fast_ops, i,
+						      PW_TC_H_MAKE(q->handle, i + 1), 0, NULL,
+						      NULL, &rc);
+		if (!c) {
+			for (unsigned j = 0; j < i; j++)
+				pw__qdisc_free(m->child[j], PW_DROP_FLUSH);
+			free(m->child);
+			m->child = NULL;
+			return rc;
+		}
+		c->is_default = true;
+		c->parent_q = q;
+		m->child[i] = c;
+	}
+	return 0;
+}
+
+static void mq_destroy(struct pw__qdisc *q)
+{
+	struct mq_priv *m = pw__qdisc_priv(q);
+	free(m->child); /* the children were freed by the tree walk */
+	m->child = NULL;
+}
+
+static int mq_parse(struct pw__tc_ctx *tc, int argc, char **argv, void *opt)
+{
+	(void)opt;
+	if (argc > 0) {
+		/* iproute2 has no q_mq.c: its generic parser refuses words */
+		pw__tc_err(tc, "Unknown qdisc \"mq\", hence option \"%s\" is unparsable", *argv);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static void mq_print(struct pw__qdisc *q, struct pw__out *o)
+{
+	(void)q, (void)o;
+}
+
+static void mq_stats(struct pw__qdisc *q, struct pw_qdisc_stats *st)
+{
+	struct mq_priv *m = pw__qdisc_priv(q);
+	for (unsigned i = 0; i < m->n; i++) {
+		struct pw_qdisc_stats c;
+		pw__qdisc_read_stats(m->child[i], &c);
+		st->bytes += c.bytes;
+		st->packets += c.packets;
+		st->drops += c.drops;
+		st->overlimits += c.overlimits;
+		st->requeues += c.requeues;
+		st->qlen += c.qlen;
+		st->backlog += c.backlog;
+	}
+}
+
+static unsigned long mq_find(struct pw__qdisc *q, uint32_t classid)
+{
+	struct mq_priv *m = pw__qdisc_priv(q);
+	unsigned ntx = PW_TC_H_MIN(classid);
+	if (ntx == 0 || ntx > m->n)
+		return 0;
+	return ntx;
+}
+
+static int mq_graft(struct pw__qdisc *q, unsigned long cl, struct pw__qdisc *newq,
+		    struct pw__qdisc **old, struct pw__tc_ctx *tc)
+{
+	(void)tc;
+	struct mq_priv *m = pw__qdisc_priv(q);
+	if (cl == 0 || cl > m->n || !newq)
+		return -EINVAL;
+	*old = m->child[cl - 1];
+	m->child[cl - 1] = newq;
+	return 0;
+}
+
+static struct pw__qdisc *mq_leaf(struct pw__qdisc *q, unsigned long cl)
+{
+	struct mq_priv *m = pw__qdisc_priv(q);
+	return cl && cl <= m->n && m->child ? m->child[cl - 1] : NULL;
+}
+
+static void mq_walk(struct pw__qdisc *q, int (*fn)(struct pw__qdisc *, unsigned long, void *),
+		    void *arg)
+{
+	struct mq_priv *m = pw__qdisc_priv(q);
+	for (unsigned long cl = 1; cl <= m->n; cl++)
+		if (fn(q, cl, arg))
+			break;
+}
+
+static void mq_class_info(struct pw__qdisc *q, unsigned long cl, struct pw__class_info *ci)
+{
+	struct pw__qdisc *leaf = mq_leaf(q, cl);
+	ci->classid = PW_TC_H_MAKE(q->handle, cl);
+	ci->parent = PW_TC_H_ROOT;
+	ci->leaf = leaf ? leaf->handle : 0;
+	if (leaf)
+		pw__qdisc_read_stats(leaf, &ci->st);
+}
+
+const struct pw__qdisc_ops pw__mq_ops = {
+	.id = "mq",
+	.priv_size = sizeof(struct mq_priv),
+	.opt_size = sizeof(struct mq_opt),
+	.flags = PW__QF_MQ | PW__QF_CLASSFUL | PW__QF_ROOT_ONLY,
+	.enqueue = mq_enqueue,
+	.dequeue = mq_dequeue,
+	.init = mq_init,
+	.destroy = mq_destroy,
+	.parse = mq_parse,
+	.print = mq_print,
+	.stats = mq_stats,
+	.class_find = mq_find,
+	.graft = mq_graft,
+	.class_leaf = mq_leaf,
+	.class_walk = mq_walk,
+	.class_info = mq_class_info,
+};

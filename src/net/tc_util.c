@@ -1,0 +1,1167 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tc_util: the unit parsing and printing helpers of pinwheel's tc (see
+ * tc_util.h): the text/JSON output builder, the printers of rates, sizes,
+ * times, percents and handles, the psched tick arithmetic, and the parsers
+ * tc's commands use, all to iproute2 6.1's behaviour byte for byte.
+ *
+ * Context: called by the tc parser and printers on the thread running a tc
+ * command.  Every object here belongs to its caller; there is no global
+ * state, and no function takes a lock.
+ */
+#define _GNU_SOURCE
+#include "tc_util.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* ======================================================== output builder */
+
+/*
+ * Makes room for n more bytes plus the NUL.  Context: any.  Return: true
+ * when there is room, false (and o->oom set) otherwise.
+ */
+static bool out_reserve(struct pw__out *o, size_t n)
+{
+	size_t need, cap;
+	char *nb;
+
+	if (o->oom)
+		return false;
+	need = o->len + n + 1;
+	if (need <= o->cap)
+		return true;
+	cap = o->cap ? o->cap : 256;
+	while (cap < need)
+		cap *= 2;
+	nb = realloc(o->buf, cap);
+	if (!nb) {
+		o->oom = true;
+		return false;
+	}
+	o->buf = nb;
+	o->cap = cap;
+	return true;
+}
+
+void pw__out_init(struct pw__out *o, bool json)
+{
+	memset(o, 0, sizeof(*o));
+	o->json = json;
+	o->sl = "\n";
+}
+
+void pw__out_free(struct pw__out *o)
+{
+	bool json = o->json;
+
+	free(o->buf);
+	pw__out_init(o, json);
+}
+
+void pw__out_reset(struct pw__out *o)
+{
+	o->len = 0;
+	if (o->buf)
+		o->buf[0] = '\0';
+	o->sep = '\0';
+	o->depth = 0;
+	o->bad = false;
+}
+
+const char *pw__out_str(const struct pw__out *o)
+{
+	return o->buf ? o->buf : "";
+}
+
+void pw__out_write(struct pw__out *o, const char *s, size_t n)
+{
+	if (!out_reserve(o, n))
+		return;
+	memcpy(o->buf + o->len, s, n);
+	o->len += n;
+	o->buf[o->len] = '\0';
+}
+
+static void out_putc(struct pw__out *o, char c)
+{
+	pw__out_write(o, &c, 1);
+}
+
+static void out_puts(struct pw__out *o, const char *s)
+{
+	pw__out_write(o, s, strlen(s));
+}
+
+void pw__out_vprintf(struct pw__out *o, const char *fmt, va_list ap)
+{
+	va_list ap2;
+	int n;
+
+	if (o->oom)
+		return;
+	va_copy(ap2, ap);
+	n = vsnprintf(NULL, 0, fmt, ap2);
+	va_end(ap2);
+	if (n < 0 || !out_reserve(o, (size_t)n))
+		return;
+	vsnprintf(o->buf + o->len, (size_t)n + 1, fmt, ap);
+	o->len += (size_t)n;
+}
+
+void pw__out_printf(struct pw__out *o, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	pw__out_vprintf(o, fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * Formats one value with a caller's format in text mode.  The format is not
+ * a literal, so this wrapper keeps -Wformat-nonliteral (if enabled) in one
+ * place.  Context: any.  Return: none.
+ */
+#if defined(__GNUC__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+#endif
+static void out_fmt(struct pw__out *o, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!fmt)
+		return;
+	va_start(ap, fmt);
+	pw__out_vprintf(o, fmt, ap);
+	va_end(ap);
+}
+#if defined(__GNUC__)
+#pragma GCC diagnostic pop
+#endif
+
+/* Whether a print of type goes to o's output.  Return: bool. */
+static bool is_json(const struct pw__out *o, int type)
+{
+	return o->json && (type & PW_PRINT_JSON);
+}
+
+static bool is_fp(const struct pw__out *o, int type)
+{
+	return !o->json && (type & PW_PRINT_FP);
+}
+
+/* ---- json_writer, non-pretty: the exact bytes of iproute2's jsonw_* */
+
+/* jsonw_eor(): a comma before all but the first member.  Return: none. */
+static void jw_eor(struct pw__out *o)
+{
+	if (o->sep != '\0')
+		out_putc(o, o->sep);
+	o->sep = ',';
+}
+
+/*
+ * jsonw_puts(): a quoted string with \t \n \r \f \b \\ \" escaped and every
+ * other byte (other control bytes and the single quote included) as is.
+ */
+static void jw_puts(struct pw__out *o, const char *s)
+{
+	out_putc(o, '"');
+	for (; *s; s++) {
+		switch (*s) {
+		case '\t': out_puts(o, "\\t"); break;
+		case '\n': out_puts(o, "\\n"); break;
+		case '\r': out_puts(o, "\\r"); break;
+		case '\f': out_puts(o, "\\f"); break;
+		case '\b': out_puts(o, "\\b"); break;
+		case '\\': out_puts(o, "\\\\"); break;
+		case '"': out_puts(o, "\\\""); break;
+		default: out_putc(o, *s); break;
+		}
+	}
+	out_putc(o, '"');
+}
+
+static void jw_name(struct pw__out *o, const char *name)
+{
+	jw_eor(o);
+	o->sep = '\0';
+	jw_puts(o, name);
+	out_putc(o, ':');
+}
+
+static void jw_begin(struct pw__out *o, char c)
+{
+	jw_eor(o);
+	out_putc(o, c);
+	if (o->depth < PW__OUT_MAX_DEPTH)
+		o->stack[o->depth] = c;
+	else
+		o->bad = true;
+	o->depth++;
+	o->sep = '\0';
+}
+
+static void jw_end(struct pw__out *o, char open, char c)
+{
+	if (o->depth <= 0 ||
+	    (o->depth <= PW__OUT_MAX_DEPTH && o->stack[o->depth - 1] != open)) {
+		o->bad = true;
+		return;
+	}
+	o->depth--;
+	out_putc(o, c);
+	o->sep = ',';
+}
+
+/* A value member: "key": (or nothing inside an array), then raw text. */
+static void jw_key(struct pw__out *o, const char *key)
+{
+	if (key)
+		jw_name(o, key);
+	jw_eor(o);
+}
+
+void pw__new_json_obj(struct pw__out *o)
+{
+	if (o->json)
+		jw_begin(o, '[');
+}
+
+void pw__delete_json_obj(struct pw__out *o)
+{
+	if (o->json) {
+		jw_end(o, '[', ']');
+		out_putc(o, '\n');
+	}
+}
+
+void pw__print_string(struct pw__out *o, int type, const char *key,
+		      const char *fmt, const char *value)
+{
+	if (is_json(o, type)) {
+		if (key && !value) {
+			jw_name(o, key);
+		} else if (!key && value) {
+			jw_eor(o);
+			jw_puts(o, value);
+		} else if (key) {
+			jw_name(o, key);
+			jw_eor(o);
+			jw_puts(o, value);
+		}
+	} else if (is_fp(o, type)) {
+		out_fmt(o, fmt, value);
+	}
+}
+
+void pw__print_uint(struct pw__out *o, int type, const char *key,
+		    const char *fmt, unsigned int value)
+{
+	if (is_json(o, type)) {
+		jw_key(o, key);
+		pw__out_printf(o, "%u", value);
+	} else if (is_fp(o, type)) {
+		out_fmt(o, fmt, value);
+	}
+}
+
+void pw__print_u64(struct pw__out *o, int type, const char *key,
+		   const char *fmt, uint64_t value)
+{
+	if (is_json(o, type)) {
+		jw_key(o, key);
+		pw__out_printf(o, "%" PRIu64, value);
+	} else if (is_fp(o, type)) {
+		out_fmt(o, fmt, value);
+	}
+}
+
+void pw__print_int(struct pw__out *o, int type, const char *key,
+		   const char *fmt, int value)
+{
+	if (is_json(o, type)) {
+		jw_key(o, key);
+		pw__out_printf(o, "%d", value);
+	} else if (is_fp(o, type)) {
+		out_fmt(o, fmt, value);
+	}
+}
+
+void pw__print_s64(struct pw__out *o, int type, const char *key,
+		   const char *fmt, int64_t value)
+{
+	if (is_json(o, type)) {
+		jw_key(o, key);
+		pw__out_printf(o, "%" PRId64, value);
+	} else if (is_fp(o, type)) {
+		out_fmt(o, fmt, value);
+	}
+}
+
+void pw__print_hu(struct pw__out *o, int type, const char *key,
+		  const char *fmt, unsigned short value)
+{
+	if (is_json(o, type)) {
+		jw_key(o, key);
+		pw__out_printf(o, "%hu", value);
+	} else if (is_fp(o, type)) {
+		out_fmt(o, fmt, value);
+	}
+}
+
+void pw__print_float(struct pw__out *o, int type, const char *key,
+		     const char *fmt, double value)
+{
+	if (is_json(o, type)) {
+		jw_key(o, key);
+		pw__out_printf(o, "%g", value);
+	} else if (is_fp(o, type)) {
+		out_fmt(o, fmt, value);
+	}
+}
+
+void pw__print_bool(struct pw__out *o, int type, const char *key,
+		    const char *fmt, bool value)
+{
+	if (is_json(o, type)) {
+		jw_key(o, key);
+		out_puts(o, value ? "true" : "false");
+	} else if (is_fp(o, type)) {
+		out_fmt(o, fmt, value ? "true" : "false");
+	}
+}
+
+void pw__print_null(struct pw__out *o, int type, const char *key,
+		    const char *fmt, const char *value)
+{
+	if (is_json(o, type)) {
+		jw_key(o, key);
+		out_puts(o, "null");
+	} else if (is_fp(o, type)) {
+		out_fmt(o, fmt, value);
+	}
+}
+
+void pw__print_hex(struct pw__out *o, int type, const char *key,
+		   const char *fmt, unsigned int hex)
+{
+	if (is_json(o, type)) {
+		char b[16];
+
+		snprintf(b, sizeof(b), "%x", hex);
+		jw_key(o, key);
+		jw_puts(o, b);
+	} else if (is_fp(o, type)) {
+		out_fmt(o, fmt, hex);
+	}
+}
+
+void pw__print_0xhex(struct pw__out *o, int type, const char *key,
+		     const char *fmt, unsigned int hex)
+{
+	if (is_json(o, type)) {
+		char b[16];
+
+		snprintf(b, sizeof(b), "%#x", hex);
+		jw_key(o, key);
+		jw_puts(o, b);
+	} else if (is_fp(o, type)) {
+		out_fmt(o, fmt, hex);
+	}
+}
+
+void pw__print_nl(struct pw__out *o)
+{
+	if (!o->json)
+		out_puts(o, o->sl ? o->sl : "\n");
+}
+
+void pw__print_fp(struct pw__out *o, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (o->json)
+		return;
+	va_start(ap, fmt);
+	pw__out_vprintf(o, fmt, ap);
+	va_end(ap);
+}
+
+void pw__open_json_object(struct pw__out *o, const char *key)
+{
+	if (!o->json)
+		return;
+	if (key)
+		jw_name(o, key);
+	jw_begin(o, '{');
+}
+
+void pw__close_json_object(struct pw__out *o)
+{
+	if (o->json)
+		jw_end(o, '{', '}');
+}
+
+void pw__open_json_array(struct pw__out *o, int type, const char *key)
+{
+	if (is_json(o, type)) {
+		if (key)
+			jw_name(o, key);
+		jw_begin(o, '[');
+	} else if (is_fp(o, type) && key) {
+		out_puts(o, key);
+	}
+}
+
+void pw__close_json_array(struct pw__out *o, int type, const char *str)
+{
+	if (is_json(o, type))
+		jw_end(o, '[', ']');
+	else if (is_fp(o, type) && str)
+		out_puts(o, str);
+}
+
+/* ============================================================== printers */
+
+char *pw__sprint_rate(uint64_t rate, bool iec, char *buf, size_t len)
+{
+	static const char *const units[] = { "", "K", "M", "G", "T" };
+	uint64_t kilo = iec ? 1024 : 1000;
+	size_t i;
+
+	rate <<= 3; /* bytes/s to bits/s (wraps as tc's) */
+	for (i = 0; i < sizeof(units) / sizeof(units[0]) - 1; i++) {
+		if (rate < kilo)
+			break;
+		if (rate % kilo != 0 && rate < 1000 * kilo)
+			break;
+		rate /= kilo;
+	}
+	/* tc 6.1 writes the "i" only after a prefix: -iec 1000000bit */
+	snprintf(buf, len, "%.0f%s%sbit", (double)rate, units[i],
+		 iec && i > 0 ? "i" : "");
+	return buf;
+}
+
+void pw__print_rate(struct pw__out *o, int type, const char *key,
+		    const char *fmt, uint64_t rate)
+{
+	char b[PW__SPRINT_BSIZE];
+
+	if (is_json(o, type))
+		pw__print_u64(o, PW_PRINT_JSON, key, NULL, rate);
+	else if (is_fp(o, type))
+		pw__print_string(o, PW_PRINT_FP, NULL, fmt,
+				 pw__sprint_rate(rate, o->iec, b, sizeof(b)));
+}
+
+char *pw__sprint_size(uint32_t sz, char *buf, size_t len)
+{
+	double d = sz;
+
+	if (sz >= 1024 * 1024 &&
+	    fabs(1024 * 1024 * rint(d / (1024 * 1024)) - d) < 1024)
+		snprintf(buf, len, "%gMb", rint(d / (1024 * 1024)));
+	else if (sz >= 1024 && fabs(1024 * rint(d / 1024) - d) < 16)
+		snprintf(buf, len, "%gKb", rint(d / 1024));
+	else
+		snprintf(buf, len, "%ub", sz);
+	return buf;
+}
+
+void pw__print_size(struct pw__out *o, int type, const char *key,
+		    const char *fmt, uint32_t size)
+{
+	char b[PW__SPRINT_BSIZE];
+
+	if (is_json(o, type))
+		pw__print_uint(o, PW_PRINT_JSON, key, NULL, size);
+	else if (is_fp(o, type))
+		pw__print_string(o, PW_PRINT_FP, NULL, fmt,
+				 pw__sprint_size(size, b, sizeof(b)));
+}
+
+char *pw__sprint_time(uint32_t usec, char *buf, size_t len)
+{
+	double t = usec;
+
+	if (t >= PW_TIME_UNITS_PER_SEC)
+		snprintf(buf, len, "%.3gs", t / PW_TIME_UNITS_PER_SEC);
+	else if (t >= PW_TIME_UNITS_PER_SEC / 1000)
+		snprintf(buf, len, "%.3gms", t / (PW_TIME_UNITS_PER_SEC / 1000));
+	else
+		snprintf(buf, len, "%uus", usec);
+	return buf;
+}
+
+void pw__print_time(struct pw__out *o, int type, const char *key,
+		    const char *fmt, uint64_t usec)
+{
+	char b[PW__SPRINT_BSIZE];
+
+	if (is_json(o, type))
+		pw__print_u64(o, PW_PRINT_JSON, key, NULL, usec);
+	else if (is_fp(o, type))
+		pw__print_string(o, PW_PRINT_FP, NULL, fmt,
+				 pw__sprint_time((uint32_t)usec, b, sizeof(b)));
+}
+
+char *pw__sprint_time64(int64_t ns, char *buf, size_t len)
+{
+	double d = (double)ns;
+
+	if (ns >= 1000000000LL)
+		snprintf(buf, len, "%.3gs", d / 1000000000.0);
+	else if (ns >= 1000000LL)
+		snprintf(buf, len, "%.3gms", d / 1000000.0);
+	else if (ns >= 1000LL)
+		snprintf(buf, len, "%.3gus", d / 1000.0);
+	else
+		snprintf(buf, len, "%lldns", (long long)ns);
+	return buf;
+}
+
+void pw__print_time64(struct pw__out *o, int type, const char *key,
+		      const char *fmt, int64_t ns)
+{
+	char b[PW__SPRINT_BSIZE];
+
+	if (is_json(o, type))
+		pw__print_float(o, PW_PRINT_JSON, key, NULL, (double)ns / 1000000000.);
+	else if (is_fp(o, type))
+		pw__print_string(o, PW_PRINT_FP, NULL, fmt,
+				 pw__sprint_time64(ns, b, sizeof(b)));
+}
+
+char *pw__sprint_percent(uint32_t per, char *buf, size_t len)
+{
+	snprintf(buf, len, "%g%%", (100. * per) / UINT32_MAX);
+	return buf;
+}
+
+void pw__print_percent(struct pw__out *o, int type, const char *key,
+		       const char *fmt, uint32_t per)
+{
+	if (is_json(o, type))
+		pw__print_float(o, PW_PRINT_JSON, key, NULL, (1. * per) / UINT32_MAX);
+	else if (is_fp(o, type))
+		pw__print_float(o, PW_PRINT_FP, NULL, fmt, (100. * per) / UINT32_MAX);
+}
+
+char *pw__sprint_tc_classid(uint32_t h, char *buf, size_t len)
+{
+	if (h == PW_TC_H_ROOT)
+		snprintf(buf, len, "root");
+	else if (h == PW_TC_H_UNSPEC)
+		snprintf(buf, len, "none");
+	else if (PW_TC_H_MAJ(h) == 0)
+		snprintf(buf, len, ":%x", PW_TC_H_MIN(h));
+	else if (PW_TC_H_MIN(h) == 0)
+		snprintf(buf, len, "%x:", PW_TC_H_MAJ(h) >> 16);
+	else
+		snprintf(buf, len, "%x:%x", PW_TC_H_MAJ(h) >> 16, PW_TC_H_MIN(h));
+	return buf;
+}
+
+char *pw__sprint_qdisc_handle(uint32_t h, char *buf, size_t len)
+{
+	snprintf(buf, len, "%x:", PW_TC_H_MAJ(h) >> 16);
+	return buf;
+}
+
+int pw__get_linklayer(unsigned int *val, const char *arg)
+{
+	if (pw__matches(arg, "ethernet") == 0)
+		*val = PW_LINKLAYER_ETHERNET;
+	else if (pw__matches(arg, "atm") == 0 || pw__matches(arg, "adsl") == 0)
+		*val = PW_LINKLAYER_ATM;
+	else
+		return -1;
+	return 0;
+}
+
+char *pw__sprint_linklayer(unsigned int linklayer, char *buf, size_t len)
+{
+	const char *s;
+
+	switch (linklayer) {
+	case PW_LINKLAYER_UNSPEC: s = "unspec"; break;
+	case PW_LINKLAYER_ETHERNET: s = "ethernet"; break;
+	case PW_LINKLAYER_ATM: s = "atm"; break;
+	default: s = "unknown"; break;
+	}
+	snprintf(buf, len, "%s", s);
+	return buf;
+}
+
+/* ====================================================== double to integer */
+
+/* cvttsd2si with a 64-bit destination: INT64_MIN for NaN and overflow. */
+static int64_t x86_cvtt64(double d)
+{
+	if (!(d >= -9223372036854775808.0 && d < 9223372036854775808.0))
+		return INT64_MIN;
+	return (int64_t)d;
+}
+
+uint32_t pw__tc_d2u32(double d)
+{
+	return (uint32_t)(uint64_t)x86_cvtt64(d);
+}
+
+uint64_t pw__tc_d2u64(double d)
+{
+	/* gcc: below 2^63 a signed convert, else subtract 2^63 first */
+	if (d >= 9223372036854775808.0) /* NaN goes the other way */
+		return (uint64_t)x86_cvtt64(d - 9223372036854775808.0) ^
+		       ((uint64_t)1 << 63);
+	return (uint64_t)x86_cvtt64(d);
+}
+
+/* ========================================================= psched ticks */
+
+void pw__tc_core_set(struct pw__tc_core *core, uint32_t t2us, uint32_t us2t,
+		     uint32_t clock_res)
+{
+	if (us2t == 0) {
+		core->tick_in_usec = 1;
+		core->clock_factor = 1;
+		return;
+	}
+	/* a nanosecond clock advertises a multiplier of 1000 meaning 1 */
+	if (clock_res == 1000000000)
+		t2us = us2t;
+	core->clock_factor = (double)clock_res / PW_TIME_UNITS_PER_SEC;
+	core->tick_in_usec = (double)t2us / us2t * core->clock_factor;
+}
+
+int pw__tc_core_init(struct pw__tc_core *core, const char *path)
+{
+	unsigned int t2us, us2t, res;
+	FILE *f;
+	int n;
+
+	core->tick_in_usec = 1;
+	core->clock_factor = 1;
+	f = fopen(path ? path : "/proc/net/psched", "r");
+	if (!f)
+		return -1;
+	n = fscanf(f, "%08x%08x%08x", &t2us, &us2t, &res);
+	fclose(f);
+	if (n != 3 || us2t == 0)
+		return -1;
+	pw__tc_core_set(core, t2us, us2t, res);
+	return 0;
+}
+
+int pw__tc_core_time2big(const struct pw__tc_core *core, uint32_t usec)
+{
+	uint64_t t = usec;
+
+	t = pw__tc_d2u64((double)t * core->tick_in_usec);
+	return (t >> 32) != 0;
+}
+
+uint32_t pw__tc_core_time2tick(const struct pw__tc_core *core, uint32_t usec)
+{
+	return pw__tc_d2u32(usec * core->tick_in_usec);
+}
+
+uint32_t pw__tc_core_tick2time(const struct pw__tc_core *core, uint32_t ticks)
+{
+	return pw__tc_d2u32(ticks / core->tick_in_usec);
+}
+
+uint32_t pw__tc_core_time2ktime(const struct pw__tc_core *core, uint32_t usec)
+{
+	return pw__tc_d2u32(usec * core->clock_factor);
+}
+
+uint32_t pw__tc_core_ktime2time(const struct pw__tc_core *core, uint32_t ktime)
+{
+	return pw__tc_d2u32(ktime / core->clock_factor);
+}
+
+uint32_t pw__tc_calc_xmittime(const struct pw__tc_core *core, uint64_t rate,
+			      uint32_t size)
+{
+	double us = PW_TIME_UNITS_PER_SEC * ((double)size / (double)rate);
+
+	return pw__tc_core_time2tick(core, pw__tc_d2u32(us));
+}
+
+uint32_t pw__tc_calc_xmitsize(const struct pw__tc_core *core, uint64_t rate,
+			      uint32_t ticks)
+{
+	double b = (double)rate * pw__tc_core_tick2time(core, ticks);
+
+	return pw__tc_d2u32(b / PW_TIME_UNITS_PER_SEC);
+}
+
+char *pw__sprint_ticks(const struct pw__tc_core *core, uint32_t ticks,
+		       char *buf, size_t len)
+{
+	return pw__sprint_time(pw__tc_core_tick2time(core, ticks), buf, len);
+}
+
+/* ATM: whole 53-byte cells carrying 48 bytes each. */
+static unsigned int align_to_atm(unsigned int size)
+{
+	unsigned int cells = size / 48;
+
+	if (size % 48)
+		cells++;
+	return cells * 53;
+}
+
+static unsigned int adjust_size(unsigned int sz, unsigned int mpu,
+				enum pw__linklayer ll)
+{
+	if (sz < mpu)
+		sz = mpu;
+	return ll == PW_LINKLAYER_ATM ? align_to_atm(sz) : sz;
+}
+
+int pw__tc_calc_rtable(const struct pw__tc_core *core,
+		       struct pw__tc_ratespec *r, uint32_t rtab[256],
+		       int cell_log, unsigned int mtu,
+		       enum pw__linklayer linklayer, uint64_t rate)
+{
+	int i;
+
+	if (mtu == 0)
+		mtu = 2047;
+	if (cell_log < 0) {
+		cell_log = 0;
+		while ((mtu >> cell_log) > 255)
+			cell_log++;
+	}
+	for (i = 0; i < 256; i++) {
+		unsigned int sz = adjust_size((unsigned int)(i + 1) << cell_log,
+					      r->mpu, linklayer);
+		rtab[i] = pw__tc_calc_xmittime(core, rate, sz);
+	}
+	r->cell_align = -1;
+	r->cell_log = (unsigned char)cell_log;
+	r->linklayer = (uint8_t)(linklayer & PW_TC_LINKLAYER_MASK);
+	return cell_log;
+}
+
+/* =============================================================== parsers */
+
+static const struct {
+	const char *name;
+	double scale; /* bits */
+} rate_suffixes[] = {
+	{ "bit", 1. },
+	{ "Kibit", 1024. },
+	{ "kbit", 1000. },
+	{ "mibit", 1024. * 1024. },
+	{ "mbit", 1000000. },
+	{ "gibit", 1024. * 1024. * 1024. },
+	{ "gbit", 1000000000. },
+	{ "tibit", 1024. * 1024. * 1024. * 1024. },
+	{ "tbit", 1000000000000. },
+	{ "Bps", 8. },
+	{ "KiBps", 8. * 1024. },
+	{ "KBps", 8000. },
+	{ "MiBps", 8. * 1024 * 1024 },
+	{ "MBps", 8000000. },
+	{ "GiBps", 8. * 1024. * 1024. * 1024. },
+	{ "GBps", 8000000000. },
+	{ "TiBps", 8. * 1024. * 1024. * 1024. * 1024. },
+	{ "TBps", 8000000000000. },
+};
+
+/* A rate string's bytes/s as a double.  Return: 0, -1. */
+static int rate_bytes(double *out, const char *str)
+{
+	char *p;
+	double bps = strtod(str, &p);
+	size_t i;
+
+	if (p == str)
+		return -1;
+	if (*p) {
+		for (i = 0; i < sizeof(rate_suffixes) / sizeof(rate_suffixes[0]); i++) {
+			if (strcasecmp(rate_suffixes[i].name, p) == 0)
+				break;
+		}
+		if (i == sizeof(rate_suffixes) / sizeof(rate_suffixes[0]))
+			return -1;
+		bps *= rate_suffixes[i].scale;
+	}
+	*out = bps / 8;
+	return 0;
+}
+
+int pw__get_rate64(uint64_t *rate, const char *str)
+{
+	double b;
+
+	if (rate_bytes(&b, str))
+		return -1;
+	*rate = pw__tc_d2u64(b);
+	return 0;
+}
+
+int pw__get_rate(uint32_t *rate, const char *str)
+{
+	double b;
+	uint32_t r;
+
+	if (rate_bytes(&b, str))
+		return -1;
+	r = pw__tc_d2u32(b);
+	if ((double)r != floor(b))
+		return -1;
+	*rate = r;
+	return 0;
+}
+
+int pw__get_size(uint32_t *size, const char *str)
+{
+	char *p;
+	double sz = strtod(str, &p);
+
+	if (p == str)
+		return -1;
+	if (*p) {
+		if (strcasecmp(p, "kb") == 0 || strcasecmp(p, "k") == 0)
+			sz *= 1024;
+		else if (strcasecmp(p, "gb") == 0 || strcasecmp(p, "g") == 0)
+			sz *= 1024 * 1024 * 1024;
+		else if (strcasecmp(p, "gbit") == 0)
+			sz *= 1024 * 1024 * 1024 / 8;
+		else if (strcasecmp(p, "mb") == 0 || strcasecmp(p, "m") == 0)
+			sz *= 1024 * 1024;
+		else if (strcasecmp(p, "mbit") == 0)
+			sz *= 1024 * 1024 / 8;
+		else if (strcasecmp(p, "kbit") == 0)
+			sz *= 1024 / 8;
+		else if (strcasecmp(p, "b") != 0)
+			return -1;
+	}
+	/* tc: *size = sz, then fail unless *size == floor(sz) */
+	if (isnan(sz) || sz < 0 || sz >= 4294967296.0)
+		return -1;
+	*size = (uint32_t)sz;
+	return 0;
+}
+
+int pw__get_size_and_cell(uint32_t *size, int *cell_log, const char *str)
+{
+	const char *slash = strchr(str, '/');
+	char tmp[PW__SPRINT_BSIZE];
+	int cell, i;
+
+	if (!slash)
+		return pw__get_size(size, str);
+	if ((size_t)(slash - str) >= sizeof(tmp))
+		return -1;
+	memcpy(tmp, str, (size_t)(slash - str));
+	tmp[slash - str] = '\0';
+	if (pw__get_size(size, tmp))
+		return -1;
+	if (pw__get_integer(&cell, slash + 1, 0))
+		return -1;
+	for (i = 0; i < 32; i++) {
+		if ((int)(1U << i) == cell) {
+			*cell_log = i;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+int pw__get_time(uint32_t *usec, const char *str)
+{
+	char *p;
+	double t = strtod(str, &p);
+
+	if (p == str)
+		return -1;
+	if (*p) {
+		if (strcasecmp(p, "s") == 0 || strcasecmp(p, "sec") == 0 ||
+		    strcasecmp(p, "secs") == 0)
+			t *= PW_TIME_UNITS_PER_SEC;
+		else if (strcasecmp(p, "ms") == 0 || strcasecmp(p, "msec") == 0 ||
+			 strcasecmp(p, "msecs") == 0)
+			t *= PW_TIME_UNITS_PER_SEC / 1000;
+		else if (strcasecmp(p, "us") == 0 || strcasecmp(p, "usec") == 0 ||
+			 strcasecmp(p, "usecs") == 0)
+			t *= PW_TIME_UNITS_PER_SEC / 1000000;
+		else
+			return -1;
+	}
+	*usec = pw__tc_d2u32(t);
+	return 0;
+}
+
+int pw__get_time64(int64_t *ns, const char *str)
+{
+	char *p;
+	double t = strtod(str, &p);
+
+	if (p == str)
+		return -1;
+	if (*p) {
+		if (strcasecmp(p, "s") == 0 || strcasecmp(p, "sec") == 0 ||
+		    strcasecmp(p, "secs") == 0)
+			t *= 1000000000.;
+		else if (strcasecmp(p, "ms") == 0 || strcasecmp(p, "msec") == 0 ||
+			 strcasecmp(p, "msecs") == 0)
+			t *= 1000000.;
+		else if (strcasecmp(p, "us") == 0 || strcasecmp(p, "usec") == 0 ||
+			 strcasecmp(p, "usecs") == 0)
+			t *= 1000.;
+		else if (strcasecmp(p, "ns") == 0 || strcasecmp(p, "nsec") == 0 ||
+			 strcasecmp(p, "nsecs") == 0)
+			t *= 1;
+		else
+			return -1;
+	}
+	*ns = x86_cvtt64(t);
+	return 0;
+}
+
+/*
+ * strtoull of a whole string.  Context: any (uses errno).  Return: 0 with
+ * *res set, -1 when arg is empty, has trailing junk or overflows.
+ */
+static int whole_ull(unsigned long long *res, const char *arg, int base)
+{
+	char *end;
+
+	if (!arg || !*arg)
+		return -1;
+	errno = 0;
+	*res = strtoull(arg, &end, base);
+	if (end == arg || *end)
+		return -1;
+	if (*res == ULLONG_MAX && errno == ERANGE)
+		return -1;
+	return 0;
+}
+
+static int whole_ll(long long *res, const char *arg, int base)
+{
+	char *end;
+
+	if (!arg || !*arg)
+		return -1;
+	errno = 0;
+	*res = strtoll(arg, &end, base);
+	if (end == arg || *end)
+		return -1;
+	if ((*res == LLONG_MAX || *res == LLONG_MIN) && errno == ERANGE)
+		return -1;
+	return 0;
+}
+
+int pw__get_u64(uint64_t *val, const char *arg, int base)
+{
+	unsigned long long r;
+
+	if (whole_ull(&r, arg, base))
+		return -1;
+	*val = r;
+	return 0;
+}
+
+int pw__get_u32(uint32_t *val, const char *arg, int base)
+{
+	unsigned long long r;
+
+	if (whole_ull(&r, arg, base) || r > 0xFFFFFFFFULL)
+		return -1;
+	*val = (uint32_t)r;
+	return 0;
+}
+
+int pw__get_u16(uint16_t *val, const char *arg, int base)
+{
+	unsigned long long r;
+
+	if (whole_ull(&r, arg, base) || r > 0xFFFFULL)
+		return -1;
+	*val = (uint16_t)r;
+	return 0;
+}
+
+int pw__get_u8(uint8_t *val, const char *arg, int base)
+{
+	unsigned long long r;
+
+	if (whole_ull(&r, arg, base) || r > 0xFFULL)
+		return -1;
+	*val = (uint8_t)r;
+	return 0;
+}
+
+int pw__get_unsigned(unsigned int *val, const char *arg, int base)
+{
+	unsigned long long r;
+
+	if (whole_ull(&r, arg, base) || r > UINT_MAX)
+		return -1;
+	*val = (unsigned int)r;
+	return 0;
+}
+
+int pw__get_s32(int32_t *val, const char *arg, int base)
+{
+	long long r;
+
+	if (whole_ll(&r, arg, base) || r > INT32_MAX || r < INT32_MIN)
+		return -1;
+	*val = (int32_t)r;
+	return 0;
+}
+
+int pw__get_integer(int *val, const char *arg, int base)
+{
+	long long r;
+
+	if (whole_ll(&r, arg, base) || r > INT_MAX || r < INT_MIN)
+		return -1;
+	*val = (int)r;
+	return 0;
+}
+
+int pw__parse_percent(double *val, const char *str)
+{
+	char *p;
+	double v = strtod(str, &p) / 100.;
+
+	if (isnan(v))
+		return -1;
+	*val = v;
+	if (v > 1.0 || v < 0.0)
+		return 1;
+	if (*p && strcmp(p, "%"))
+		return -1;
+	return 0;
+}
+
+uint32_t pw__percent_to_u32(double p)
+{
+	return pw__tc_d2u32(rint(p * UINT32_MAX));
+}
+
+int pw__get_percent(uint32_t *per, const char *str)
+{
+	double p;
+
+	if (pw__parse_percent(&p, str))
+		return -1;
+	*per = pw__percent_to_u32(p);
+	return 0;
+}
+
+int pw__get_qdisc_handle(uint32_t *h, const char *str)
+{
+	uint32_t maj;
+	char *p;
+
+	if (strcmp(str, "none") == 0) {
+		*h = PW_TC_H_UNSPEC;
+		return 0;
+	}
+	maj = (uint32_t)strtoul(str, &p, 16);
+	if (p == str || maj >= (1U << 16))
+		return -1;
+	if (*p != ':' && *p != '\0')
+		return -1;
+	*h = maj << 16;
+	return 0;
+}
+
+int pw__get_tc_classid(uint32_t *h, const char *str)
+{
+	uint32_t maj, min;
+	char *p;
+
+	if (strcmp(str, "root") == 0) {
+		*h = PW_TC_H_ROOT;
+		return 0;
+	}
+	if (strcmp(str, "none") == 0) {
+		*h = PW_TC_H_UNSPEC;
+		return 0;
+	}
+	maj = (uint32_t)strtoul(str, &p, 16);
+	if (p == str) {
+		maj = 0;
+		if (*p != ':')
+			return -1;
+	}
+	if (*p == ':') {
+		if (maj >= (1U << 16))
+			return -1;
+		maj <<= 16;
+		str = p + 1;
+		min = (uint32_t)strtoul(str, &p, 16);
+		if (*p != '\0' || min >= (1U << 16))
+			return -1;
+		maj |= min;
+	} else if (*p != '\0') {
+		return -1;
+	}
+	*h = maj;
+	return 0;
+}
+
+int pw__matches(const char *cmd, const char *pattern)
+{
+	size_t len = strlen(cmd);
+
+	if (len > strlen(pattern))
+		return -1;
+	return memcmp(pattern, cmd, len);
+}
+
+int pw__makeargs(char *line, char *argv[], int maxargs)
+{
+	static const char ws[] = " \t\r\n";
+	char *cp = strchr(line, '#');
+	int argc = 0;
+
+	if (cp)
+		*cp = '\0';
+	cp = line;
+	while (*cp) {
+		cp += strspn(cp, ws);
+		if (*cp == '\0')
+			break;
+		if (argc >= maxargs - 1)
+			return -E2BIG;
+		if (*cp == '\'' || *cp == '"') {
+			char quote = *cp++;
+
+			argv[argc++] = cp;
+			cp = strchr(cp, quote);
+			if (!cp)
+				return -EINVAL;
+		} else {
+			argv[argc++] = cp;
+			cp += strcspn(cp, ws);
+			if (*cp == '\0')
+				break;
+		}
+		*cp++ = '\0';
+	}
+	if (maxargs > 0)
+		argv[argc] = NULL;
+	return argc;
+}
