@@ -118,10 +118,9 @@ int pw_net_set_watchdog_pinned(struct pw_runtime *rt, int pinned)
 
 int pw_netdev_set_watchdog_pinned(struct pw_netdev *dev, int pinned)
 {
-	if (!dev)
+	if (!dev || pinned < -1 || pinned > 1)
 		return -EINVAL;
-	__atomic_store_n(&dev->watchdog_pinned, pinned < 0 ? -1 : pinned ? 1 : 0,
-			 __ATOMIC_RELAXED);
+	__atomic_store_n(&dev->watchdog_pinned, pinned, __ATOMIC_RELAXED);
 	return 0;
 }
 
