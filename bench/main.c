@@ -4,8 +4,8 @@
  * the cells of the main benchmark.  Elsewhere: options.c (the command
  * line), registry.c (implementations and workloads by name), measure.c (one
  * cell), conn_mix.c (its sequence), report.c (table, JSON, CSV), progress.c
- * (the progress lines on stderr), lateness.c, scaling.c, idle.c, wake.c
- * (the subcommands), impl_*.c (the implementations).
+ * (the progress lines on stderr), lateness.c, scaling.c, idle.c, wake.c,
+ * net.c (the subcommands), impl_*.c (the implementations).
  *
  * The benchmark: the timer operations network code does all day, for
  * pinwheel and its peers side by side, through one ops table (bench.h).
@@ -54,6 +54,7 @@
 #include "idle.h"
 #include "lateness.h"
 #include "measure.h"
+#include "net.h"
 #include "options.h"
 #include "progress.h"
 #include "registry.h"
@@ -100,6 +101,23 @@ static int subcommand(int argc, char **argv, const char *mach)
 		if (parse_sub(argc, argv, nums, 2, false, &format))
 			return 2;
 		return idle_main((unsigned)cpus, (unsigned)ms, format == 1, mach);
+	}
+	if (!strcmp(argv[1], "net")) {
+		uint64_t packets = 1000000, inflight = 0, batch = 0, reps = 3, only = 0;
+		const struct num_opt nums[] = {{"--packets", 1000, 1000000000, &packets},
+					       {"--inflight", 0, 1000000, &inflight},
+					       {"--batch", 0, 1024, &batch},
+					       {"--reps", 1, 64, &reps},
+					       {"--config", 0, 5, &only}};
+		if (parse_sub(argc, argv, nums, 5, false, &format))
+			return 2;
+		/* 0: the defaults, 1e3, 5e4 (the target's) and 1e5 in flight;
+		 * one packet per clock step and 32 (a NAPI-sized burst) */
+		const unsigned dflt_in[] = {1000, 50000, 100000}, dflt_b[] = {1, 32};
+		unsigned in1 = (unsigned)inflight, b1 = (unsigned)batch;
+		return net_main((unsigned)packets, inflight ? &in1 : dflt_in, inflight ? 1 : 3,
+				batch ? &b1 : dflt_b, batch ? 1 : 2, (unsigned)reps, (unsigned)only,
+				format == 1, mach);
 	}
 	return -1;
 }

@@ -27,7 +27,7 @@
  * when they arrive, which under constant delay (or rate) is every packet,
  * so enqueue and dequeue are O(1); and, for packets that arrive earlier
  * than the tail (jitter), a heap.  The kernel uses an rbtree; here it is a
- * top-down skew heap through pw_left/pw_right keyed (time_to_send, pw_seq),
+ * pairing heap through pw_left/pw_right keyed (time_to_send, pw_seq),
  * pw_seq a per-qdisc arrival counter, so packets with equal times leave in
  * arrival order as they do from the kernel's rbtree (equal keys go right).
  * The head is the heap's minimum unless the list head is earlier or equal
@@ -57,8 +57,10 @@
  * netem_change() swaps and frees after unlocking.
  *
  * Costs.  Constant delay or rate: O(1) per packet (the list).  Jitter: the
- * packets that arrive out of order go to the heap, O(log n) amortised per
- * insert and per removal of the minimum.  reset() removes heap packets in
+ * packets that arrive out of order go to the heap: O(1) per insert, O(log n)
+ * amortised per removal of the minimum (a skew heap, tried first, cost
+ * about 1.3 us per packet at 5e4 queued: O(log n) pointer-chasing writes on
+ * every insert too).  reset() removes heap packets in
  * order, O(n log n).  The PRNG is LFSR113: a few shifts per draw.
  *
  * Departures from the kernel, and why:
@@ -193,7 +195,7 @@ struct netem_priv {
 	/* the queue */
 	struct pw__pktq rq;              /* reordered: the kernel's sch->q */
 	struct pw_pkt *t_head, *t_tail;  /* in-order list */
-	struct pw_pkt *t_root;           /* skew heap of the rest */
+	struct pw_pkt *t_root;           /* pairing heap of the rest */
 	uint32_t t_count;
 	uint64_t t_max;                  /* latest time_to_send in the heap */
 	uint64_t seq;
@@ -391,23 +393,50 @@ static bool pkt_before(const struct pw_pkt *a, const struct pw_pkt *b)
 	       (a->pw_time_to_send == b->pw_time_to_send && a->pw_seq < b->pw_seq);
 }
 
-/* Top-down skew heap meld, iterative. */
-static struct pw_pkt *heap_meld(struct pw_pkt *a, struct pw_pkt *b)
+/*
+ * The heap is a pairing heap through pw_left (first child) and pw_right
+ * (next sibling).  Keys (time_to_send, pw_seq) are unique, so the minimum
+ * is unique and the order of equal times is arrival order whatever the
+ * shape.  Insert: one comparison with the root, O(1).  Removing the
+ * minimum: its children are linked in pairs left to right, then the pairs
+ * right to left into one tree, O(log n) amortised; no allocation.
+ */
+static struct pw_pkt *ph_link(struct pw_pkt *a, struct pw_pkt *b)
 {
-	struct pw_pkt *root = NULL, **link = &root;
-	while (a && b) {
-		if (pkt_before(b, a)) {
-			struct pw_pkt *t = a;
-			a = b;
-			b = t;
-		}
-		*link = a;
-		struct pw_pkt *r = a->pw_right;
-		a->pw_right = a->pw_left;
-		link = &a->pw_left;
-		a = r;
+	if (pkt_before(b, a)) {
+		struct pw_pkt *t = a;
+		a = b;
+		b = t;
 	}
-	*link = a ? a : b;
+	b->pw_right = a->pw_left; /* b becomes a's first child */
+	a->pw_left = b;
+	return a;
+}
+
+/* The root of the tree made of the sibling list starting at @first. */
+static struct pw_pkt *ph_merge_pairs(struct pw_pkt *first)
+{
+	struct pw_pkt *acc = NULL; /* the pairs, last first, through pw_right */
+	while (first) {
+		struct pw_pkt *a = first, *b = a->pw_right;
+		if (!b) {
+			a->pw_right = acc;
+			acc = a;
+			break;
+		}
+		first = b->pw_right;
+		a->pw_right = b->pw_right = NULL;
+		a = ph_link(a, b);
+		a->pw_right = acc;
+		acc = a;
+	}
+	struct pw_pkt *root = NULL;
+	while (acc) {
+		struct pw_pkt *next = acc->pw_right;
+		acc->pw_right = NULL;
+		root = root ? ph_link(root, acc) : acc;
+		acc = next;
+	}
 	return root;
 }
 
@@ -427,7 +456,7 @@ static void tfifo_enqueue(struct netem_priv *nd, struct pw_pkt *p)
 		p->pw_next = NULL;
 		if (!nd->t_count || tnext > nd->t_max)
 			nd->t_max = tnext;
-		nd->t_root = heap_meld(nd->t_root, p);
+		nd->t_root = nd->t_root ? ph_link(nd->t_root, p) : p;
 		nd->t_count++;
 	}
 }
@@ -453,7 +482,7 @@ static void tfifo_erase_head(struct netem_priv *nd, struct pw_pkt *p)
 		if (!nd->t_head)
 			nd->t_tail = NULL;
 	} else {
-		nd->t_root = heap_meld(p->pw_left, p->pw_right);
+		nd->t_root = ph_merge_pairs(p->pw_left);
 		nd->t_count--;
 	}
 	p->pw_next = p->pw_left = p->pw_right = NULL;

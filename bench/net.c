@@ -1,0 +1,246 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pinwheel-bench net: packets per second per core through the
+ * packet-scheduling layer (src/net): pw_dev_queue_xmit() -> the qdisc ->
+ * its watchdog hrtimer -> the queue run -> the driver's xmit, which hands
+ * the packet back to a free list for the next send.
+ *
+ * Configurations: pfifo (no delay: the layer's floor), netem delay 10ms
+ * (constant: every packet goes to the tail of the time-ordered list),
+ * netem delay 10ms 2ms distribution normal (jitter: out-of-order packets
+ * go to the heap), netem delay 10ms rate 1gbit, and mq with 8 netem delay
+ * 10ms children (the seed 003 shape; packets spread by hash over the
+ * queues).  Each at every --inflight count of packets in flight.
+ *
+ * How (one thread, on the simulated clock, acting as CPU 0, so the time is
+ * the layer's and the timer subsystem's, nothing else): the sender sends
+ * one packet and moves the clock by delay / inflight, so that in steady
+ * state `inflight` packets are queued and each step's clock move fires
+ * the watchdog for the packets now due: the watchdog is re-armed for
+ * about every packet, as with real traffic.  A warm-up fills the queue;
+ * then --packets packets are timed (wall clock, the median of --reps).
+ * A benchmark, not a test: it prints numbers and judges nothing.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <pinwheel/pinwheel.h>
+
+#include "bench.h"
+#include "net.h"
+#include "progress.h"
+
+struct pool {
+	struct pw_pkt *pkts;
+	struct pw_pkt *free;
+	uint64_t sent, dropped;
+};
+
+static int b_xmit(struct pw_netdev *dev, unsigned txq, struct pw_pkt *p, void *ctx)
+{
+	(void)dev, (void)txq;
+	struct pool *pl = ctx;
+	p->pw_next = pl->free;
+	pl->free = p;
+	pl->sent++;
+	return PW_NETDEV_TX_OK;
+}
+
+static void b_drop(struct pw_netdev *dev, struct pw_pkt *p, enum pw_drop_reason r, void *ctx)
+{
+	(void)dev, (void)r;
+	struct pool *pl = ctx;
+	p->pw_next = pl->free;
+	pl->free = p;
+	pl->dropped++;
+}
+
+static const struct pw_netdev_ops b_ops = { .xmit = b_xmit, .drop = b_drop };
+
+struct net_cfg {
+	const char *name;
+	unsigned ntxq;
+	const char *cmds[10];
+	uint64_t delay_ns; /* 0: no delay (pfifo) */
+};
+
+static const struct net_cfg cfgs[] = {
+	{ "pfifo", 1, { "qdisc add dev eth0 root pfifo limit 1000000" }, 0 },
+	{ "netem delay", 1, { "qdisc add dev eth0 root netem limit 1000000 delay 10ms" }, 10000000 },
+	{ "netem jitter normal", 1,
+	  { "qdisc add dev eth0 root netem limit 1000000 delay 10ms 2ms distribution normal" },
+	  10000000 },
+	{ "netem rate 100gbit", 1,
+	  { "qdisc add dev eth0 root netem limit 1000000 delay 10ms rate 100gbit" }, 10000000 },
+	{ "mq + 8 netem", 8,
+	  { "qdisc add dev eth0 root handle 1: mq",
+	    "qdisc add dev eth0 parent 1:1 netem limit 1000000 delay 10ms",
+	    "qdisc add dev eth0 parent 1:2 netem limit 1000000 delay 10ms",
+	    "qdisc add dev eth0 parent 1:3 netem limit 1000000 delay 10ms",
+	    "qdisc add dev eth0 parent 1:4 netem limit 1000000 delay 10ms",
+	    "qdisc add dev eth0 parent 1:5 netem limit 1000000 delay 10ms",
+	    "qdisc add dev eth0 parent 1:6 netem limit 1000000 delay 10ms",
+	    "qdisc add dev eth0 parent 1:7 netem limit 1000000 delay 10ms",
+	    "qdisc add dev eth0 parent 1:8 netem limit 1000000 delay 10ms" },
+	  10000000 },
+};
+#define NCFG (sizeof(cfgs) / sizeof(cfgs[0]))
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* One measurement: packets/s, or a negative errno. */
+static double run_one(const struct net_cfg *c, unsigned inflight, unsigned batch,
+		      unsigned packets, uint64_t *queued_at_end)
+{
+	struct pw_config cfg;
+	pw_config_init(&cfg);
+	cfg.ncpus = 1;
+	cfg.clock = PW_CLOCK_SIM;
+	cfg.sim_start_ns = 1000000000ull;
+	struct pw_runtime *rt;
+	if (pw_runtime_create(&cfg, &rt))
+		return -ENOMEM;
+	struct pool pl = { 0 };
+	unsigned npkt = inflight * 2 + 1024;
+	pl.pkts = calloc(npkt, sizeof(*pl.pkts));
+	if (!pl.pkts) {
+		pw_runtime_destroy(rt);
+		return -ENOMEM;
+	}
+	for (unsigned i = 0; i < npkt; i++) {
+		pl.pkts[i].pw_next = pl.free;
+		pl.free = &pl.pkts[i];
+	}
+	struct pw_netdev *dev;
+	double r = -EINVAL;
+	if (pw_netdev_create(rt, "eth0", c->ntxq, &b_ops, &pl, &dev))
+		goto out;
+	if (c->ntxq > 1) { /* CPU 0 may use every queue: the hash spreads */
+		uint64_t m = 1;
+		for (unsigned q = 0; q < c->ntxq; q++)
+			pw_netdev_set_xps(dev, q, &m, 1);
+	}
+	char err[256];
+	for (unsigned k = 0; k < 10 && c->cmds[k]; k++)
+		if (pw_tc(rt, c->cmds[k], 0, NULL, 0, err, sizeof(err))) {
+			fprintf(stderr, "pinwheel-bench net: %s: %s", c->cmds[k], err);
+			goto out_dev;
+		}
+	pw_cpu_enter(rt, 0);
+	uint64_t step = c->delay_ns ? c->delay_ns / inflight : 0;
+	uint64_t frac = c->delay_ns ? c->delay_ns % inflight : 0, acc = 0;
+	uint32_t h = 1;
+	double t0 = 0;
+	unsigned warm = c->delay_ns ? inflight * 2 : 1000;
+	for (unsigned i = 0; i < warm + packets; i++) {
+		if (i == warm)
+			t0 = now_s();
+		struct pw_pkt *p = pl.free;
+		if (!p) { /* the qdisc holds more than 2x in flight: overload */
+			pw_cpu_exit(rt);
+			fprintf(stderr, "pinwheel-bench net: %s: more than %u packets queued\n",
+				c->name, npkt);
+			r = -ENOBUFS;
+			goto out_dev;
+		}
+		pl.free = p->pw_next;
+		pw_pkt_init(p, NULL, 1000);
+		h = h * 1103515245u + 12345u;
+		p->hash = h;
+		pw_dev_queue_xmit(dev, p);
+		if ((i + 1) % batch)
+			continue;
+		/* the clock moves by the batch's share of the delay: one timer
+		 * pass per batch */
+		uint64_t adv = 0;
+		for (unsigned k = 0; k < batch; k++) {
+			adv += step;
+			acc += frac;
+			if (acc >= inflight) {
+				acc -= inflight;
+				adv++;
+			}
+		}
+		if (adv)
+			pw_sim_advance(rt, adv);
+	}
+	double t = now_s() - t0;
+	pw_cpu_exit(rt);
+	struct pw_qdisc_stats st;
+	*queued_at_end = pw_netdev_qdisc_stats(dev, 0, &st) == 0 ? st.qlen : 0;
+	r = t > 0 ? (double)packets / t : 0;
+out_dev:
+	pw_netdev_destroy(dev);
+out:
+	pw_runtime_destroy(rt);
+	free(pl.pkts);
+	return r;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+int net_main(unsigned packets, const unsigned *inflight, unsigned ninflight,
+	     const unsigned *batch, unsigned nbatch, unsigned reps, unsigned only, int json,
+	     const char *machine)
+{
+	unsigned total = (only ? 1 : (unsigned)NCFG) * ninflight * nbatch, cell = 0;
+	if (json)
+		printf("{\"benchmark\":\"net\",\"machine\":\"%s\",\"packets\":%u,\"results\":[", machine,
+		       packets);
+	else
+		printf("# pinwheel-bench net: packets/s per core, one thread on the simulated clock\n"
+		       "# machine: %s; %u packets timed per run, median of %u runs\n"
+		       "# batch: packets sent per clock step (one timer pass per batch)\n"
+		       "%-22s %9s %6s %10s %10s %10s\n",
+		       machine, packets, reps, "qdisc", "inflight", "batch", "Mpkt/s", "ns/pkt",
+		       "queued");
+	bool first = true;
+	for (unsigned c = 0; c < NCFG; c++)
+		if (!only || c + 1 == only)
+		for (unsigned k = 0; k < ninflight; k++)
+		for (unsigned bi = 0; bi < nbatch; bi++) {
+			progress_start(++cell, total, "net: %s, %u in flight, batch %u", cfgs[c].name,
+				       inflight[k], batch[bi]);
+			double v[64];
+			uint64_t queued = 0;
+			unsigned n = reps > 64 ? 64 : reps;
+			for (unsigned r = 0; r < n; r++) {
+				v[r] = run_one(&cfgs[c], inflight[k], batch[bi], packets, &queued);
+				if (v[r] < 0)
+					return 1;
+			}
+			progress_end();
+			qsort(v, n, sizeof(v[0]), cmp_d);
+			double med = v[n / 2];
+			if (json) {
+				printf("%s{\"qdisc\":\"%s\",\"inflight\":%u,\"batch\":%u,\"pps\":%.0f,"
+				       "\"ns_per_pkt\":%.1f,\"queued\":%llu}",
+				       first ? "" : ",", cfgs[c].name, inflight[k], batch[bi], med,
+				       1e9 / med, (unsigned long long)queued);
+			} else {
+				printf("%-22s %9u %6u %10.2f %10.1f %10llu\n", cfgs[c].name,
+				       inflight[k], batch[bi], med / 1e6, 1e9 / med,
+				       (unsigned long long)queued);
+			}
+			first = false;
+			fflush(stdout);
+		}
+	if (json)
+		printf("]}\n");
+	return 0;
+}
