@@ -104,13 +104,23 @@ static int subcommand(int argc, char **argv, const char *mach)
 	}
 	if (!strcmp(argv[1], "net")) {
 		uint64_t packets = 1000000, inflight = 0, batch = 0, reps = 3, only = 0;
+		uint64_t workers = 0, ms = 1000;
 		const struct num_opt nums[] = {{"--packets", 1000, 1000000000, &packets},
 					       {"--inflight", 0, 1000000, &inflight},
 					       {"--batch", 0, 1024, &batch},
 					       {"--reps", 1, 64, &reps},
-					       {"--config", 0, 5, &only}};
-		if (parse_sub(argc, argv, nums, 5, false, &format))
+					       {"--config", 0, 5, &only},
+					       {"--workers", 0, 64, &workers},
+					       {"--ms", 10, 600000, &ms}};
+		if (parse_sub(argc, argv, nums, 7, false, &format))
 			return 2;
+		if (workers) {
+			const unsigned w_in[] = {1000, 50000};
+			unsigned in1 = (unsigned)inflight;
+			return net_workers_main((unsigned)workers, (unsigned)ms, inflight ? &in1 : w_in,
+						inflight ? 1 : 2, (unsigned)reps, (unsigned)only,
+						format == 1, mach);
+		}
 		/* 0: the defaults, 1e3, 5e4 (the target's) and 1e5 in flight;
 		 * one packet per clock step and 32 (a NAPI-sized burst) */
 		const unsigned dflt_in[] = {1000, 50000, 100000}, dflt_b[] = {1, 32};

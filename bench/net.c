@@ -244,3 +244,213 @@ int net_main(unsigned packets, const unsigned *inflight, unsigned ninflight,
 		printf("]}\n");
 	return 0;
 }
+
+/* ------------------------------------------------------- real workers */
+
+/*
+ * --workers W: the real clock, one worker per CPU (pw_runtime_start()),
+ * each CPU's poll hook sending from its own pool of `inflight` packets, 32
+ * a round (the NAPI-poll analog: the worker loop is the application's
+ * loop). A packet goes back to its sender's pool when xmit gets it, so
+ * each CPU keeps `inflight` packets in the layer: with a delay D the
+ * most a CPU can send is inflight / D per second (the "bound" column), and
+ * a CPU that cannot keep up sends less. Measured over --ms after a warm-up:
+ * packets per second per core and CPU time per packet (getrusage: the
+ * whole process, workers included). Single-root qdiscs get a device with
+ * one queue per CPU sharing the root's lock (as the kernel's netem root on
+ * a multi-queue NIC); mq + 8 netem a queue (and lock) per CPU.
+ */
+#include <sys/resource.h>
+#include <unistd.h>
+
+#define MAXW 64
+
+struct wpool {
+	struct pw_pkt *free; /* atomic: a stack, pushed by any thread, taken whole by its CPU */
+	struct pw_pkt *local; /* its CPU's: what it took and has not sent yet */
+	uint64_t xmits;      /* atomic */
+	uint32_t h;
+} __attribute__((aligned(64)));
+
+struct wctx {
+	struct wpool pool[MAXW];
+	struct pw_netdev *dev;
+	int stop; /* atomic */
+};
+
+static int w_xmit(struct pw_netdev *dev, unsigned txq, struct pw_pkt *p, void *ctx)
+{
+	(void)dev, (void)txq;
+	struct wpool *pl = &((struct wctx *)ctx)->pool[p->user];
+	struct pw_pkt *head = __atomic_load_n(&pl->free, __ATOMIC_RELAXED);
+	do
+		p->pw_next = head;
+	while (!__atomic_compare_exchange_n(&pl->free, &head, p, true, __ATOMIC_RELEASE,
+					    __ATOMIC_RELAXED));
+	__atomic_fetch_add(&pl->xmits, 1, __ATOMIC_RELAXED);
+	return PW_NETDEV_TX_OK;
+}
+
+static void w_drop(struct pw_netdev *dev, struct pw_pkt *p, enum pw_drop_reason r, void *ctx)
+{
+	(void)r;
+	w_xmit(dev, 0, p, ctx); /* back to its pool; not counted as sent */
+	__atomic_fetch_sub(&((struct wctx *)ctx)->pool[p->user].xmits, 1, __ATOMIC_RELAXED);
+}
+
+static const struct pw_netdev_ops w_ops = { .xmit = w_xmit, .drop = w_drop };
+
+static int w_poll(struct pw_runtime *rt, unsigned cpu, void *arg)
+{
+	(void)rt;
+	struct wctx *w = arg;
+	if (__atomic_load_n(&w->stop, __ATOMIC_ACQUIRE))
+		return 0;
+	struct wpool *pl = &w->pool[cpu];
+	if (!pl->local) /* the owner takes the whole stack: no ABA */
+		pl->local = __atomic_exchange_n(&pl->free, NULL, __ATOMIC_ACQUIRE);
+	int n = 0;
+	while (pl->local && n < 32) {
+		struct pw_pkt *p = pl->local;
+		pl->local = p->pw_next;
+		pw_pkt_init(p, NULL, 1000);
+		p->user = cpu;
+		pl->h = pl->h * 1103515245u + 12345u;
+		p->hash = pl->h;
+		pw_dev_queue_xmit(w->dev, p);
+		n++;
+	}
+	return n;
+}
+
+static double cpu_s(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 +
+	       (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
+}
+
+static uint64_t w_total(struct wctx *w, unsigned n)
+{
+	uint64_t s = 0;
+	for (unsigned c = 0; c < n; c++)
+		s += __atomic_load_n(&w->pool[c].xmits, __ATOMIC_RELAXED);
+	return s;
+}
+
+/* One run: packets/s over all CPUs, CPU seconds per packet in *cpp. */
+static int run_workers(const struct net_cfg *c, unsigned workers, unsigned inflight,
+		       unsigned ms, double *pps, double *cpp)
+{
+	struct pw_config cfg;
+	pw_config_init(&cfg);
+	cfg.ncpus = workers;
+	struct pw_runtime *rt;
+	if (pw_runtime_create(&cfg, &rt))
+		return -ENOMEM;
+	struct wctx *w = aligned_alloc(64, sizeof(*w));
+	struct pw_pkt *pk = calloc((size_t)workers * inflight, sizeof(*pk));
+	int rc = -ENOMEM;
+	if (!w || !pk)
+		goto out;
+	memset(w, 0, sizeof(*w));
+	for (unsigned cpu = 0; cpu < workers; cpu++) {
+		w->pool[cpu].h = cpu + 1;
+		for (unsigned i = 0; i < inflight; i++) {
+			struct pw_pkt *p = &pk[(size_t)cpu * inflight + i];
+			p->pw_next = w->pool[cpu].free;
+			w->pool[cpu].free = p;
+		}
+	}
+	unsigned ntxq = c->ntxq > 1 ? c->ntxq : workers;
+	rc = pw_netdev_create(rt, "eth0", ntxq, &w_ops, w, &w->dev);
+	if (rc)
+		goto out;
+	char err[256];
+	for (unsigned k = 0; k < 10 && c->cmds[k]; k++)
+		if (pw_tc(rt, c->cmds[k], 0, NULL, 0, err, sizeof(err))) {
+			fprintf(stderr, "pinwheel-bench net: %s: %s", c->cmds[k], err);
+			rc = -EINVAL;
+			goto out_dev;
+		}
+	for (unsigned cpu = 0; cpu < workers; cpu++)
+		pw_set_poll(rt, cpu, w_poll, w);
+	rc = pw_runtime_start(rt);
+	if (rc)
+		goto out_dev;
+	struct timespec warm = { 0, 300000000 };
+	nanosleep(&warm, NULL);
+	uint64_t n0 = w_total(w, workers);
+	double t0 = now_s(), c0 = cpu_s();
+	struct timespec run = { ms / 1000, (long)(ms % 1000) * 1000000 };
+	nanosleep(&run, NULL);
+	uint64_t n1 = w_total(w, workers);
+	double t1 = now_s(), c1 = cpu_s();
+	__atomic_store_n(&w->stop, 1, __ATOMIC_RELEASE);
+	pw_runtime_stop(rt);
+	*pps = (double)(n1 - n0) / (t1 - t0);
+	*cpp = n1 > n0 ? (c1 - c0) / (double)(n1 - n0) : 0;
+	rc = 0;
+out_dev:
+	pw_netdev_destroy(w->dev);
+out:
+	pw_runtime_destroy(rt);
+	free(pk);
+	free(w);
+	return rc;
+}
+
+int net_workers_main(unsigned workers, unsigned ms, const unsigned *inflight,
+		     unsigned ninflight, unsigned reps, unsigned only, int json,
+		     const char *machine)
+{
+	if (workers > MAXW)
+		workers = MAXW;
+	unsigned total = (only ? 1 : (unsigned)NCFG) * ninflight, cell = 0;
+	if (json)
+		printf("{\"benchmark\":\"net-workers\",\"machine\":\"%s\",\"workers\":%u,\"ms\":%u,"
+		       "\"results\":[",
+		       machine, workers, ms);
+	else
+		printf("# pinwheel-bench net --workers %u: the real clock, a worker per CPU sending 32 "
+		       "packets a poll round\n"
+		       "# machine: %s; %u ms per run, median of %u runs; inflight per CPU\n"
+		       "%-22s %9s %12s %12s %12s\n",
+		       workers, machine, ms, reps, "qdisc", "inflight", "Mpkt/s/core", "bound",
+		       "cpu ns/pkt");
+	bool first = true;
+	for (unsigned c = 0; c < NCFG; c++)
+		if (!only || c + 1 == only)
+			for (unsigned k = 0; k < ninflight; k++) {
+				progress_start(++cell, total, "net: %s, %u in flight per CPU, %u workers",
+					       cfgs[c].name, inflight[k], workers);
+				double v[64], cp[64];
+				unsigned n = reps > 64 ? 64 : reps;
+				for (unsigned r = 0; r < n; r++)
+					if (run_workers(&cfgs[c], workers, inflight[k], ms, &v[r], &cp[r]))
+						return 1;
+				progress_end();
+				qsort(v, n, sizeof(v[0]), cmp_d);
+				qsort(cp, n, sizeof(cp[0]), cmp_d);
+				double per = v[n / 2] / workers, cpu = cp[n / 2] * 1e9;
+				double bound = cfgs[c].delay_ns ? (double)inflight[k] * 1e9 /
+									  (double)cfgs[c].delay_ns
+								: 0;
+				if (json)
+					printf("%s{\"qdisc\":\"%s\",\"inflight\":%u,\"pps_per_core\":%.0f,"
+					       "\"bound\":%.0f,\"cpu_ns_per_pkt\":%.1f}",
+					       first ? "" : ",", cfgs[c].name, inflight[k], per, bound, cpu);
+				else if (bound > 0)
+					printf("%-22s %9u %12.2f %12.2f %12.1f\n", cfgs[c].name, inflight[k],
+					       per / 1e6, bound / 1e6, cpu);
+				else
+					printf("%-22s %9u %12.2f %12s %12.1f\n", cfgs[c].name, inflight[k],
+					       per / 1e6, "-", cpu);
+				first = false;
+				fflush(stdout);
+			}
+	if (json)
+		printf("]}\n");
+	return 0;
+}

@@ -10,4 +10,9 @@ int net_main(unsigned packets, const unsigned *inflight, unsigned ninflight,
 	     const unsigned *batch, unsigned nbatch, unsigned reps, unsigned only, int json,
 	     const char *machine);
 
+/* The real clock with @workers workers, @ms per run (see net.c). */
+int net_workers_main(unsigned workers, unsigned ms, const unsigned *inflight,
+		     unsigned ninflight, unsigned reps, unsigned only, int json,
+		     const char *machine);
+
 #endif
