@@ -6,9 +6,10 @@
  * What it does.  Each packet handed to enqueue goes through, in the
  * kernel's order: the duplicate draw; the loss model (random with
  * correlation, the 4-state Markov chain "state", or Gilbert-Elliott
- * "gemodel"); with `ecn`, a lost ECN-capable packet (ECT(0)/ECT(1)) is
- * marked CE instead of dropped (and still counted as a drop, as the
- * kernel's qdisc_qstats_drop() on the mark); a lost packet goes to the drop
+ * "gemodel"); with `ecn`, a lost ECN-capable packet (ECT(0)/ECT(1), or
+ * one already CE: INET_ECN_set_ce() succeeds on it) is marked CE instead
+ * of dropped (and still counted as a drop, as the kernel's
+ * qdisc_qstats_drop() on the mark); a lost packet goes to the drop
  * list with PW_DROP_NETEM_LOSS and enqueue returns NET_XMIT_SUCCESS (the
  * kernel's __NET_XMIT_BYPASS); a duplicate is cloned through the device's
  * clone op and enqueued at the root of the queue with duplication off; the
@@ -502,7 +503,8 @@ static int netem_enqueue(struct pw_pkt *pkt, struct pw__qdisc *q, struct pw__dro
 
 	/* loss (or an ECN mark instead) */
 	if (loss_event(nd)) {
-		if (nd->ecn && (pkt->ecn == 1 || pkt->ecn == 2)) {
+		/* INET_ECN_set_ce() succeeds on ECT(1), ECT(0) and CE alike */
+		if (nd->ecn && pkt->ecn >= 1 && pkt->ecn <= 3) {
 			pkt->ecn = 3;
 			q->st.drops++;
 		} else {
