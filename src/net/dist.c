@@ -43,14 +43,16 @@
 #define PW_DIST_MULTIARCH "s390x-linux-gnu"
 #endif
 
+/* with tc's trailing slash (tc_util.c: LIBDIR "/tc/"), so that the
+ * "%s/%s.dist" path in a message reads "tc//normal.dist" as tc's does */
 static const char *const lib_dirs[] = {
 #ifdef PW_DIST_MULTIARCH
-	"/usr/lib/" PW_DIST_MULTIARCH "/tc",
+	"/usr/lib/" PW_DIST_MULTIARCH "/tc/",
 #endif
-	"/usr/lib/tc",
-	"/usr/lib64/tc",
-	"/lib/tc",
-	"/usr/share/tc",
+	"/usr/lib/tc/",
+	"/usr/lib64/tc/",
+	"/lib/tc/",
+	"/usr/share/tc/",
 };
 
 #define PW_DIST_PATH_MAX 4096

@@ -19,7 +19,11 @@
  * other than the existing root's, without a handle, builds a new qdisc
  * and grafts it, as that kernel does.  `show` prints the root then the
  * device's handle hash (the kernel's dump order), `class show` the
- * classes of each qdisc in the same order.
+ * classes of each qdisc in the same order (without dev: none, as the
+ * kernel dumps nothing for ifindex 0).  `class add|change|replace|del`
+ * parse as tc_class_modify() and make tc_ctl_tclass()'s lookups; no
+ * pinwheel class can be created, changed or deleted (mq's are fixed), so
+ * they end in that kernel's errors for mq.
  *
  * Errors.  Every failure returns a negative errno with the message tc
  * would print in the error buffer: the kernel's extack messages as
@@ -173,7 +177,7 @@ static const char QDISC_USAGE[] =
 	"\n"
 	"       tc qdisc { show | list } [ dev STRING ] [ QDISC_ID ] [ invisible ]\n"
 	"Where:\n"
-	"QDISC_KIND := { [p|b]fifo | tbf | prio | red | etc. }\n"
+	"QDISC_KIND := { [p|b]fifo | tbf | prio | cbq | red | etc. }\n"
 	"OPTIONS := ... try tc qdisc add <desired QDISC_KIND> help\n"
 	"STAB_OPTIONS := ... try tc qdisc add stab help\n"
 	"QDISC_ID := { root | ingress | handle QHANDLE | parent CLASSID }";
@@ -195,11 +199,11 @@ static int parse_qdisc_req(struct pw__tc_ctx *tc, int argc, char **argv, struct 
 			}
 			r->devname = *argv;
 		} else if (!strcmp(*argv, "handle")) {
+			if (r->handle) /* tc checks before NEXT_ARG() */
+				return duparg(tc, "handle", *argv);
 			if (--argc <= 0)
 				return incomplete(tc);
 			argv++;
-			if (r->handle)
-				return duparg(tc, "handle", *argv);
 			uint32_t h;
 			if (pw__get_qdisc_handle(&h, *argv))
 				return invarg(tc, "invalid qdisc ID", *argv);
@@ -237,8 +241,7 @@ static int parse_qdisc_req(struct pw__tc_ctx *tc, int argc, char **argv, struct 
 			pw__tc_err(tc, "Error: pinwheel does not implement size tables (\"stab\").");
 			return -EOPNOTSUPP;
 		} else if (pw__matches(*argv, "help") == 0) {
-			pw__tc_err(tc, "%s", QDISC_USAGE);
-			return -EINVAL;
+			pw__tc_err(tc, "%s", QDISC_USAGE); /* tc goes on */
 		} else {
 			r->kind = *argv;
 			r->ops = pw__qdisc_lookup_ops(*argv);
@@ -581,7 +584,7 @@ static unsigned qdisc_refcnt(const struct pw_netdev *dev, const struct pw__qdisc
 
 struct show_filter {
 	uint32_t handle;   /* 0: any */
-	bool root_only;
+	uint32_t parent;   /* 0: any (iproute2's filter_parent) */
 	bool all_devs;     /* print "dev NAME " */
 };
 
@@ -590,9 +593,9 @@ static void print_qdisc(struct pw__tc_ctx *tc, struct pw__out *o, struct pw_netd
 {
 	if (q->ops->flags & PW__QF_BUILTIN)
 		return;
-	if (f->handle && PW_TC_H_MAJ(q->handle ^ f->handle))
+	if (f->handle && q->handle != f->handle)
 		return;
-	if (f->root_only && q->parent != PW_TC_H_ROOT)
+	if (f->parent && q->parent != f->parent)
 		return;
 	char b[PW__SPRINT_BSIZE];
 	pw__open_json_object(o, NULL);
@@ -681,30 +684,40 @@ static int qdisc_show(struct pw__tc_ctx *tc, int argc, char **argv, struct pw__o
 	const char *devname = NULL;
 	struct show_filter f = { 0 };
 	while (argc > 0) {
+		/* tc_qdisc_list(): a second dev replaces the first; root,
+		 * ingress, parent and handle exclude each other */
 		if (!strcmp(*argv, "dev")) {
 			if (--argc <= 0)
 				return incomplete(tc);
 			argv++;
-			if (devname)
-				return duparg(tc, "dev", *argv);
 			devname = *argv;
-		} else if (!strcmp(*argv, "root")) {
-			if (f.root_only)
+		} else if (!strcmp(*argv, "root") || !strcmp(*argv, "ingress") ||
+			   !strcmp(*argv, "clsact") || pw__matches(*argv, "parent") == 0 ||
+			   pw__matches(*argv, "handle") == 0) {
+			if (f.parent)
 				return invarg(tc, "parent is already specified", *argv);
-			f.root_only = true;
-		} else if (!strcmp(*argv, "ingress") || !strcmp(*argv, "clsact")) {
-			return 0; /* there are none */
-		} else if (!strcmp(*argv, "handle")) {
-			if (--argc <= 0)
-				return incomplete(tc);
-			argv++;
 			if (f.handle)
-				return duparg(tc, "handle", *argv);
-			if (pw__get_qdisc_handle(&f.handle, *argv))
-				return invarg(tc, "invalid qdisc ID", *argv);
+				return invarg(tc, "handle is already specified", *argv);
+			if (!strcmp(*argv, "root")) {
+				f.parent = PW_TC_H_ROOT;
+			} else if (!strcmp(*argv, "ingress") || !strcmp(*argv, "clsact")) {
+				f.parent = PW_TC_H_INGRESS; /* there are none */
+			} else if (pw__matches(*argv, "parent") == 0) {
+				if (--argc <= 0)
+					return incomplete(tc);
+				argv++;
+				if (pw__get_tc_classid(&f.parent, *argv))
+					return invarg(tc, "invalid parent ID", *argv);
+			} else {
+				if (--argc <= 0)
+					return incomplete(tc);
+				argv++;
+				if (pw__get_qdisc_handle(&f.handle, *argv))
+					return invarg(tc, "invalid handle ID", *argv);
+			}
 		} else if (pw__matches(*argv, "help") == 0) {
+			/* tc prints its usage and goes on with the show */
 			pw__tc_err(tc, "%s", QDISC_USAGE);
-			return -EINVAL;
 		} else if (!strcmp(*argv, "invisible")) {
 			/* nothing is invisible here */
 		} else {
@@ -751,22 +764,24 @@ static int print_class(struct pw__qdisc *q, unsigned long cl, void *arg)
 	struct pw__class_info ci;
 	memset(&ci, 0, sizeof(ci));
 	q->ops->class_info(q, cl, &ci);
+	if (sa->f->handle && PW_TC_H_MAJ(ci.classid ^ sa->f->handle))
+		return 0;
 	if (sa->classid && ci.classid != sa->classid)
 		return 0;
-	if (sa->parent && ci.parent != sa->parent)
-		return 0;
+	/* with "qdisc X:" tc prints the minors only */
+	uint32_t mask = sa->f->handle ? 0xFFFFu : 0xFFFFFFFFu;
 	char b[PW__SPRINT_BSIZE];
 	pw__open_json_object(o, NULL);
 	pw__print_string(o, PW_PRINT_ANY, "class", "class %s ", q->ops->id);
 	pw__print_string(o, PW_PRINT_ANY, "handle", "%s ",
-			 pw__sprint_tc_classid(ci.classid, b, sizeof(b)));
+			 pw__sprint_tc_classid(ci.classid & mask, b, sizeof(b)));
 	if (sa->f->all_devs)
 		pw__print_string(o, PW_PRINT_ANY, "dev", "dev %s ", cw->dev->name);
 	if (ci.parent == PW_TC_H_ROOT)
 		pw__print_bool(o, PW_PRINT_ANY, "root", "root ", true);
 	else if (ci.parent)
 		pw__print_string(o, PW_PRINT_ANY, "parent", "parent %s ",
-				 pw__sprint_tc_classid(ci.parent, b, sizeof(b)));
+				 pw__sprint_tc_classid(ci.parent & mask, b, sizeof(b)));
 	if (ci.leaf) {
 		snprintf(b, sizeof(b), "%x:", ci.leaf >> 16);
 		pw__print_string(o, PW_PRINT_ANY, "leaf", "leaf %s ", b);
@@ -787,8 +802,11 @@ static int print_class(struct pw__qdisc *q, unsigned long cl, void *arg)
 
 static void class_one(struct pw_netdev *dev, struct pw__qdisc *q, void *arg)
 {
+	struct show_arg *sa = arg;
 	if (!q->ops->class_walk || !q->ops->class_info)
 		return;
+	if (sa->parent && PW_TC_H_MAJ(sa->parent) != q->handle)
+		return; /* tc_dump_tclass_qdisc() */
 	struct class_walk_arg cw = { arg, dev };
 	q->ops->class_walk(q, print_class, &cw);
 }
@@ -800,7 +818,7 @@ static const char CLASS_USAGE[] =
 	"\n"
 	"       tc class show [ dev STRING ] [ root | parent CLASSID ]\n"
 	"Where:\n"
-	"QDISC_KIND := { prio | etc. }\n"
+	"QDISC_KIND := { prio | cbq | etc. }\n"
 	"OPTIONS := ... try tc class add <desired QDISC_KIND> help";
 
 static int class_show(struct pw__tc_ctx *tc, int argc, char **argv, struct pw__out *o)
@@ -820,31 +838,34 @@ static int class_show(struct pw__tc_ctx *tc, int argc, char **argv, struct pw__o
 			if (--argc <= 0)
 				return incomplete(tc);
 			argv++;
-			uint32_t h;
-			if (pw__get_qdisc_handle(&h, *argv))
+			if (f.handle)
+				return duparg(tc, "qdisc", *argv);
+			if (pw__get_qdisc_handle(&f.handle, *argv))
 				return invarg(tc, "invalid qdisc ID", *argv);
-			f.handle = h;
 		} else if (!strcmp(*argv, "classid")) {
 			if (--argc <= 0)
 				return incomplete(tc);
 			argv++;
+			if (sa.classid)
+				return duparg(tc, "classid", *argv);
 			if (pw__get_tc_classid(&sa.classid, *argv))
 				return invarg(tc, "invalid class ID", *argv);
 		} else if (!strcmp(*argv, "root")) {
-			if (sa.parent)
-				return invarg(tc, "parent is already specified", *argv);
+			if (sa.parent) {
+				pw__tc_err(tc, "Error: \"root\" is duplicate parent ID");
+				return -EINVAL;
+			}
 			sa.parent = PW_TC_H_ROOT;
 		} else if (!strcmp(*argv, "parent")) {
+			if (sa.parent) /* tc checks before NEXT_ARG() */
+				return duparg(tc, "parent", *argv);
 			if (--argc <= 0)
 				return incomplete(tc);
 			argv++;
-			if (sa.parent)
-				return duparg(tc, "parent", *argv);
 			if (pw__get_tc_classid(&sa.parent, *argv))
 				return invarg(tc, "invalid parent ID", *argv);
 		} else if (pw__matches(*argv, "help") == 0) {
-			pw__tc_err(tc, "%s", CLASS_USAGE);
-			return -EINVAL;
+			pw__tc_err(tc, "%s", CLASS_USAGE); /* and the show goes on */
 		} else {
 			pw__tc_err(tc, "What is \"%s\"? Try \"tc class help\".", *argv);
 			return -EINVAL;
@@ -863,14 +884,9 @@ static int class_show(struct pw__tc_ctx *tc, int argc, char **argv, struct pw__o
 		} else {
 			for_each_qdisc(dev, class_one, &sa);
 		}
-	} else {
-		f.all_devs = true;
-		struct pw_netdev **v = NULL;
-		unsigned n = devs_in_order(tc->net, &v);
-		for (unsigned i = 0; i < n; i++)
-			for_each_qdisc(v[i], class_one, &sa);
-		free(v);
 	}
+	/* without dev tc sends ifindex 0, and the kernel's tc_dump_tclass()
+	 * dumps nothing */
 	o->json = json;
 	return rc;
 }
@@ -885,6 +901,11 @@ static int do_qdisc_modify(struct pw__tc_ctx *tc, int argc, char **argv, unsigne
 	int rc = parse_qdisc_req(tc, argc, argv, &r);
 	if (rc)
 		goto out;
+	/* what parsing said (a "help" usage) stays; the kernel side's
+	 * messages follow it as if the buffer were empty (rtnl_err()) */
+	size_t said = tc->errused;
+	if (said)
+		tc->err += said, tc->errlen -= said, tc->errused = 0;
 	pthread_mutex_lock(&tc->net->cfg_lock);
 	struct pw_netdev *dev = NULL;
 	if (!r.devname) {
@@ -898,6 +919,8 @@ static int do_qdisc_modify(struct pw__tc_ctx *tc, int argc, char **argv, unsigne
 		rc = del ? qdisc_delete(tc, dev, &r) : qdisc_modify(tc, dev, &r, flags);
 	}
 	pthread_mutex_unlock(&tc->net->cfg_lock);
+	if (said)
+		tc->err -= said, tc->errlen += said, tc->errused += said;
 out:
 	qreq_free(&r);
 	return rc;
@@ -932,10 +955,146 @@ static int do_qdisc(struct pw__tc_ctx *tc, int argc, char **argv, struct pw__out
 	}
 	if (pw__matches(cmd, "help") == 0) {
 		pw__tc_err(tc, "%s", QDISC_USAGE);
-		return -EINVAL;
+		return 0; /* do_qdisc(): usage(); return 0; */
 	}
 	pw__tc_err(tc, "Command \"%s\" is unknown, try \"tc qdisc help\".", cmd);
 	return -EINVAL;
+}
+
+/* iproute2's kinds with class options (a parse_copt); every other kind,
+ * known or not, is "classless" to tc class add. */
+static bool kind_has_classes(const char *k)
+{
+	static const char *const kinds[] = { "htb", "hfsc", "cbq", "drr", "qfq", "ets",
+					     "atm", "dsmark" };
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (!strcmp(k, kinds[i]))
+			return true;
+	return false;
+}
+
+/* tc_class_modify() of tc_class.c, then the kernel's tc_ctl_tclass(): no
+ * pinwheel qdisc has classes that can be created, changed or deleted (mq's
+ * are fixed), so a command that gets that far fails as the kernel's does
+ * on mq; before that, the same lookups and errors. */
+static int class_modify(struct pw__tc_ctx *tc, int argc, char **argv, unsigned flags, bool del)
+{
+	const char *devname = NULL, *kind = NULL;
+	uint32_t clid = 0, portid = 0;
+	while (argc > 0) {
+		if (!strcmp(*argv, "dev")) {
+			if (--argc <= 0)
+				return incomplete(tc);
+			argv++;
+			if (devname)
+				return duparg(tc, "dev", *argv);
+			devname = *argv;
+		} else if (!strcmp(*argv, "classid")) {
+			if (--argc <= 0)
+				return incomplete(tc);
+			argv++;
+			if (clid)
+				return duparg(tc, "classid", *argv);
+			if (pw__get_tc_classid(&clid, *argv))
+				return invarg(tc, "invalid class ID", *argv);
+		} else if (!strcmp(*argv, "handle")) {
+			pw__tc_err(tc, "Error: try \"classid\" instead of \"handle\"");
+			return -EINVAL;
+		} else if (!strcmp(*argv, "root")) {
+			if (portid) {
+				pw__tc_err(tc, "Error: \"root\" is duplicate parent ID.");
+				return -EINVAL;
+			}
+			portid = PW_TC_H_ROOT;
+		} else if (!strcmp(*argv, "parent")) {
+			if (--argc <= 0)
+				return incomplete(tc);
+			argv++;
+			if (portid)
+				return duparg(tc, "parent", *argv);
+			if (pw__get_tc_classid(&portid, *argv))
+				return invarg(tc, "invalid parent ID", *argv);
+		} else if (pw__matches(*argv, "estimator") == 0) {
+			int8_t ei;
+			uint8_t el;
+			if (argc < 3)
+				return incomplete(tc);
+			int rc = pw__est_parse(tc, argv[1], argv[2], &ei, &el);
+			if (rc)
+				return rc;
+			argc -= 2, argv += 2;
+		} else if (pw__matches(*argv, "help") == 0) {
+			pw__tc_err(tc, "%s", CLASS_USAGE); /* and goes on */
+		} else {
+			kind = *argv;
+			break;
+		}
+		argc--, argv++;
+	}
+	if (kind && !kind_has_classes(kind)) {
+		pw__tc_err(tc, "Error: Qdisc \"%s\" is classless.", kind);
+		return -EINVAL;
+	}
+	if (kind) {
+		pw__tc_err(tc, "Error: pinwheel has no \"%s\" classes.", kind);
+		return -EOPNOTSUPP;
+	}
+	pthread_mutex_lock(&tc->net->cfg_lock);
+	int rc;
+	struct pw_netdev *dev = NULL;
+	if (devname && !(dev = dev_lookup(tc->net, devname))) {
+		pw__tc_err(tc, "Cannot find device \"%s\"", devname);
+		rc = -ENODEV;
+		goto out;
+	}
+	rc = -ENODEV;
+	if (!dev)
+		goto out;
+	/* tc_ctl_tclass(), step 1: the qdisc X:0 */
+	uint32_t qid = PW_TC_H_MAJ(clid);
+	uint32_t root = dev->qdisc ? dev->qdisc->handle : 0;
+	if (portid != PW_TC_H_ROOT) {
+		uint32_t qid1 = PW_TC_H_MAJ(portid);
+		rc = -EINVAL;
+		if (qid && qid1 && qid != qid1)
+			goto out;
+		if (qid1)
+			qid = qid1;
+		else if (!qid)
+			qid = root;
+		if (portid)
+			portid = PW_TC_H_MAKE(qid, portid);
+	} else if (!qid) {
+		qid = root;
+	}
+	rc = -ENOENT;
+	struct pw__qdisc *q = pw__qdisc_find(dev, qid);
+	if (!q)
+		goto out;
+	rc = -EINVAL;
+	if (!q->ops->class_find)
+		goto out;
+	if (clid == 0) {
+		if (portid == PW_TC_H_ROOT)
+			clid = qid;
+	} else {
+		clid = PW_TC_H_MAKE(qid, clid);
+	}
+	unsigned long cl = clid ? q->ops->class_find(q, clid) : 0;
+	if (!cl) {
+		rc = -ENOENT;
+		if (del || !(flags & F_CREATE))
+			goto out;
+	} else if (!del && (flags & F_EXCL)) {
+		rc = -EEXIST;
+		goto out;
+	}
+	rc = -EOPNOTSUPP; /* no cops->change / cops->delete */
+out:
+	pthread_mutex_unlock(&tc->net->cfg_lock);
+	if (dev || !devname) /* else "Cannot find device" was said */
+		pw__tc_err(tc, "RTNETLINK answers: %s", strerror(-rc));
+	return rc;
 }
 
 static int do_class(struct pw__tc_ctx *tc, int argc, char **argv, struct pw__out *o)
@@ -955,15 +1114,17 @@ static int do_class(struct pw__tc_ctx *tc, int argc, char **argv, struct pw__out
 		pthread_mutex_unlock(&tc->net->cfg_lock);
 		return rc;
 	}
-	if (pw__matches(cmd, "add") == 0 || pw__matches(cmd, "change") == 0 ||
-	    pw__matches(cmd, "replace") == 0 || pw__matches(cmd, "delete") == 0) {
-		/* no classful qdisc with configurable classes yet (htb) */
-		pw__tc_err(tc, "RTNETLINK answers: %s", strerror(EOPNOTSUPP));
-		return -EOPNOTSUPP;
-	}
+	if (pw__matches(cmd, "add") == 0)
+		return class_modify(tc, argc, argv, F_CREATE | F_EXCL, false);
+	if (pw__matches(cmd, "change") == 0)
+		return class_modify(tc, argc, argv, 0, false);
+	if (pw__matches(cmd, "replace") == 0)
+		return class_modify(tc, argc, argv, F_CREATE, false);
+	if (pw__matches(cmd, "delete") == 0)
+		return class_modify(tc, argc, argv, 0, true);
 	if (pw__matches(cmd, "help") == 0) {
 		pw__tc_err(tc, "%s", CLASS_USAGE);
-		return -EINVAL;
+		return 0; /* do_class(): usage(); return 0; */
 	}
 	pw__tc_err(tc, "Command \"%s\" is unknown, try \"tc class help\".", cmd);
 	return -EINVAL;
@@ -1018,9 +1179,17 @@ int pw_tc(struct pw_runtime *rt, const char *cmd, unsigned flags, char *out, siz
 	} else if (pw__matches(obj, "class") == 0) {
 		rc = do_class(&tc, argc - 1, argv + 1, &o);
 	} else if (pw__matches(obj, "help") == 0) {
-		pw__tc_err(&tc, "Usage: tc [ OPTIONS ] OBJECT { COMMAND | help }\n"
-				"where  OBJECT := { qdisc | class }");
-		rc = -EINVAL;
+		/* tc.c's usage(), as do_cmd() prints it, returning 0 */
+		pw__tc_err(&tc, "Usage:\ttc [ OPTIONS ] OBJECT { COMMAND | help }\n"
+				"\ttc [-force] -batch filename\n"
+				"where  OBJECT := { qdisc | class | filter | chain |\n"
+				"\t\t    action | monitor | exec }\n"
+				"       OPTIONS := { -V[ersion] | -s[tatistics] | -d[etails] | -r[aw] |\n"
+				"\t\t    -o[neline] | -j[son] | -p[retty] | -c[olor]\n"
+				"\t\t    -b[atch] [filename] | -n[etns] name | -N[umeric] |\n"
+				"\t\t     -nm | -nam[es] | { -cf | -conf } path\n"
+				"\t\t     -br[ief] }");
+		rc = 0;
 	} else {
 		pw__tc_err(&tc, "Object \"%s\" is unknown, try \"tc help\".", obj);
 		rc = -EINVAL;

@@ -108,7 +108,6 @@ static int fifo_parse(struct pw__tc_ctx *tc, int argc, char **argv, void *optp)
 {
 	struct fifo_opt *o = optp;
 	const char *id = tc->kind ? tc->kind : "pfifo";
-	bool bytes = !strcmp(id, "bfifo");
 	while (argc > 0) {
 		if (!strcmp(*argv, "limit")) {
 			argc--, argv++;
@@ -116,9 +115,9 @@ static int fifo_parse(struct pw__tc_ctx *tc, int argc, char **argv, void *optp)
 				pw__tc_err(tc, "Command line is not complete. Try option \"help\"");
 				return -EINVAL;
 			}
-			int bad = bytes ? pw__get_size(&o->limit, *argv)
-					: pw__get_u32(&o->limit, *argv, 0);
-			if (bad) {
+			/* q_fifo.c reads every fifo's limit with get_size():
+			 * pfifo limit 5k is 5120 packets */
+			if (pw__get_size(&o->limit, *argv)) {
 				pw__tc_err(tc, "%s: Illegal value for \"limit\": \"%s\"", id, *argv);
 				return -EINVAL;
 			}
