@@ -64,7 +64,10 @@ const struct pw__qdisc_ops *pw__qdisc_lookup_ops(const char *kind)
 
 uint64_t pw__net_now(const struct pw__qdisc *q)
 {
-	return pw_now_ns(q->dev->rt);
+	struct pw__qlock *l = &q->root->lock;
+	if (!l->now)
+		l->now = pw_now_ns(q->dev->rt);
+	return l->now;
 }
 
 struct pw_pkt *pw__qdisc_clone(struct pw__qdisc *q, const struct pw_pkt *p)

@@ -10,6 +10,8 @@
  * threads on one core do not spin against each other for a time slice.
  * The statistics are written by the holder only, with relaxed atomic
  * stores, so readers (pw_netdev_txq_stats) may read them at any time.
+ * Each acquisition also forgets the holder's cached clock reading
+ * (pw__net_now(), qdisc.c).
  * Context: any thread.  Locks: this one; never held across a callback.
  */
 #define _GNU_SOURCE
@@ -38,6 +40,7 @@ void pw__qlock_init(struct pw__qlock *l)
 {
 	l->word = 0;
 	l->acquisitions = l->contended = l->wait_ns = 0;
+	l->now = 0;
 }
 
 static inline void count(struct pw__qlock *l, uint64_t waited, bool contended)
@@ -55,6 +58,7 @@ bool pw__qtrylock(struct pw__qlock *l)
 	    __atomic_exchange_n(&l->word, 1, __ATOMIC_ACQUIRE))
 		return false;
 	count(l, 0, false);
+	l->now = 0;
 	return true;
 }
 
@@ -62,6 +66,7 @@ void pw__qlock(struct pw__qlock *l)
 {
 	if (!__atomic_exchange_n(&l->word, 1, __ATOMIC_ACQUIRE)) {
 		count(l, 0, false);
+		l->now = 0;
 		return;
 	}
 	uint64_t t0 = mono_ns();
@@ -77,6 +82,7 @@ void pw__qlock(struct pw__qlock *l)
 			break;
 	}
 	count(l, mono_ns() - t0, true);
+	l->now = 0;
 }
 
 void pw__qunlock(struct pw__qlock *l)
