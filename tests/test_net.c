@@ -474,6 +474,54 @@ static void test_estimator(void)
 	pw_runtime_destroy(rt);
 }
 
+/* The EWMA arithmetic, bit-exact against a direct computation: random
+ * bursts, one per jiffy; a fire is seen as a change of the reading (with
+ * random burst sizes the chance that both averages stay put is nil), and
+ * the model folds in the bytes and packets sent since the previous fire:
+ * avg += (sample << (10 - intvl_log) >> ewma_log) - (avg >> ewma_log), u64,
+ * read as avg >> 8.  est 250ms 1sec: intvl_log 0, ewma_log 2. */
+static void test_estimator_exact(void)
+{
+	struct pw_runtime *rt = sim_create(1, 1000, 0, 0);
+	ledger_init(rt);
+	struct pw_netdev *dev;
+	CHECK_EQ(pw_netdev_create(rt, "eth0", 1, &drv, NULL, &dev), 0);
+	tc_ok(rt, "qdisc add dev eth0 root handle 1: est 250ms 1sec pfifo limit 100000");
+	uint64_t avg_b = 0, avg_p = 0, bytes = 0, pkts = 0, last_b = 0, last_p = 0;
+	uint64_t seen_b = 0, seen_p = 0;
+	uint32_t x = 12345;
+	unsigned fires = 0;
+	for (int ms = 0; ms < 30000; ms++) {
+		CHECK_EQ(pw_sim_advance(rt, 1000000), 0);
+		struct pw_qdisc_stats st;
+		CHECK_EQ(pw_netdev_qdisc_stats(dev, 0x10000, &st), 0);
+		if (st.bps != seen_b || st.pps != seen_p) {
+			uint64_t sb = (bytes - last_b) << 10, sp = (pkts - last_p) << 10;
+			avg_b += (sb >> 2) - (avg_b >> 2);
+			avg_p += (sp >> 2) - (avg_p >> 2);
+			last_b = bytes, last_p = pkts;
+			CHECK_EQ(st.bps, avg_b >> 8);
+			CHECK_EQ(st.pps, avg_p >> 8);
+			seen_b = st.bps, seen_p = st.pps;
+			fires++;
+		}
+		x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+		unsigned n = x % 4;
+		for (unsigned k = 0; k < n; k++) {
+			uint32_t len = 64 + (x >> 8) % 1400;
+			send_from(dev, 0, len, 0, 0, NULL);
+			bytes += len;
+			pkts++;
+		}
+		if (L.n > MAXPKT - 8)
+			break;
+	}
+	CHECK(fires >= 110); /* ~120 periods in 30 s */
+	pw_netdev_destroy(dev);
+	ledger_check_all_back();
+	pw_runtime_destroy(rt);
+}
+
 /* Bad arguments get errors, never crashes. */
 static void test_bad_args(void)
 {
@@ -523,6 +571,7 @@ int main(void)
 	RUN(test_watchdog_pileup);
 	RUN(test_teardown_with_packets);
 	RUN(test_estimator);
+	RUN(test_estimator_exact);
 	RUN(test_bad_args);
 	free(L.pkts);
 	free(L.state);
