@@ -250,6 +250,22 @@ void pw__dev_drops_flush(struct pw_netdev *dev, struct pw__drops *d)
 		dev->ops.drop(dev, p, (enum pw_drop_reason)p->pw_reason, dev->ctx);
 }
 
+/* Free a device's memory (built whole or in part; no qdisc left). */
+static void dev_free(struct pw_netdev *dev)
+{
+	if (dev->xps)
+		for (unsigned c = 0; c < dev->net->ncpus; c++)
+			free(dev->xps[c]);
+	if (dev->xps_masks)
+		for (unsigned q = 0; q < dev->ntxq; q++)
+			free(dev->xps_masks[q]);
+	free(dev->xps);
+	free(dev->xps_masks);
+	free(dev->rcu);
+	free(dev->txq);
+	free(dev);
+}
+
 int pw_netdev_create(struct pw_runtime *rt, const char *name, unsigned ntxq,
 		     const struct pw_netdev_ops *ops, void *ctx, struct pw_netdev **out)
 {
@@ -315,17 +331,7 @@ int pw_netdev_create(struct pw_runtime *rt, const char *name, unsigned ntxq,
 	*out = dev;
 	return 0;
 fail:
-	if (dev->xps)
-		for (unsigned c = 0; c < ncpus; c++)
-			free(dev->xps[c]);
-	if (dev->xps_masks)
-		for (unsigned q = 0; q < ntxq; q++)
-			free(dev->xps_masks[q]);
-	free(dev->xps);
-	free(dev->xps_masks);
-	free(dev->rcu);
-	free(dev->txq);
-	free(dev);
+	dev_free(dev);
 	return rc;
 }
 
@@ -347,15 +353,7 @@ void pw_netdev_destroy(struct pw_netdev *dev)
 	if (root)
 		pw__qdisc_free(root, PW_DROP_DEV_DESTROY);
 	pthread_mutex_unlock(&net->cfg_lock);
-	for (unsigned c = 0; c < net->ncpus; c++)
-		free(dev->xps[c]);
-	for (unsigned q = 0; q < dev->ntxq; q++)
-		free(dev->xps_masks[q]);
-	free(dev->xps);
-	free(dev->xps_masks);
-	free(dev->rcu);
-	free(dev->txq);
-	free(dev);
+	dev_free(dev);
 }
 
 struct pw_netdev *pw_netdev_get(struct pw_runtime *rt, const char *name)

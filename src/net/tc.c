@@ -388,6 +388,25 @@ static int change_qdisc(struct pw__tc_ctx *tc, struct pw__qdisc *q, struct qreq 
 	return 0;
 }
 
+/* The qdisc at parent @clid (the root, or the leaf under class @clid of
+ * qdisc MAJ(clid), which goes to *@pp), with the kernel's message
+ * @nomsg when that parent qdisc does not exist.  @clid != 0. */
+static int lookup_at_parent(struct pw__tc_ctx *tc, struct pw_netdev *dev, uint32_t clid,
+			    const char *nomsg, struct pw__qdisc **qp, struct pw__qdisc **pp)
+{
+	*pp = NULL;
+	if (clid == PW_TC_H_ROOT) {
+		*qp = dev->qdisc;
+		return 0;
+	}
+	*pp = pw__qdisc_find(dev, PW_TC_H_MAJ(clid));
+	if (!*pp) {
+		KERR(tc, nomsg);
+		return -ENOENT;
+	}
+	return qdisc_leaf(tc, *pp, clid, qp, NULL);
+}
+
 /* tc_modify_qdisc(), cfg_lock held. */
 static int qdisc_modify(struct pw__tc_ctx *tc, struct pw_netdev *dev, struct qreq *r,
 			unsigned flags)
@@ -397,18 +416,9 @@ static int qdisc_modify(struct pw__tc_ctx *tc, struct pw_netdev *dev, struct qre
 	int rc;
 
 	if (clid) {
-		if (clid != PW_TC_H_ROOT) {
-			p = pw__qdisc_find(dev, PW_TC_H_MAJ(clid));
-			if (!p) {
-				KERR(tc, "Failed to find specified qdisc");
-				return -ENOENT;
-			}
-			rc = qdisc_leaf(tc, p, clid, &q, NULL);
-			if (rc)
-				return rc;
-		} else {
-			q = dev->qdisc;
-		}
+		rc = lookup_at_parent(tc, dev, clid, "Failed to find specified qdisc", &q, &p);
+		if (rc)
+			return rc;
 		/* a default qdisc (handle 0) counts as none */
 		if (q && q->handle == 0)
 			q = NULL;
@@ -486,18 +496,10 @@ static int qdisc_delete(struct pw__tc_ctx *tc, struct pw_netdev *dev, struct qre
 	struct pw__qdisc *q = NULL, *p = NULL;
 	int rc;
 	if (clid) {
-		if (clid != PW_TC_H_ROOT) {
-			p = pw__qdisc_find(dev, PW_TC_H_MAJ(clid));
-			if (!p) {
-				KERR(tc, "Failed to find qdisc with specified classid");
-				return -ENOENT;
-			}
-			rc = qdisc_leaf(tc, p, clid, &q, NULL);
-			if (rc)
-				return rc;
-		} else {
-			q = dev->qdisc;
-		}
+		rc = lookup_at_parent(tc, dev, clid, "Failed to find qdisc with specified classid", &q,
+				      &p);
+		if (rc)
+			return rc;
 		if (!q) {
 			KERR(tc, "Cannot find specified qdisc on specified device");
 			return -ENOENT;
