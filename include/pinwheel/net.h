@@ -23,12 +23,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <pinwheel/hrtimer.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 struct pw_runtime;
-struct pw_sock;   /* the socket (sockets come with the socket layer) */
+struct pw_sock; /* below */
+struct pw_timer;
 struct pw_netdev; /* opaque */
 
 /* The packet as the layer sees it: a reduced sk_buff. */
@@ -42,7 +45,7 @@ struct pw_pkt {
 	uint64_t tstamp_ns;  /* earliest departure time (EDT), 0 = none */
 	struct pw_sock *sk;  /* owning socket, or NULL */
 	uint8_t ecn;         /* the IP ECN field: 0 not-ECT, 1 ECT(1), 2 ECT(0), 3 CE */
-	uint8_t pw_pad_;
+	uint8_t pw_skq;      /* private: counted in its socket's sk_inflight */
 	uint16_t pw_txq;     /* private: the TX queue it was sent on */
 	uint32_t user;       /* free for the caller */
 	/* private: the qdiscs' room; do not touch while the layer holds it */
@@ -230,6 +233,96 @@ int pw_netdev_txq_stats(struct pw_netdev *dev, unsigned txq, struct pw_qdisc_sta
 #define PW_TC_DETAILS 0x4
 int pw_tc(struct pw_runtime *rt, const char *cmd, unsigned flags, char *out, size_t outlen,
 	  char *err, size_t errlen);
+
+/* ------------------------------------------------------------ sockets */
+
+/*
+ * struct pw_sock: what the layer needs of a socket (net/core/sock.c's
+ * part): a reference count with a destructor, the pacing rates fq reads,
+ * the flow hash, and the TX queue XPS chose for it, kept while it has
+ * packets in the layer (the kernel's sk_tx_queue_mapping, changed only
+ * when ooo_okay: nothing in flight, so no reordering).  Embed it in your
+ * socket; pw_sock_init() it; the last pw_sock_put() calls @destruct.
+ */
+struct pw_sock {
+	uint32_t sk_refcnt;          /* atomic; pw_sock_hold()/pw_sock_put() */
+	uint32_t sk_hash;            /* flow hash (packets copy it) */
+	uint64_t sk_pacing_rate;     /* bytes/s; ~0 = unlimited (fq) */
+	uint64_t sk_max_pacing_rate; /* SO_MAX_PACING_RATE cap; ~0 = none */
+	void (*sk_destruct)(struct pw_sock *sk);
+	struct pw_runtime *sk_rt;
+	void *sk_user;               /* free for the caller */
+	/* private */
+	int32_t pw_tx_queue;         /* atomic: cached TX queue, -1 none */
+	uint32_t pw_inflight;        /* atomic: its packets in the layer */
+};
+
+/**
+ * pw_sock_init() - @sk with one reference (the caller's), no rates, no
+ * cached queue.  Context: the owner, before @sk is shared.
+ * Return: 0; -EINVAL.
+ */
+int pw_sock_init(struct pw_sock *sk, struct pw_runtime *rt, void (*destruct)(struct pw_sock *));
+
+/* sock_hold() / sock_put(): the last put calls sk_destruct (on the thread
+ * that dropped it).  Context: any thread holding a reference. */
+void pw_sock_hold(struct pw_sock *sk);
+void pw_sock_put(struct pw_sock *sk);
+/* The count now (tests; racy by nature). */
+uint32_t pw_sock_refcnt(const struct pw_sock *sk);
+
+/* SO_MAX_PACING_RATE and the stack's rate: sk_pacing_rate is kept at most
+ * the cap.  Context: the socket's owner. */
+void pw_sock_set_pacing_rate(struct pw_sock *sk, uint64_t rate);
+void pw_sock_set_max_pacing_rate(struct pw_sock *sk, uint64_t cap);
+
+/**
+ * pw_net_set_sk_timers_pinned() - whether socket timers (wheel timers set
+ * up from now on with pw_sk_timer_setup(), hrtimers started from now on
+ * with pw_sk_reset_hrtimer()) are pinned (1: seed 000's
+ * fix, mod_timer_pinned) or left to the migration policy (0, the default,
+ * as the kernel's sk_reset_timer()).  Wheel timers: a flag fixed at setup
+ * (as since Linux 4.8); hrtimers: the start mode, read at each
+ * pw_sk_reset_hrtimer().  Context: any thread.  Return: 0; -EINVAL;
+ * -ENOMEM.
+ */
+int pw_net_set_sk_timers_pinned(struct pw_runtime *rt, int pinned);
+
+/* Set up a socket's wheel timer / hrtimer (absolute, CLOCK_MONOTONIC) on
+ * @sk's runtime, pinned per the switch above.  Return: as the timer calls. */
+int pw_sk_timer_setup(struct pw_sock *sk, struct pw_timer *t, void (*fn)(struct pw_timer *));
+int pw_sk_hrtimer_setup(struct pw_sock *sk, struct pw_hrtimer *t,
+			enum pw_hrtimer_restart (*fn)(struct pw_hrtimer *));
+
+/**
+ * pw_sk_reset_timer() - the kernel's sk_reset_timer(): (re)arm @t for jiffy
+ * @expires; a timer that was not pending takes a reference on @sk, so a
+ * pending socket timer always holds exactly one.  The callback drops it
+ * (pw_sock_put()) unless it re-arms with pw_sk_reset_timer() (which then
+ * takes a new one).  pw_sk_stop_timer(): timer_delete(), dropping the
+ * pending timer's reference; _sync also waits for a running callback (not
+ * from that callback).  Context: the socket's owner (arms of one socket's
+ * timer are serialised by the caller, as under the kernel's socket lock);
+ * the callback may run meanwhile on any CPU.  Return: the timer call's
+ * result (0 inactive / 1 pending, or -errno with no reference taken or
+ * dropped).
+ */
+int pw_sk_reset_timer(struct pw_sock *sk, struct pw_timer *t, uint64_t expires);
+int pw_sk_stop_timer(struct pw_sock *sk, struct pw_timer *t);
+int pw_sk_stop_timer_sync(struct pw_sock *sk, struct pw_timer *t);
+
+/* The hrtimer counterparts (TCP's pacing timer): start @t at @expires_ns
+ * (CLOCK_MONOTONIC, absolute) with @slack_ns; a timer that was not queued
+ * takes a reference.  The callback drops it when it returns NORESTART and
+ * keeps it when it returns RESTART (still pending).  Reset and the _sync
+ * stop first wait for a running callback (so not from that callback);
+ * pw_sk_stop_hrtimer() does not wait (-1: the callback runs and decides).
+ * Return: 1 (was queued), 0 (was not), or -errno (the start failed; no
+ * reference is left for it). */
+int pw_sk_reset_hrtimer(struct pw_sock *sk, struct pw_hrtimer *t, uint64_t expires_ns,
+			uint64_t slack_ns);
+int pw_sk_stop_hrtimer(struct pw_sock *sk, struct pw_hrtimer *t);
+int pw_sk_stop_hrtimer_sync(struct pw_sock *sk, struct pw_hrtimer *t);
 
 #ifdef __cplusplus
 }

@@ -246,8 +246,10 @@ void pw__dev_synchronize(struct pw_netdev *dev)
 void pw__dev_drops_flush(struct pw_netdev *dev, struct pw__drops *d)
 {
 	struct pw_pkt *p;
-	while ((p = pw__pktq_pop(&d->q)))
+	while ((p = pw__pktq_pop(&d->q))) {
+		pw__pkt_leaves(p);
 		dev->ops.drop(dev, p, (enum pw_drop_reason)p->pw_reason, dev->ctx);
+	}
 }
 
 /* Free a device's memory (built whole or in part; no qdisc left). */
@@ -408,7 +410,26 @@ int pw_dev_queue_xmit(struct pw_netdev *dev, struct pw_pkt *pkt)
 	int cpu = pw_this_cpu();
 	if (cpu >= (int)dev->net->ncpus)
 		cpu = -1;
-	unsigned t = pick_txq(dev, pkt, cpu);
+	struct pw_sock *sk = pkt->sk;
+	unsigned t;
+	if (sk && dev->ntxq > 1) {
+		/* the socket's cached queue, changed only when it has nothing
+		 * in flight (ooo_okay): its packets cannot be reordered */
+		int32_t cq = __atomic_load_n(&sk->pw_tx_queue, __ATOMIC_RELAXED);
+		if (cq >= 0 && (unsigned)cq < dev->ntxq &&
+		    __atomic_load_n(&sk->pw_inflight, __ATOMIC_ACQUIRE) > 0) {
+			t = (unsigned)cq;
+		} else {
+			t = pick_txq(dev, pkt, cpu);
+			__atomic_store_n(&sk->pw_tx_queue, (int32_t)t, __ATOMIC_RELAXED);
+		}
+	} else {
+		t = pick_txq(dev, pkt, cpu);
+	}
+	pkt->pw_txq = (uint16_t)t;
+	pkt->pw_skq = sk != NULL;
+	if (sk)
+		__atomic_fetch_add(&sk->pw_inflight, 1, __ATOMIC_ACQ_REL);
 	unsigned idx, slot = rcu_enter(dev, cpu, &idx);
 	struct pw__drops d;
 	pw__pktq_init(&d.q);

@@ -272,6 +272,16 @@ static inline int pw__q_drop(struct pw__qdisc *q, struct pw_pkt *p, struct pw__d
 	return PW_NET_XMIT_DROP;
 }
 
+/* A packet leaves the layer (just before ops.xmit or ops.drop): its
+ * socket's in-flight count, which XPS's ooo_okay reads, goes down. */
+static inline void pw__pkt_leaves(struct pw_pkt *p)
+{
+	if (p->pw_skq) {
+		p->pw_skq = 0;
+		__atomic_fetch_sub(&p->sk->pw_inflight, 1, __ATOMIC_ACQ_REL);
+	}
+}
+
 /* The qdisc at the root of this qdisc's queue (for netem's duplicate). */
 static inline struct pw__qdisc *pw__qdisc_root(struct pw__qdisc *q)
 {

@@ -79,6 +79,7 @@ struct pw_pkt *pw__qdisc_clone(struct pw__qdisc *q, const struct pw_pkt *p)
 	if (c) {
 		c->pw_next = c->pw_left = c->pw_right = NULL;
 		c->pw_txq = p->pw_txq;
+		c->pw_skq = 0; /* a duplicate is not counted in its socket */
 	}
 	return c;
 }
@@ -411,10 +412,16 @@ void pw__qdisc_run_locked(struct pw__qdisc *q)
 		if (!p)
 			break;
 		unsigned txq = dev->ntxq == 1 ? 0 : q->parent_q ? q->txq : p->pw_txq;
+		struct pw_sock *sk = p->pw_skq ? p->sk : NULL;
+		pw__pkt_leaves(p); /* after xmit the packet is the driver's */
 		pw__qunlock(&q->lock);
 		int rc = dev->ops.xmit(dev, txq, p, dev->ctx);
 		pw__qlock(&q->lock);
 		if (rc == PW_NETDEV_TX_BUSY) {
+			if (sk) { /* still ours: it counts again */
+				p->pw_skq = 1;
+				__atomic_fetch_add(&sk->pw_inflight, 1, __ATOMIC_ACQ_REL);
+			}
 			q->requeued = p;
 			pw__q_backlog_inc(q, p);
 			q->st.requeues++;
