@@ -102,6 +102,42 @@ static void test_time_macros(void)
 	CHECK_EQ(msecs_to_jiffies((unsigned)-1), MAX_JIFFY_OFFSET);
 }
 
+/* Socket timers by their kernel names: a pending timer holds a reference,
+ * the callback drops it, the last put runs the destructor. */
+static int sk_freed;
+static void sk_free_fn(struct sock *sk)
+{
+	(void)sk;
+	sk_freed++;
+}
+struct tcp_sock_like {
+	struct sock sk;
+	struct timer_list rtx;
+};
+static void rtx_expired(struct timer_list *t)
+{
+	struct tcp_sock_like *tp = from_timer(tp, t, rtx);
+	sock_put(&tp->sk);
+}
+static void test_sock_names(void)
+{
+	struct tcp_sock_like tp;
+	CHECK_EQ(pw_sock_init(&tp.sk, pw_default_runtime(), sk_free_fn), 0);
+	CHECK_EQ(pw_sk_timer_setup(&tp.sk, &tp.rtx, rtx_expired), 0);
+	sk_reset_timer(&tp.sk, &tp.rtx, jiffies + 2);
+	sk_reset_timer(&tp.sk, &tp.rtx, jiffies + 3);
+	CHECK_EQ(pw_sock_refcnt(&tp.sk), 2);
+	sk_stop_timer(&tp.sk, &tp.rtx);
+	CHECK_EQ(pw_sock_refcnt(&tp.sk), 1);
+	sk_reset_timer(&tp.sk, &tp.rtx, jiffies + 1);
+	sock_hold(&tp.sk);
+	__sock_put(&tp.sk);
+	sock_put(&tp.sk); /* the owner lets go; the timer keeps it */
+	CHECK_EQ(sk_freed, 0);
+	CHECK_EQ(pw_sim_advance(pw_default_runtime(), 10000000), 0);
+	CHECK_EQ(sk_freed, 1);
+}
+
 int main(void)
 {
 	struct pw_runtime *rt = sim_create(2, 1000, 0, 0);
@@ -110,6 +146,7 @@ int main(void)
 	CHECK(pw_default_runtime() == rt);
 	RUN(test_kernel_style);
 	RUN(test_time_macros);
+	RUN(test_sock_names);
 	CHECK_EQ(pw_runtime_check(rt), 0);
 	pw_runtime_destroy(rt);
 	CHECK(pw_default_runtime() == NULL);

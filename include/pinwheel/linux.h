@@ -19,7 +19,11 @@
  * or a negative errno here, and arming a shut-down timer returns
  * -ESHUTDOWN (see src/time/timer.c).  timer_delete is a macro, because POSIX
  * has a function of that name.  DEFINE_TIMER (a static initializer)
- * has no equivalent: a timer needs its runtime.
+ * has no equivalent: a timer needs its runtime.  Sockets: `struct sock`
+ * is `struct pw_sock` (a macro, like timer_list), with sock_hold(),
+ * sock_put(), __sock_put() and sk_reset_timer()/sk_stop_timer()/
+ * sk_stop_timer_sync() on its own runtime; set a socket timer up with
+ * pw_sk_timer_setup() so it follows pw_net_set_sk_timers_pinned().
  */
 #ifndef PINWHEEL_LINUX_H
 #define PINWHEEL_LINUX_H
@@ -349,6 +353,42 @@ static inline ktime_t hrtimer_get_softexpires(const struct hrtimer *timer)
 static inline ktime_t hrtimer_get_remaining(const struct hrtimer *timer)
 {
 	return (ktime_t)pw_hrtimer_get_remaining(timer);
+}
+
+/* ------------------------------------------------ sockets (net/core/sock.c) */
+
+#define sock pw_sock
+
+static inline void sock_hold(struct sock *sk)
+{
+	pw_sock_hold(sk);
+}
+
+static inline void sock_put(struct sock *sk)
+{
+	pw_sock_put(sk);
+}
+
+/* The kernel's __sock_put() drops a reference it knows is not the last. */
+static inline void __sock_put(struct sock *sk)
+{
+	pw_sock_put(sk);
+}
+
+static inline void sk_reset_timer(struct sock *sk, struct timer_list *timer,
+				  unsigned long expires)
+{
+	(void)pw_sk_reset_timer(sk, timer, expires);
+}
+
+static inline void sk_stop_timer(struct sock *sk, struct timer_list *timer)
+{
+	(void)pw_sk_stop_timer(sk, timer);
+}
+
+static inline void sk_stop_timer_sync(struct sock *sk, struct timer_list *timer)
+{
+	(void)pw_sk_stop_timer_sync(sk, timer);
 }
 
 #ifdef __cplusplus
