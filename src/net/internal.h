@@ -150,6 +150,7 @@ struct pw__qstats {
 struct pw__class_info {
 	uint32_t classid, parent, leaf; /* leaf: the attached qdisc's handle or 0 */
 	struct pw_qdisc_stats st;
+	bool no_stats; /* the kernel dumps no statistics for it (tbf's class) */
 };
 
 /*
@@ -385,7 +386,8 @@ void pw__dev_drops_flush(struct pw_netdev *dev, struct pw__drops *d);
 /* The qdisc kinds. */
 const struct pw__qdisc_ops *pw__qdisc_lookup_ops(const char *kind);
 extern const struct pw__qdisc_ops pw__pfifo_ops, pw__bfifo_ops, pw__pfifo_head_drop_ops,
-	pw__pfifo_fast_ops, pw__mq_ops, pw__netem_ops, pw__noop_ops;
+	pw__pfifo_fast_ops, pw__mq_ops, pw__netem_ops, pw__noop_ops,
+	pw__tbf_ops;
 
 /*
  * qdisc.c: building and tearing down (cfg_lock held for all of these).

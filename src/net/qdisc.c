@@ -49,7 +49,7 @@
 
 static const struct pw__qdisc_ops *const kinds[] = {
 	&pw__pfifo_fast_ops, &pw__pfifo_ops, &pw__bfifo_ops, &pw__pfifo_head_drop_ops,
-	&pw__mq_ops, &pw__netem_ops,
+	&pw__mq_ops, &pw__netem_ops, &pw__tbf_ops,
 };
 
 const struct pw__qdisc_ops *pw__qdisc_lookup_ops(const char *kind)

@@ -793,7 +793,9 @@ static int print_class(struct pw__qdisc *q, unsigned long cl, void *arg)
 		q->ops->class_print(q, cl, o);
 	pw__close_json_object(o);
 	pw__print_nl(o);
-	if (sa->tc->flags & PW_TC_STATS) {
+	if ((sa->tc->flags & PW_TC_STATS) && ci.no_stats) {
+		pw__print_nl(o); /* a class dump with empty statistics (tbf's) */
+	} else if (sa->tc->flags & PW_TC_STATS) {
 		ci.st.has_rate = 0; /* class dumps carry no rate (mq's) */
 		print_stats(o, &ci.st);
 		pw__print_nl(o);
@@ -1175,6 +1177,7 @@ int pw_tc(struct pw_runtime *rt, const char *cmd, unsigned flags, char *out, siz
 	}
 	struct pw__out o;
 	pw__out_init(&o, (flags & PW_TC_JSON) != 0);
+	o.details = (flags & PW_TC_DETAILS) != 0;
 	const char *obj = argv[0];
 	if (pw__matches(obj, "qdisc") == 0) {
 		rc = do_qdisc(&tc, argc - 1, argv + 1, &o);

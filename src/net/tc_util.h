@@ -59,6 +59,7 @@ struct pw__out {
 	size_t cap;       /* bytes allocated */
 	bool json;        /* JSON mode (tc -j) */
 	bool iec;         /* tc -iec: rates in Kibit/Mibit... */
+	bool details;     /* tc -d: the kinds' detailed option text (tbf) */
 	bool oom;         /* an allocation failed: output is incomplete */
 	bool bad;         /* a close did not match an open */
 	const char *sl;   /* line separator of pw__print_nl(): "\n" (tc -oneline: "\\") */
