@@ -38,6 +38,8 @@ struct ledger {
 	unsigned order[MAXPKT]; /* packet indices in xmit order */
 	unsigned norder;
 	int busy_left;          /* xmit returns BUSY this many times */
+	int wake_in_busy;       /* ...and wakes the queue before answering */
+	struct pw_netdev *dev;
 	struct pw_runtime *rt;
 };
 
@@ -56,6 +58,8 @@ static int drv_xmit(struct pw_netdev *dev, unsigned txq, struct pw_pkt *p, void 
 	CHECK_EQ(L.state[i], 1);
 	if (L.busy_left > 0) {
 		L.busy_left--;
+		if (L.wake_in_busy) /* the completion side frees ring slots meanwhile */
+			pw_netif_wake_queue(dev, txq);
 		return PW_NETDEV_TX_BUSY;
 	}
 	L.state[i] = 2;
@@ -177,6 +181,28 @@ static void test_pfifo_fast_inline(void)
 	CHECK_EQ(L.order[10], a);   /* the requeued packet first */
 	CHECK_EQ(L.order[11], c);   /* then band 0 */
 	CHECK_EQ(L.order[12], b);   /* then band 2 */
+	ledger_check_all_back();
+	pw_netdev_destroy(dev);
+	pw_runtime_destroy(rt);
+}
+
+/* A wake that arrives while the driver is answering BUSY is not lost: the
+ * queue is rescheduled instead of stopped. */
+static void test_wake_during_busy(void)
+{
+	struct pw_runtime *rt = sim_create(1, 1000, 0, 0);
+	ledger_init(rt);
+	struct pw_netdev *dev;
+	CHECK_EQ(pw_netdev_create(rt, "eth0", 1, &drv, NULL, &dev), 0);
+	L.busy_left = 1;
+	L.wake_in_busy = 1;
+	unsigned a;
+	send_from(dev, 0, 100, 0, 0, &a);
+	CHECK_EQ(L.state[a], 1); /* refused once, requeued */
+	CHECK_EQ(pw_sim_advance(rt, 1000000), 0); /* NET_TX runs it: no wake needed */
+	CHECK_EQ(L.state[a], 2);
+	send_from(dev, 0, 100, 0, 0, NULL); /* the queue is not stopped */
+	CHECK_EQ(L.sent, 2);
 	ledger_check_all_back();
 	pw_netdev_destroy(dev);
 	pw_runtime_destroy(rt);
@@ -565,6 +591,7 @@ static void test_bad_args(void)
 int main(void)
 {
 	RUN(test_pfifo_fast_inline);
+	RUN(test_wake_during_busy);
 	RUN(test_xps);
 	RUN(test_quota);
 	RUN(test_netem_delay_pinned);

@@ -410,6 +410,9 @@ int pw_dev_queue_xmit(struct pw_netdev *dev, struct pw_pkt *pkt)
 	int cpu = pw_this_cpu();
 	if (cpu >= (int)dev->net->ncpus)
 		cpu = -1;
+	/* the slot first: the XPS arrays, like txq->qdisc, are freed after a
+	 * grace period */
+	unsigned idx, slot = rcu_enter(dev, cpu, &idx);
 	struct pw_sock *sk = pkt->sk;
 	unsigned t;
 	if (sk && dev->ntxq > 1) {
@@ -430,7 +433,6 @@ int pw_dev_queue_xmit(struct pw_netdev *dev, struct pw_pkt *pkt)
 	pkt->pw_skq = sk != NULL;
 	if (sk)
 		__atomic_fetch_add(&sk->pw_inflight, 1, __ATOMIC_ACQ_REL);
-	unsigned idx, slot = rcu_enter(dev, cpu, &idx);
 	struct pw__drops d;
 	pw__pktq_init(&d.q);
 	int rc;
@@ -454,8 +456,10 @@ int pw_dev_queue_xmit(struct pw_netdev *dev, struct pw_pkt *pkt)
 	}
 	pw__qunlock(&q->lock);
 out:
-	rcu_exit(dev, slot, idx);
+	/* the drops inside the slot: a destroy waits for them, so no drop
+	 * callback runs after pw_netdev_destroy() returns */
 	pw__dev_drops_flush(dev, &d);
+	rcu_exit(dev, slot, idx);
 	return rc;
 }
 
@@ -472,6 +476,7 @@ int pw_netif_wake_queue(struct pw_netdev *dev, unsigned txq)
 		pw__qlock(&q->lock);
 		bool was = q->stopped;
 		q->stopped = 0;
+		q->wakes++; /* a runner whose driver call is answering BUSY sees it */
 		pw__qunlock(&q->lock);
 		if (was)
 			pw__netif_schedule(q);

@@ -224,6 +224,7 @@ struct pw__qdisc {
 	uint32_t sched;     /* atomic: on a CPU's NET_TX list */
 	uint32_t dead;      /* under lock: replaced/deleted, do not enqueue */
 	uint32_t stopped;   /* under lock: the driver said busy */
+	uint32_t wakes;     /* under lock: pw_netif_wake_queue() calls */
 	struct pw_pkt *requeued; /* under lock: the packet the driver refused */
 	struct pw__qdisc *next_sched; /* the softnet list */
 	int run_cpu;        /* atomic: the CPU that last dequeued (tests) */

@@ -414,6 +414,7 @@ void pw__qdisc_run_locked(struct pw__qdisc *q)
 		unsigned txq = dev->ntxq == 1 ? 0 : q->parent_q ? q->txq : p->pw_txq;
 		struct pw_sock *sk = p->pw_skq ? p->sk : NULL;
 		pw__pkt_leaves(p); /* after xmit the packet is the driver's */
+		uint32_t wakes = q->wakes;
 		pw__qunlock(&q->lock);
 		int rc = dev->ops.xmit(dev, txq, p, dev->ctx);
 		pw__qlock(&q->lock);
@@ -425,7 +426,13 @@ void pw__qdisc_run_locked(struct pw__qdisc *q)
 			q->requeued = p;
 			pw__q_backlog_inc(q, p);
 			q->st.requeues++;
-			q->stopped = 1;
+			if (q->wakes == wakes) {
+				q->stopped = 1;
+			} else if (!q->dead) {
+				/* the driver woke the queue while it was refusing
+				 * this packet: try again from NET_TX, not stop */
+				pw__netif_schedule(q);
+			}
 			break;
 		}
 		if (--quota == 0) {

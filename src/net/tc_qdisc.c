@@ -70,6 +70,9 @@ static int parse_qdisc_req(struct pw__tc_ctx *tc, int argc, char **argv, struct 
 				return -EINVAL;
 			}
 			r->devname = *argv;
+			/* for a kind's parse that builds on the device (cfg_lock
+			 * held); NULL is reported after the options, as tc does */
+			tc->dev = pw__tc_dev_lookup(tc->net, *argv);
 		} else if (!strcmp(*argv, "handle")) {
 			if (r->handle) /* tc checks before NEXT_ARG() */
 				return pw__tc_duparg(tc, "handle", *argv);
@@ -528,6 +531,10 @@ static int do_qdisc_modify(struct pw__tc_ctx *tc, int argc, char **argv, unsigne
 {
 	struct qreq r;
 	memset(&r, 0, sizeof(r));
+	/* cfg_lock for the whole command: a kind's parse may build objects
+	 * on the device (tbf's bfifo child, as tbf_change() does before it
+	 * locks), and freeing them needs it too */
+	pthread_mutex_lock(&tc->net->cfg_lock);
 	int rc = parse_qdisc_req(tc, argc, argv, &r);
 	if (rc)
 		goto out;
@@ -536,7 +543,6 @@ static int do_qdisc_modify(struct pw__tc_ctx *tc, int argc, char **argv, unsigne
 	size_t said = tc->errused;
 	if (said)
 		tc->err += said, tc->errlen -= said, tc->errused = 0;
-	pthread_mutex_lock(&tc->net->cfg_lock);
 	struct pw_netdev *dev = NULL;
 	if (!r.devname) {
 		rc = -ENODEV;
@@ -548,11 +554,11 @@ static int do_qdisc_modify(struct pw__tc_ctx *tc, int argc, char **argv, unsigne
 		tc->dev = dev;
 		rc = del ? qdisc_delete(tc, dev, &r) : qdisc_modify(tc, dev, &r, flags);
 	}
-	pthread_mutex_unlock(&tc->net->cfg_lock);
 	if (said)
 		tc->err -= said, tc->errlen += said, tc->errused += said;
 out:
 	qreq_free(&r);
+	pthread_mutex_unlock(&tc->net->cfg_lock);
 	return rc;
 }
 
