@@ -156,7 +156,8 @@ struct pw__class_info {
 /*
  * A qdisc kind.  Every hook runs under the root lock of the qdisc's queue
  * unless said otherwise.  Options travel as a parsed struct of opt_size
- * bytes: parse() fills it from the tc words (on the tc thread, no lock),
+ * bytes: parse() fills it from the tc words (on the tc thread, cfg_lock
+ * held, no root lock; tc->dev is the named device or NULL),
  * init()/change() apply it (change under the root lock, so what can fail
  * or allocate is done in parse), opt_free() releases what the opt struct
  * still owns (tables).

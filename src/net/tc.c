@@ -39,11 +39,12 @@
  * lookups and printers; tc.h declares them), tc_qdisc.c (`tc qdisc`),
  * tc_class.c (`tc class`).
  *
- * Threads and locks: any thread.  A command holds the layer's cfg_lock
- * from the device lookup to the end (so commands are serialised against
- * each other and against device create/destroy); the tree code it calls
- * takes root locks inside it (cfg_lock > root lock).  Parsing takes no
- * lock.  Costs: a show walks the device's qdiscs and takes each root lock
+ * Threads and locks: any thread.  A qdisc command holds the layer's
+ * cfg_lock from before it parses to the end (so commands are serialised
+ * against each other and against device create/destroy, and a kind's
+ * parse may build on the device: tbf's child); a show from its device
+ * lookup.  The tree code takes root locks inside it (cfg_lock > root
+ * lock).  Costs: a show walks the device's qdiscs and takes each root lock
  * once for its statistics.
  */
 #define _GNU_SOURCE

@@ -2,8 +2,8 @@
 /*
  * `tc qdisc add|change|replace|link|del|show` (iproute2's tc_qdisc.c and
  * the kernel's tc_modify_qdisc()/tc_get_qdisc()/tc_dump_qdisc(); tc.c's
- * essay explains the decisions).  Threads: the tc thread; parsing takes
- * no lock, the tree work holds cfg_lock (root locks inside it).
+ * essay explains the decisions).  Threads: the tc thread; a modify or
+ * delete holds cfg_lock from its parse to the end (root locks inside it).
  */
 #define _GNU_SOURCE
 #include "tc.h"

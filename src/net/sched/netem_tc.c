@@ -4,8 +4,8 @@
  * messages; tables loaded here, on the tc thread, so that change() under
  * the root lock neither allocates nor fails) and printing (text and
  * JSON), into and out of the structures of netem_priv.h.  The data path
- * and the essay are in netem.c.  Threads: parse on the tc thread, no
- * lock; print under the root lock (tc show).
+ * and the essay are in netem.c.  Threads: parse on the tc thread
+ * (cfg_lock held, no root lock); print under the root lock (tc show).
  */
 #define _GNU_SOURCE
 #include <ctype.h>
