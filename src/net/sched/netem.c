@@ -575,6 +575,15 @@ static void netem_reset(struct pw__qdisc *q, struct pw__drops *d, enum pw_drop_r
 
 /* ---------------------------------------------------- configuration */
 
+/* Exchange a table of the qdisc with one of the option struct. */
+static void swap_table(int16_t **qt, unsigned *qn, int16_t **ot, unsigned *on)
+{
+	int16_t *t = *qt;
+	unsigned n = *qn;
+	*qt = *ot, *qn = *on;
+	*ot = t, *on = n;
+}
+
 /* netem_change(): apply what tc sent, attribute by attribute as the kernel
  * (an attribute tc did not send keeps its old value, except the loss model,
  * which falls back to random, and the seed, drawn afresh). */
@@ -606,22 +615,10 @@ static int netem_change(struct pw__qdisc *q, void *optp, struct pw__tc_ctx *tc)
 	}
 
 	/* tables: swapped in; the old ones go back to @o (opt_free) */
-	if (o->dist) {
-		int16_t *t = nd->delay_dist;
-		unsigned n = nd->delay_dist_n;
-		nd->delay_dist = o->dist;
-		nd->delay_dist_n = o->dist_n;
-		o->dist = t;
-		o->dist_n = n;
-	}
-	if (o->slot_dist) {
-		int16_t *t = nd->slot_dist;
-		unsigned n = nd->slot_dist_n;
-		nd->slot_dist = o->slot_dist;
-		nd->slot_dist_n = o->slot_dist_n;
-		o->slot_dist = t;
-		o->slot_dist_n = n;
-	}
+	if (o->dist)
+		swap_table(&nd->delay_dist, &nd->delay_dist_n, &o->dist, &o->dist_n);
+	if (o->slot_dist)
+		swap_table(&nd->slot_dist, &nd->slot_dist_n, &o->slot_dist, &o->slot_dist_n);
 
 	q->limit = o->limit;
 	nd->latency = (int64_t)((uint64_t)o->latency << 6); /* PSCHED_TICKS2NS */
