@@ -29,24 +29,46 @@
 
 #include <errno.h>
 
+/* The calling thread acts as @cpu for a pass (its timers or its work);
+ * most often it already is (a worker, a loop thread): then only in_run
+ * changes.  act_as_end() restores what the thread was. */
+struct act_as {
+	bool other;
+	struct pw__tls saved;
+	uint64_t *saved_hits;
+};
+
+static inline void act_as_begin(struct act_as *a, struct pw_runtime *rt, unsigned cpu)
+{
+	a->other = pw__tls.rt != rt || pw__tls.cpu != (int)cpu;
+	a->saved_hits = pw__fast_hits;
+	if (a->other) {
+		a->saved = pw__tls;
+		pw__tls_set(rt, (int)cpu);
+	} else {
+		a->saved.in_run = pw__tls.in_run;
+	}
+	pw__tls.in_run = true;
+}
+
+static inline void act_as_end(struct act_as *a)
+{
+	if (a->other) {
+		pw__tls = a->saved;
+		pw__fast_hits = a->saved_hits;
+	} else {
+		pw__tls.in_run = a->saved.in_run;
+	}
+}
+
 int pw__run_cpu(struct pw_runtime *rt, unsigned cpu, uint64_t now, bool guards_held)
 {
 	uint64_t jnow = now / rt->tick_ns;
 	int n;
 
-	/* The thread acts as @cpu for the pass; most often it already is
-	 * (a worker, a loop thread): then only in_run changes. */
-	bool as_other = pw__tls.rt != rt || pw__tls.cpu != (int)cpu;
-	struct pw__tls saved;
-	uint64_t *saved_hits = pw__fast_hits;
+	struct act_as a;
 	pw__jiffies_note(rt, jnow);
-	if (as_other) {
-		saved = pw__tls;
-		pw__tls_set(rt, (int)cpu);
-	} else {
-		saved.in_run = pw__tls.in_run;
-	}
-	pw__tls.in_run = true;
+	act_as_begin(&a, rt, cpu);
 	n = pw__hrbase_run(rt, &rt->cpus[cpu].hr, now);
 	for (unsigned k = 0; k < PW_NR_BASES; k++)
 		n += pw__base_run(rt, &rt->cpus[cpu].base[k], jnow);
@@ -54,12 +76,7 @@ int pw__run_cpu(struct pw_runtime *rt, unsigned cpu, uint64_t now, bool guards_h
 	/* an idle CPU woken for a pinned timer ran its global ones too */
 	if (pw__tmigr_cpu_idle(&rt->tmigr, cpu))
 		pw__tmigr_refresh(rt, cpu);
-	if (as_other) {
-		pw__tls = saved;
-		pw__fast_hits = saved_hits;
-	} else {
-		pw__tls.in_run = saved.in_run;
-	}
+	act_as_end(&a);
 	return n;
 }
 
@@ -67,23 +84,10 @@ unsigned pw__run_cpu_work(struct pw_runtime *rt, unsigned cpu)
 {
 	if (!__atomic_load_n(&rt->workers[cpu].work_head, __ATOMIC_ACQUIRE))
 		return 0;
-	bool as_other = pw__tls.rt != rt || pw__tls.cpu != (int)cpu;
-	struct pw__tls saved;
-	uint64_t *saved_hits = pw__fast_hits;
-	if (as_other) {
-		saved = pw__tls;
-		pw__tls_set(rt, (int)cpu);
-	} else {
-		saved.in_run = pw__tls.in_run;
-	}
-	pw__tls.in_run = true;
+	struct act_as a;
+	act_as_begin(&a, rt, cpu);
 	unsigned n = pw__work_run(&rt->workers[cpu]);
-	if (as_other) {
-		pw__tls = saved;
-		pw__fast_hits = saved_hits;
-	} else {
-		pw__tls.in_run = saved.in_run;
-	}
+	act_as_end(&a);
 	return n;
 }
 
