@@ -5,7 +5,7 @@ CMAKE    ?= cmake
 JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
 BENCH_ARGS ?=
 
-.PHONY: all build run test install clean asan tsan plots
+.PHONY: all build run test install clean asan tsan plots fuzz
 
 all: build
 
@@ -46,5 +46,15 @@ tsan:
 	$(CMAKE) --build build-tsan -j $(JOBS)
 	ctest --test-dir build-tsan --output-on-failure -L concurrent
 
+# libFuzzer targets (clang), each run FUZZ_SECONDS over fuzz/corpus/NAME.
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?=
+fuzz:
+	$(CMAKE) -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang \
+	  -DPW_BUILD_FUZZ=ON -DPW_WERROR=OFF -DPW_BUILD_TESTS=OFF -DPW_BUILD_BENCH=OFF -DPW_BUILD_TOOLS=OFF \
+	  -DCMAKE_C_FLAGS="-O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
+	$(CMAKE) --build build-fuzz -j $(JOBS)
+	bash fuzz/run.sh build-fuzz $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
 clean:
-	rm -rf $(BUILD) build-asan build-tsan
+	rm -rf $(BUILD) build-asan build-tsan build-fuzz

@@ -10,13 +10,52 @@
 
 static uint64_t rng_state;
 
-static inline uint64_t rnd(void)
+static inline uint64_t rng_mix(uint64_t z)
 {
-	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
 	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
 	return z ^ (z >> 31);
 }
+
+#ifdef PW_FUZZ
+/*
+ * Built as a fuzz target (fuzz/CMakeLists.txt): the "random" choices come
+ * from the fuzzer's input, 3 bytes a draw (mixed, so that rnd_below() of
+ * any bound sees every value), and the operation loops stop when the input
+ * is used up (rng_done()); after that every draw is the mix of 0.
+ */
+static const uint8_t *rng_in;
+static size_t rng_left;
+
+static inline void rng_from_bytes(const uint8_t *d, size_t n)
+{
+	rng_in = d;
+	rng_left = n;
+}
+
+static inline int rng_done(void)
+{
+	return rng_left == 0;
+}
+
+static inline uint64_t rnd(void)
+{
+	uint64_t w = 0;
+	for (int i = 0; i < 3 && rng_left; i++, rng_left--)
+		w = w << 8 | *rng_in++;
+	return rng_mix(w * 0x9e3779b97f4a7c15ull);
+}
+#else
+static inline int rng_done(void)
+{
+	return 0;
+}
+
+static inline uint64_t rnd(void)
+{
+	return rng_mix(rng_state += 0x9e3779b97f4a7c15ull);
+}
+#endif
 
 /* Uniform in [0, n); 0 for n == 0. */
 static inline uint64_t rnd_below(uint64_t n)

@@ -38,7 +38,11 @@
 #include "sim.h"
 #include "rng.h"
 
+#ifdef PW_FUZZ
+#define NSLOTS 48 /* few timers: the fuzzer's operations meet on the same ones */
+#else
 #define NSLOTS 1500
+#endif
 
 enum behaviour { B_NONE, B_REARM, B_OTHER, B_FREE, B_SELF_SYNC, B_COUNT };
 
@@ -356,7 +360,7 @@ static void run(uint64_t seed, unsigned cpus, unsigned hz, uint64_t start_ns, ui
 		new_timer(&slots[i]);
 
 	uint64_t n = 0;
-	while (n < ops) {
+	while (n < ops && !rng_done()) {
 		uint64_t r = rnd_below(100);
 		if (r < 8) {
 			advance();
@@ -393,6 +397,22 @@ static void run(uint64_t seed, unsigned cpus, unsigned hz, uint64_t start_ns, ui
 	rt = NULL;
 }
 
+#ifdef PW_FUZZ
+/* fuzz/: the first byte picks the configuration (CPUs, HZ, start), the
+ * rest drives the operations (rng.h). */
+int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n);
+int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
+{
+	static const unsigned hzs[4] = {100, 250, 1000, 1000};
+	if (n < 1)
+		return 0;
+	unsigned cpus = 1 + (d[0] & 3), hz = hzs[(d[0] >> 2) & 3];
+	uint64_t start = (d[0] & 0x10) ? 123456789012345ull : 1000000000ull;
+	rng_from_bytes(d + 1, n - 1);
+	run(0, cpus, hz, start, UINT64_MAX);
+	return 0;
+}
+#else
 int main(void)
 {
 	uint64_t ops, seed = rng_seed_and_ops("PW_DIFF_OPS", 1000000, &ops);
@@ -416,3 +436,4 @@ int main(void)
 	printf("ok - determinism: trace %016llx twice\n", (unsigned long long)h1);
 	return 0;
 }
+#endif

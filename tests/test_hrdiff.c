@@ -33,7 +33,11 @@
 #include "sim.h"
 #include "rng.h"
 
+#ifdef PW_FUZZ
+#define NSLOTS 32 /* few timers: the fuzzer's operations meet on the same ones */
+#else
 #define NSLOTS 600
+#endif
 #define NCPUS 3
 #define REAL_OFF 1700000000000000000ll
 
@@ -287,7 +291,7 @@ static void run(uint64_t seed, uint64_t ops)
 	for (unsigned i = 0; i < NSLOTS; i++)
 		new_timer(&slots[i]);
 
-	for (uint64_t n = 1; n <= ops; n++) {
+	for (uint64_t n = 1; n <= ops && !rng_done(); n++) {
 		uint64_t r = rnd_below(100);
 		if (r < 10) {
 			uint64_t ns = rnd_below(4) ? rnd_below(2000000) : rnd_below(1ull << (20 + rnd_below(15)));
@@ -319,6 +323,16 @@ static void run(uint64_t seed, uint64_t ops)
 	pw_runtime_destroy(rt);
 }
 
+#ifdef PW_FUZZ
+/* fuzz/: the input drives the operations (rng.h). */
+int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n);
+int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
+{
+	rng_from_bytes(d, n);
+	run(0, UINT64_MAX);
+	return 0;
+}
+#else
 int main(void)
 {
 	uint64_t ops, seed = rng_seed_and_ops("PW_HRDIFF_OPS", 300000, &ops);
@@ -333,3 +347,4 @@ int main(void)
 	printf("ok - determinism: trace %016llx twice\n", (unsigned long long)h1);
 	return 0;
 }
+#endif

@@ -93,7 +93,7 @@
 #define LVL_MSB16(m) LVL_MSB4(m), LVL_MSB4((m) + 4), LVL_MSB4((m) + 8), LVL_MSB4((m) + 12)
 const uint8_t pw__wheel_lvl_by_msb[64] = {LVL_MSB16(0), LVL_MSB16(16), LVL_MSB16(32),
 					  LVL_MSB16(48)};
-#define LVL_START(l) ((l) ? (uint64_t)(PW_WHEEL_LVL_SIZE - 1) << (PW_WHEEL_CLK_SHIFT * ((l) - 1)) : 0)
+#define LVL_START(l) ((l) ? (uint64_t)(PW_WHEEL_LVL_SIZE - 1) << (PW_WHEEL_CLK_SHIFT * ((l) ? (l) - 1 : 0)) : 0)
 const uint64_t pw__wheel_lvl_starts[PW_WHEEL_LVL_MAX + 1] = {
 	LVL_START(0), LVL_START(1), LVL_START(2), LVL_START(3), LVL_START(4),
 	LVL_START(5), LVL_START(6), LVL_START(7), LVL_START(8), LVL_START(9),
