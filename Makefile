@@ -5,7 +5,7 @@ CMAKE    ?= cmake
 JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
 BENCH_ARGS ?=
 
-.PHONY: all build run test install clean asan tsan plots fuzz
+.PHONY: all build run test install clean asan tsan plots fuzz soak
 
 all: build
 
@@ -45,6 +45,15 @@ tsan:
 	$(CMAKE) -S . -B build-tsan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS="-fsanitize=thread -O1"
 	$(CMAKE) --build build-tsan -j $(JOBS)
 	ctest --test-dir build-tsan --output-on-failure -L concurrent
+
+# The soak (minutes): 1e8 timer operations against the reference models, then
+# the real-thread stress under TSan, 16 threads, each migration policy.
+SOAK_OPS ?= 100000000
+SOAK_MS ?= 60000
+soak: build
+	$(CMAKE) -S . -B build-tsan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS="-fsanitize=thread -O1"
+	$(CMAKE) --build build-tsan -j $(JOBS) --target test_stress
+	SOAK_OPS=$(SOAK_OPS) SOAK_MS=$(SOAK_MS) bash tests/soak.sh $(BUILD) build-tsan
 
 # libFuzzer targets (clang), each run FUZZ_SECONDS over fuzz/corpus/NAME.
 FUZZ_SECONDS ?= 60

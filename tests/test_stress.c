@@ -20,6 +20,7 @@
  *
  * Each arming thread does at least PW_STRESS_OPS operations (default
  * 100000) and runs at least PW_STRESS_MS milliseconds (default 1500).
+ * PW_STRESS_CPUS (3) and PW_STRESS_ARMERS (3) set the thread counts.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -29,8 +30,11 @@
 
 #include "serve.h"
 
-#define NCPUS   3
-#define NARMERS 3
+/* CPUs and arming threads: 3 and 3, or PW_STRESS_CPUS / PW_STRESS_ARMERS
+ * (the soak: 8 + 8 threads on a 2-core machine) */
+#define MAX_CPUS 16
+#define MAX_ARMERS 16
+static unsigned NCPUS = 3, NARMERS = 3;
 #define NSHARED 64
 #define NOWNED  8 /* per arming thread */
 
@@ -92,7 +96,7 @@ static long pulled_cbs; /* atomic: callbacks a migrator ran */
 static void check_cpu(struct pw_timer *t)
 {
 	int self = pw_this_cpu(), cpu = pw_timer_cpu(t);
-	CHECK(self >= 0 && self < NCPUS);
+	CHECK(self >= 0 && self < (int)NCPUS);
 	if (self == cpu)
 		return;
 	CHECK_EQ(pw_get_migration(rt), PW_MIGRATION_PULL);
@@ -300,7 +304,7 @@ static void *armer_loop(void *arg)
 	return NULL;
 }
 
-static struct armer armers[NARMERS];
+static struct armer armers[MAX_ARMERS];
 static long total_freers;
 
 /* Anything left to run at the end (servers_drain()). */
@@ -323,6 +327,12 @@ int main(int argc, char **argv)
 	long ops = env ? atol(env) : 100000;
 	const char *env_ms = getenv("PW_STRESS_MS");
 	long ms = env_ms ? atol(env_ms) : 1500;
+	const char *env_cpus = getenv("PW_STRESS_CPUS"), *env_armers = getenv("PW_STRESS_ARMERS");
+	if (env_cpus)
+		NCPUS = (unsigned)atoi(env_cpus);
+	if (env_armers)
+		NARMERS = (unsigned)atoi(env_armers);
+	CHECK(NCPUS >= 1 && NCPUS <= MAX_CPUS && NARMERS >= 1 && NARMERS <= MAX_ARMERS);
 	struct servers srv;
 	struct pw_config cfg;
 	pw_config_init(&cfg);
