@@ -118,7 +118,7 @@ struct pw_netdev_ops {
  * Context: any thread.  Allocates.
  * Return: 0; -EINVAL (NULL, bad name, @ntxq 0 or above PW_MAX_TXQ, no
  * ops->xmit or ops->drop); -EEXIST (@rt has a device of that name);
- * -ENOMEM.
+ * -ENOMEM.  On failure *@out is NULL and nothing of the device remains.
  */
 int pw_netdev_create(struct pw_runtime *rt, const char *name, unsigned ntxq,
 		     const struct pw_netdev_ops *ops, void *ctx, struct pw_netdev **out);

@@ -33,7 +33,8 @@ typedef int (*pw_poll_fn)(struct pw_runtime *rt, unsigned cpu, void *arg);
  * pw_runtime_start() - start one worker thread per CPU.
  * Workers are pinned to cores (CPU i to core i) when the machine has at
  * least as many cores as the runtime has CPUs; otherwise they are left to
- * the scheduler, and pw_runtime_workers_pinned() says so.  Each worker sets
+ * the scheduler, and pw_runtime_workers_pinned() says so (as it does once a
+ * worker fails to pin itself: that worker runs unpinned).  Each worker sets
  * its timer slack to 1 ns.
  * Context: any thread that is no CPU; not from a callback.
  * Return: 0; -EINVAL (NULL, or a PW_CLOCK_SIM runtime: workers sleep on the

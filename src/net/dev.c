@@ -271,6 +271,8 @@ static void dev_free(struct pw_netdev *dev)
 int pw_netdev_create(struct pw_runtime *rt, const char *name, unsigned ntxq,
 		     const struct pw_netdev_ops *ops, void *ctx, struct pw_netdev **out)
 {
+	if (out)
+		*out = NULL; /* on any failure */
 	if (!rt || !name || !ops || !out || !ops->xmit || !ops->drop || ntxq == 0 ||
 	    ntxq > PW_MAX_TXQ)
 		return -EINVAL;

@@ -102,7 +102,7 @@ static int parse_file(FILE *f, const char *path, int16_t **table, unsigned *n, c
 		set_err(err, errlen, "%s: out of memory", path);
 		return -ENOMEM;
 	}
-	while ((got = getline(&line, &cap, f)) != -1) {
+	while ((errno = 0, got = getline(&line, &cap, f)) != -1) {
 		char *p = line;
 
 		lineno++;
@@ -145,9 +145,11 @@ static int parse_file(FILE *f, const char *path, int16_t **table, unsigned *n, c
 			p = end;
 		}
 	}
-	if (ferror(f)) {
-		set_err(err, errlen, "%s: read error", path);
-		ret = -EIO;
+	/* getline() also returns -1 when it cannot grow its buffer: that is
+	 * not the end of the file (a table cut short would load silently) */
+	if (ferror(f) || !feof(f)) {
+		ret = errno == ENOMEM ? -ENOMEM : -EIO;
+		set_err(err, errlen, ret == -ENOMEM ? "%s: out of memory" : "%s: read error", path);
 		goto out;
 	}
 	if (count == 0) {

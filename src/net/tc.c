@@ -219,6 +219,7 @@ unsigned pw__tc_devs_in_order(struct pw__net *net, struct pw_netdev ***out)
 	for (struct pw_netdev *d = net->devs; d; d = d->next)
 		n++;
 	struct pw_netdev **v = calloc(n ? n : 1, sizeof(*v));
+	*out = v;
 	if (!v)
 		return 0;
 	unsigned i = n;
@@ -247,14 +248,14 @@ int pw_tc(struct pw_runtime *rt, const char *cmd, unsigned flags, char *out, siz
 	pw__tc_core_set(&tc.core, 1000, 64, 1000000);
 	tc.net = pw__net_get(rt);
 	if (!tc.net)
-		return -ENOMEM;
+		return pw__tc_rtnl_err(&tc, -ENOMEM);
 
 	char *line = strdup(cmd);
 	char **argv = calloc(TC_MAXARGS, sizeof(*argv));
 	if (!line || !argv) {
 		free(line);
 		free(argv);
-		return -ENOMEM;
+		return pw__tc_rtnl_err(&tc, -ENOMEM);
 	}
 	int argc = pw__makeargs(line, argv, TC_MAXARGS);
 	int rc;
@@ -307,6 +308,8 @@ int pw_tc(struct pw_runtime *rt, const char *cmd, unsigned flags, char *out, siz
 	}
 	pw__out_free(&o);
 done:
+	if (rc == -ENOMEM) /* an allocation failed: say so if nothing else did */
+		pw__tc_rtnl_err(&tc, rc);
 	free(argv);
 	free(line);
 	return rc;

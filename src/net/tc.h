@@ -39,6 +39,8 @@ void pw__tc_for_each_qdisc(struct pw_netdev *dev,
 			   void (*fn)(struct pw_netdev *, struct pw__qdisc *, void *), void *arg);
 /* The devices in creation order (the kernel's ifindex order), in a fresh
  * array the caller frees; their count (0 also when out of memory). */
+/* The devices in creation order in a malloc'd *@out (free it); their count.
+ * *@out is NULL if that allocation failed. */
 unsigned pw__tc_devs_in_order(struct pw__net *net, struct pw_netdev ***out);
 
 struct show_filter {

@@ -516,6 +516,8 @@ static int qdisc_show(struct pw__tc_ctx *tc, int argc, char **argv, struct pw__o
 	f.all_devs = true;
 	struct pw_netdev **v = NULL;
 	unsigned n = pw__tc_devs_in_order(tc->net, &v);
+	if (!v)
+		return -ENOMEM; /* not an empty list: pw_tc() says why */
 	pw__new_json_obj(o);
 	for (unsigned i = 0; i < n; i++)
 		pw__tc_for_each_qdisc(v[i], show_one, &sa);

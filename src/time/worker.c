@@ -143,7 +143,10 @@ static void *worker_main(void *arg)
 		cpu_set_t set;
 		CPU_ZERO(&set);
 		CPU_SET(wa->pin_core, &set);
-		pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+		/* a worker that cannot pin itself runs unpinned, and
+		 * pw_runtime_workers_pinned() says 0 from then on */
+		if (pthread_setaffinity_np(pthread_self(), sizeof(set), &set) != 0)
+			__atomic_store_n(&rt->workers_pinned, 0u, __ATOMIC_RELAXED);
 	}
 	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
 	__atomic_store_n(&wk->tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELAXED);
