@@ -348,9 +348,19 @@ static void advance(void)
 	CHECK_EQ(pw_sim_advance(rt, ns), 0);
 }
 
+/* jiffies at clock 0 for the next run() (0, or near the 64-bit wrap) */
+static uint64_t initial_jiffies;
+
 static void run(uint64_t seed, unsigned cpus, unsigned hz, uint64_t start_ns, uint64_t ops)
 {
-	rt = sim_create(cpus, hz, start_ns, 0);
+	struct pw_config cfg;
+	pw_config_init(&cfg);
+	cfg.ncpus = cpus;
+	cfg.hz = hz;
+	cfg.clock = PW_CLOCK_SIM;
+	cfg.sim_start_ns = start_ns;
+	cfg.initial_jiffies = initial_jiffies;
+	CHECK_EQ(pw_runtime_create(&cfg, &rt), 0);
 	ncpus = cpus;
 	tick_ns = 1000000000ull / hz;
 	rng_state = seed;
@@ -408,6 +418,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
 		return 0;
 	unsigned cpus = 1 + (d[0] & 3), hz = hzs[(d[0] >> 2) & 3];
 	uint64_t start = (d[0] & 0x10) ? 123456789012345ull : 1000000000ull;
+	/* jiffies that wrap a few seconds in (the kernel's INITIAL_JIFFIES idea) */
+	initial_jiffies = (d[0] & 0x20) ? 0 - (uint64_t)hz * (start / 1000000000ull + 5) : 0;
 	rng_from_bytes(d + 1, n - 1);
 	run(0, cpus, hz, start, UINT64_MAX);
 	return 0;
@@ -422,6 +434,13 @@ int main(void)
 	n_ops = n_fired = 0;
 	run(seed + 1, 3, 100, 123456789012345ull, ops * 3 / 10);
 	printf("ok - 3 CPUs, HZ=100 (8 levels): %llu ops, %llu fired\n", n_ops, n_fired);
+	/* jiffies wrap 300 s in (the kernel's INITIAL_JIFFIES, -300 * HZ) */
+	n_ops = n_fired = 0;
+	initial_jiffies = 0 - 300ull * 250;
+	run(seed + 3, 2, 250, 299000000000ull, ops / 10);
+	initial_jiffies = 0;
+	printf("ok - 2 CPUs, HZ=250, jiffies wrapping 1 s in: %llu ops, %llu fired\n", n_ops,
+	       n_fired);
 
 	/* determinism: the same seed gives the same callbacks in the same order */
 	n_fired = 0;

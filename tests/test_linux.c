@@ -122,6 +122,7 @@ static void rtx_expired(struct timer_list *t)
 static void test_sock_names(void)
 {
 	struct tcp_sock_like tp;
+	sk_freed = 0;
 	CHECK_EQ(pw_sock_init(&tp.sk, pw_default_runtime(), sk_free_fn), 0);
 	CHECK_EQ(pw_sk_timer_setup(&tp.sk, &tp.rtx, rtx_expired), 0);
 	sk_reset_timer(&tp.sk, &tp.rtx, jiffies + 2);
@@ -140,15 +141,29 @@ static void test_sock_names(void)
 
 int main(void)
 {
-	struct pw_runtime *rt = sim_create(2, 1000, 0, 0);
-
-	pw_set_default_runtime(rt);
-	CHECK(pw_default_runtime() == rt);
-	RUN(test_kernel_style);
-	RUN(test_time_macros);
-	RUN(test_sock_names);
-	CHECK_EQ(pw_runtime_check(rt), 0);
-	pw_runtime_destroy(rt);
-	CHECK(pw_default_runtime() == NULL);
+	/* twice: jiffies from 0, then from 1000 before the 64-bit wrap, so
+	 * that the kernel-style code runs across it (the kernel's
+	 * INITIAL_JIFFIES idea) */
+	for (int wrap = 0; wrap < 2; wrap++) {
+		struct pw_config cfg;
+		struct pw_runtime *rt;
+		pw_config_init(&cfg);
+		cfg.ncpus = 2;
+		cfg.clock = PW_CLOCK_SIM;
+		cfg.initial_jiffies = wrap ? 0 - 1000ull : 0;
+		CHECK_EQ(pw_runtime_create(&cfg, &rt), 0);
+		pw_set_default_runtime(rt);
+		CHECK(pw_default_runtime() == rt);
+		if (wrap)
+			CHECK_EQ(jiffies, (unsigned long)-1000);
+		RUN(test_kernel_style);
+		if (wrap)
+			CHECK(jiffies < 10000); /* it wrapped */
+		RUN(test_time_macros);
+		RUN(test_sock_names);
+		CHECK_EQ(pw_runtime_check(rt), 0);
+		pw_runtime_destroy(rt);
+		CHECK(pw_default_runtime() == NULL);
+	}
 	return 0;
 }

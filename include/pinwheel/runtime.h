@@ -66,6 +66,9 @@ struct pw_config {
 	uint64_t sim_start_ns;   /* PW_CLOCK_SIM only: the clock's first reading */
 	int64_t sim_realtime_offset_ns; /* PW_CLOCK_SIM only: CLOCK_REALTIME minus
 					 * the simulated monotonic clock */
+	uint64_t initial_jiffies; /* jiffies at clock 0 (the kernel's
+				   * INITIAL_JIFFIES is -300 * HZ, so jiffies
+				   * wrap 5 minutes after boot); default 0 */
 };
 
 struct pw_runtime; /* opaque */
@@ -73,7 +76,7 @@ struct pw_runtime; /* opaque */
 /**
  * pw_config_init() - fill @cfg with the defaults.
  * Defaults: ncpus 0 (online CPUs), hz 1000, PW_CLOCK_MONOTONIC, sim_start_ns 0,
- * sim_realtime_offset_ns 0.
+ * sim_realtime_offset_ns 0, initial_jiffies 0.
  * Context: any thread.
  */
 void pw_config_init(struct pw_config *cfg);
@@ -187,14 +190,17 @@ int pw_this_cpu(void);
 uint64_t pw_now_ns(const struct pw_runtime *rt);
 
 /**
- * pw_jiffies() - the runtime's clock in ticks: pw_now_ns() / (1e9 / hz).
+ * pw_jiffies() - the runtime's clock in ticks: pw_now_ns() / (1e9 / hz) +
+ * pw_config.initial_jiffies, modulo 2^64 (compare wrap-safely, as the
+ * kernel's time_after()).
  * Context: any thread.
  */
 uint64_t pw_jiffies(const struct pw_runtime *rt);
 
 /**
  * pw_jiffies_to_ns() - the clock reading at which jiffy @j begins.
- * Context: any thread.  Sums that overflow clamp to UINT64_MAX.
+ * Context: any thread.  Sums that overflow clamp to UINT64_MAX; a jiffy
+ * before initial_jiffies (by less than 2^63) gives 0.
  */
 uint64_t pw_jiffies_to_ns(const struct pw_runtime *rt, uint64_t j);
 

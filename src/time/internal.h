@@ -68,6 +68,7 @@ struct pw_runtime {
 	unsigned ncpus;
 	unsigned hz;
 	uint64_t tick_ns;
+	uint64_t jiffies_base;   /* jiffies at clock 0 (pw_config.initial_jiffies) */
 	enum pw_clock_id clock;
 	int64_t sim_realtime_offset_ns;
 	uint64_t sim_now_ns; /* PW_CLOCK_SIM: atomic, written by the sim driver */
@@ -98,6 +99,13 @@ struct pw_runtime {
 	char pad_[PW_CACHELINE - sizeof(uint64_t)];
 };
 
+/* The jiffy clock time @ns falls in (jiffy j begins at (j - base) * tick;
+ * jiffies are modulo 2^64 and may wrap: compare with pw__after()). */
+static inline uint64_t pw__ns_to_jiffies(const struct pw_runtime *rt, uint64_t ns)
+{
+	return ns / rt->tick_ns + rt->jiffies_base;
+}
+
 static inline uint64_t pw__jiffies_seen(const struct pw_runtime *rt)
 {
 	return __atomic_load_n(&rt->jiffies_seen, __ATOMIC_RELAXED);
@@ -125,7 +133,7 @@ static inline void pw__lane_key_set(struct pw_runtime *rt)
 static inline void pw__sim_set(struct pw_runtime *rt, uint64_t ns)
 {
 	__atomic_store_n(&rt->sim_now_ns, ns, __ATOMIC_RELAXED);
-	pw__jiffies_note(rt, ns / rt->tick_ns);
+	pw__jiffies_note(rt, pw__ns_to_jiffies(rt, ns));
 }
 
 /* What the calling thread is: the CPU it serves (or acts as while running

@@ -111,6 +111,7 @@ int pw_runtime_create(const struct pw_config *cfg, struct pw_runtime **out)
 	pw__lane_key_set(rt);
 	rt->hz = cfg->hz;
 	rt->tick_ns = 1000000000ull / cfg->hz;
+	rt->jiffies_base = cfg->initial_jiffies;
 	rt->clock = cfg->clock;
 	rt->sim_now_ns = cfg->sim_start_ns;
 	rt->sim_realtime_offset_ns = cfg->sim_realtime_offset_ns;

@@ -63,7 +63,7 @@ static inline void act_as_end(struct act_as *a)
 
 int pw__run_cpu(struct pw_runtime *rt, unsigned cpu, uint64_t now, bool guards_held)
 {
-	uint64_t jnow = now / rt->tick_ns;
+	uint64_t jnow = pw__ns_to_jiffies(rt, now);
 	int n;
 
 	struct act_as a;

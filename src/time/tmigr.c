@@ -416,7 +416,7 @@ static int run_remote(struct pw_runtime *rt, unsigned self, unsigned cpu, uint64
 		return 0;
 	if (!guards_held && !pw__guard_try(c))
 		return 0; /* it woke and runs them itself, or another migrator does */
-	int n = pw__base_run(rt, &c->base[PW_BASE_GLOBAL], now / rt->tick_ns);
+	int n = pw__base_run(rt, &c->base[PW_BASE_GLOBAL], pw__ns_to_jiffies(rt, now));
 	pw__tmigr_refresh(rt, cpu);
 	if (!guards_held)
 		pw__guard_release(c);
