@@ -180,9 +180,13 @@ struct pw__qdisc_ops {
 	 * NULL = the kind cannot be changed (-EOPNOTSUPP). */
 	int (*init)(struct pw__qdisc *q, void *opt, struct pw__tc_ctx *tc);
 	int (*change)(struct pw__qdisc *q, void *opt, struct pw__tc_ctx *tc);
-	/* flush every packet to @d with @reason (root lock held) */
+	/* flush every packet to @d with @reason (root lock held); teardown
+	 * only.  The qdiscs under its classes (class_leaf) were flushed and
+	 * freed by the core before: a kind flushes only what it holds itself
+	 * (htb's direct queue) and zeroes its counters. */
 	void (*reset)(struct pw__qdisc *q, struct pw__drops *d, enum pw_drop_reason reason);
-	/* free what init allocated; no packets left, watchdog stopped; no lock */
+	/* free what init allocated (not the class_leaf children: the core
+	 * frees those); no packets left, watchdog stopped; no lock */
 	void (*destroy)(struct pw__qdisc *q);
 	/* tc: parse the words after KIND into opt (zeroed; set defaults).
 	 * Errors as iproute2 prints them, through pw__tc_err().  Return 0/-errno. */
@@ -199,7 +203,10 @@ struct pw__qdisc_ops {
 	/* classes (optional) */
 	unsigned long (*class_find)(struct pw__qdisc *q, uint32_t classid);
 	/* attach @newq under class @cl (NULL: a default qdisc); returns the old
-	 * one in *old (the caller flushes and destroys it).  cfg_lock held. */
+	 * one in *old (the caller flushes and destroys it).  cfg_lock held, no
+	 * root lock: a kind under which packets flow (tbf, htb) builds what it
+	 * needs, then swaps under the root lock with pw__qdisc_replace().
+	 * @newq's identity (parent, parent_q, txq, root) is set by the caller. */
 	int (*graft)(struct pw__qdisc *q, unsigned long cl, struct pw__qdisc *newq,
 		     struct pw__qdisc **old, struct pw__tc_ctx *tc);
 	struct pw__qdisc *(*class_leaf)(struct pw__qdisc *q, unsigned long cl);
@@ -208,6 +215,21 @@ struct pw__qdisc_ops {
 			   int (*fn)(struct pw__qdisc *q, unsigned long cl, void *arg), void *arg);
 	void (*class_info)(struct pw__qdisc *q, unsigned long cl, struct pw__class_info *ci);
 	void (*class_print)(struct pw__qdisc *q, unsigned long cl, struct pw__out *o);
+	/* tc class -s: the class's xstats lines (htb's lended/tokens; optional) */
+	void (*class_print_xstats)(struct pw__qdisc *q, unsigned long cl, struct pw__out *o);
+	/* tc class add|change|replace|del (optional: -EOPNOTSUPP without).
+	 * class_parse: the words after KIND into a zeroed class_opt_size
+	 * struct (tc thread, cfg_lock held), iproute2's parse_copt.
+	 * class_change: the kernel's cops->change(): create class @classid
+	 * under @parentid (*cl == 0) or change *cl; @copt NULL = no options
+	 * sent.  class_delete: cops->delete().  Both run with cfg_lock held
+	 * and no root lock: they allocate first, then take the root lock for
+	 * the tree; packets they flush go to ops.drop before they return. */
+	size_t class_opt_size;
+	int (*class_parse)(struct pw__tc_ctx *tc, int argc, char **argv, void *copt);
+	int (*class_change)(struct pw__qdisc *q, uint32_t classid, uint32_t parentid, void *copt,
+			    unsigned long *cl, struct pw__tc_ctx *tc);
+	int (*class_delete)(struct pw__qdisc *q, unsigned long cl, struct pw__tc_ctx *tc);
 };
 
 struct pw__watchdog {
@@ -240,6 +262,10 @@ struct pw__qdisc {
 	bool hashed;              /* in the device's handle hash */
 	struct pw__qdisc *hnext;  /* the device's handle hash (dump order) */
 	uint32_t limit;           /* most queues keep one; the kinds use it */
+	bool invisible;           /* a kind's default child: hashed, not shown
+				   * by qdisc show (the kernel's TCQ_F_INVISIBLE) */
+	struct pw_pkt *peeked;    /* under lock: pw__qdisc_peek_dequeued()'s
+				   * stash (the kernel's gso_skb), counted in st */
 	struct pw__qstats st;
 	struct pw__estimator *est;
 	char priv[] __attribute__((aligned(16)));
@@ -284,6 +310,33 @@ static inline void pw__pkt_leaves(struct pw_pkt *p)
 		__atomic_fetch_sub(&p->sk->pw_inflight, 1, __ATOMIC_ACQ_REL);
 	}
 }
+
+/*
+ * Peeking and the parent's view of a child (root lock held).  A kind
+ * without ops.peek is peeked by dequeuing its head and keeping it in
+ * q->peeked (the kernel's qdisc_peek_dequeued()): it stays counted in the
+ * child's qlen/backlog until pw__qdisc_dequeue_peeked() hands it out, so
+ * a parent sees the same counters either way.  A parent that peeks a
+ * child dequeues it through pw__qdisc_dequeue_peeked(); teardown flushes
+ * the stash with the child's own packets (qdisc.c).
+ */
+struct pw_pkt *pw__qdisc_peek_dequeued(struct pw__qdisc *q);
+static inline struct pw_pkt *pw__qdisc_peek(struct pw__qdisc *q)
+{
+	return q->ops->peek ? q->ops->peek(q) : pw__qdisc_peek_dequeued(q);
+}
+struct pw_pkt *pw__qdisc_dequeue_peeked(struct pw__qdisc *q);
+/* @n packets of @len bytes left @q other than through its parents'
+ * dequeue (a purge, a graft): every ancestor's qlen/backlog goes down by
+ * as much (the kernel's qdisc_tree_reduce_backlog(), without qlen_notify:
+ * htb skips an emptied leaf at its next dequeue).  Root lock held. */
+void pw__qdisc_tree_reduce_backlog(struct pw__qdisc *q, uint32_t n, uint64_t len);
+/* The kernel's qdisc_replace(): under @sch's root lock, put @newq in
+ * *@slot and take the old one out of @sch's (and its ancestors')
+ * counters; returns the old one (the caller frees it, which flushes its
+ * packets).  cfg_lock held, no root lock. */
+struct pw__qdisc *pw__qdisc_replace(struct pw__qdisc *sch, struct pw__qdisc *newq,
+				    struct pw__qdisc **slot);
 
 /* The qdisc at the root of this qdisc's queue (for netem's duplicate). */
 static inline struct pw__qdisc *pw__qdisc_root(struct pw__qdisc *q)
@@ -389,7 +442,7 @@ void pw__dev_drops_flush(struct pw_netdev *dev, struct pw__drops *d);
 const struct pw__qdisc_ops *pw__qdisc_lookup_ops(const char *kind);
 extern const struct pw__qdisc_ops pw__pfifo_ops, pw__bfifo_ops, pw__pfifo_head_drop_ops,
 	pw__pfifo_fast_ops, pw__mq_ops, pw__netem_ops, pw__noop_ops,
-	pw__tbf_ops;
+	pw__tbf_ops, pw__htb_ops;
 
 /*
  * qdisc.c: building and tearing down (cfg_lock held for all of these).
@@ -405,6 +458,12 @@ struct pw__qdisc *pw__qdisc_alloc(struct pw_netdev *dev, const struct pw__qdisc_
 				  struct pw__tc_ctx *tc, int *err);
 int pw__qdisc_graft_root(struct pw_netdev *dev, struct pw__qdisc *q);
 void pw__qdisc_free(struct pw__qdisc *q, enum pw_drop_reason reason);
+/* Attach @newq (NULL: the kind's default) under class @cl (@classid) of
+ * @p, a classful qdisc other than mq, through p->ops->graft; the old one
+ * is flushed (PW_DROP_FLUSH) and freed.  @newq and its subtree take p's
+ * root, queue and lock. */
+int pw__qdisc_graft_class(struct pw_netdev *dev, struct pw__qdisc *p, unsigned long cl,
+			  uint32_t classid, struct pw__qdisc *newq, struct pw__tc_ctx *tc);
 /* Replace the root of queue @txq (an mq child): @newq NULL = a default. */
 int pw__qdisc_graft_txq(struct pw_netdev *dev, unsigned txq, struct pw__qdisc *newq);
 /* The device's default root tree. */

@@ -50,6 +50,7 @@
 static const struct pw__qdisc_ops *const kinds[] = {
 	&pw__pfifo_fast_ops, &pw__pfifo_ops, &pw__bfifo_ops, &pw__pfifo_head_drop_ops,
 	&pw__mq_ops, &pw__netem_ops, &pw__tbf_ops,
+	&pw__htb_ops,
 };
 
 const struct pw__qdisc_ops *pw__qdisc_lookup_ops(const char *kind)
@@ -276,6 +277,10 @@ static void destroy_tree(struct pw__qdisc *q, void *arg)
 	pw__qlock(&q->root->lock);
 	if (q->ops->reset)
 		q->ops->reset(q, &d, da->reason);
+	if (q->peeked) { /* counted in st, which reset cleared */
+		pw__drop_later(&d, q->peeked, da->reason);
+		q->peeked = NULL;
+	}
 	if (q->root == q && q->requeued) {
 		pw__drop_later(&d, q->requeued, da->reason);
 		q->requeued = NULL;
@@ -329,6 +334,88 @@ int pw__qdisc_graft_root(struct pw_netdev *dev, struct pw__qdisc *q)
 	if (old)
 		pw__qdisc_free(old, PW_DROP_FLUSH);
 	return 0;
+}
+
+static void set_root(struct pw__qdisc *q, void *arg)
+{
+	struct pw__qdisc *p = arg;
+	q->root = p->root;
+	q->txq = p->txq;
+	for_each_child(q, set_root, arg);
+}
+
+int pw__qdisc_graft_class(struct pw_netdev *dev, struct pw__qdisc *p, unsigned long cl,
+			  uint32_t classid, struct pw__qdisc *newq, struct pw__tc_ctx *tc)
+{
+	if (!p->ops->graft)
+		return -EOPNOTSUPP;
+	if (newq) {
+		newq->parent = classid;
+		newq->parent_q = p;
+		set_root(newq, p);
+	}
+	struct pw__qdisc *old = NULL;
+	int rc = p->ops->graft(p, cl, newq, &old, tc);
+	if (rc)
+		return rc;
+	if (newq)
+		hash_children(newq, dev);
+	if (old)
+		pw__qdisc_free(old, PW_DROP_FLUSH);
+	return 0;
+}
+
+/* ------------------------------------------------------ child helpers */
+
+struct pw_pkt *pw__qdisc_peek_dequeued(struct pw__qdisc *q)
+{
+	if (!q->peeked) {
+		struct pw_pkt *p = q->ops->dequeue(q);
+		if (p) { /* dequeue uncounted it: it is still q's */
+			q->peeked = p;
+			pw__q_backlog_inc(q, p);
+		}
+	}
+	return q->peeked;
+}
+
+struct pw_pkt *pw__qdisc_dequeue_peeked(struct pw__qdisc *q)
+{
+	struct pw_pkt *p = q->peeked;
+	if (p) {
+		q->peeked = NULL;
+		pw__q_backlog_dec(q, p);
+		return p;
+	}
+	return q->ops->dequeue(q);
+}
+
+void pw__qdisc_tree_reduce_backlog(struct pw__qdisc *q, uint32_t n, uint64_t len)
+{
+	if (!n && !len)
+		return;
+	for (struct pw__qdisc *a = q->parent_q; a && !(a->ops->flags & PW__QF_MQ);
+	     a = a->parent_q) {
+		a->st.qlen -= n;
+		a->st.backlog -= len;
+	}
+}
+
+struct pw__qdisc *pw__qdisc_replace(struct pw__qdisc *sch, struct pw__qdisc *newq,
+				    struct pw__qdisc **slot)
+{
+	pw__qlock(&sch->root->lock);
+	struct pw__qdisc *old = *slot;
+	*slot = newq;
+	if (old) {
+		/* the old child leaves with its packets: sch and above stop
+		 * counting them (its own counters stay for the flush) */
+		sch->st.qlen -= old->st.qlen;
+		sch->st.backlog -= old->st.backlog;
+		pw__qdisc_tree_reduce_backlog(sch, old->st.qlen, old->st.backlog);
+	}
+	pw__qunlock(&sch->root->lock);
+	return old;
 }
 
 int pw__qdisc_graft_txq(struct pw_netdev *dev, unsigned txq, struct pw__qdisc *newq)

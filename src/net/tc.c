@@ -21,9 +21,10 @@
  * device's handle hash (the kernel's dump order), `class show` the
  * classes of each qdisc in the same order (without dev: none, as the
  * kernel dumps nothing for ifindex 0).  `class add|change|replace|del`
- * parse as tc_class_modify() and make tc_ctl_tclass()'s lookups; no
- * pinwheel class can be created, changed or deleted (mq's are fixed), so
- * they end in that kernel's errors for mq.
+ * parse as tc_class_modify() (the kind's words through its
+ * ops->class_parse), make tc_ctl_tclass()'s lookups and end in the kind's
+ * class_change/class_delete (htb's), or in that kernel's -EOPNOTSUPP for a
+ * kind without them (mq's classes are fixed).
  *
  * Errors.  Every failure returns a negative errno with the message tc
  * would print in the error buffer: the kernel's extack messages as

@@ -47,6 +47,7 @@ struct show_filter {
 	uint32_t handle;   /* 0: any */
 	uint32_t parent;   /* 0: any (iproute2's filter_parent) */
 	bool all_devs;     /* print "dev NAME " */
+	bool invisible;    /* qdisc show ... invisible */
 };
 
 struct show_arg {

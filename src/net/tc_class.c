@@ -62,6 +62,8 @@ static int print_class(struct pw__qdisc *q, unsigned long cl, void *arg)
 		ci.st.has_rate = 0; /* class dumps carry no rate (mq's) */
 		pw__tc_print_stats(o, &ci.st);
 		pw__print_nl(o);
+		if (q->ops->class_print_xstats)
+			q->ops->class_print_xstats(q, cl, o);
 	}
 	pw__close_json_object(o);
 	return 0;
@@ -171,10 +173,11 @@ static bool kind_has_classes(const char *k)
 	return false;
 }
 
-/* tc_class_modify() of tc_class.c, then the kernel's tc_ctl_tclass(): no
- * pinwheel qdisc has classes that can be created, changed or deleted (mq's
- * are fixed), so a command that gets that far fails as the kernel's does
- * on mq; before that, the same lookups and errors. */
+/* tc_class_modify() of tc_class.c (the kind's words parsed by its
+ * ops->class_parse, cfg_lock held, before the device is looked up, as tc
+ * does), then the kernel's tc_ctl_tclass(): the same lookups and errors,
+ * then ops->class_change / ops->class_delete, or -EOPNOTSUPP for a kind
+ * without them (mq). */
 static int class_modify(struct pw__tc_ctx *tc, int argc, char **argv, unsigned flags, bool del)
 {
 	const char *devname = NULL, *kind = NULL;
@@ -233,12 +236,33 @@ static int class_modify(struct pw__tc_ctx *tc, int argc, char **argv, unsigned f
 		pw__tc_err(tc, "Error: Qdisc \"%s\" is classless.", kind);
 		return -EINVAL;
 	}
-	if (kind) {
+	const struct pw__qdisc_ops *kops = kind ? pw__qdisc_lookup_ops(kind) : NULL;
+	if (kind && (!kops || !kops->class_parse)) {
 		pw__tc_err(tc, "Error: pinwheel has no \"%s\" classes.", kind);
 		return -EOPNOTSUPP;
 	}
-	pthread_mutex_lock(&tc->net->cfg_lock);
 	int rc;
+	void *copt = NULL; /* the kind's class options (TCA_OPTIONS), or none */
+	pthread_mutex_lock(&tc->net->cfg_lock);
+	if (kops) {
+		copt = calloc(1, kops->class_opt_size ? kops->class_opt_size : 1);
+		if (!copt) {
+			pthread_mutex_unlock(&tc->net->cfg_lock);
+			return -ENOMEM;
+		}
+		tc->kind = kops->id;
+		rc = kops->class_parse(tc, argc - 1, argv + 1, copt);
+		if (rc) {
+			pthread_mutex_unlock(&tc->net->cfg_lock);
+			free(copt);
+			return rc;
+		}
+	}
+	/* what the kind's parse said (a warning) stays; the kernel side's
+	 * messages follow it as if the buffer were empty */
+	size_t said = tc->errused;
+	if (said)
+		tc->err += said, tc->errlen -= said, tc->errused = 0;
 	struct pw_netdev *dev = NULL;
 	if (devname && !(dev = pw__tc_dev_lookup(tc->net, devname))) {
 		pw__tc_err(tc, "Cannot find device \"%s\"", devname);
@@ -287,11 +311,30 @@ static int class_modify(struct pw__tc_ctx *tc, int argc, char **argv, unsigned f
 		rc = -EEXIST;
 		goto out;
 	}
-	rc = -EOPNOTSUPP; /* no cops->change / cops->delete */
+	if (del) {
+		rc = q->ops->class_delete ? q->ops->class_delete(q, cl, tc) : -EOPNOTSUPP;
+		goto out;
+	}
+	if (clid == PW_TC_H_ROOT) {
+		KERR(tc, "Cannot create traffic class with classid TC_H_ROOT");
+		rc = -EINVAL;
+		goto out;
+	}
+	rc = -EOPNOTSUPP; /* no cops->change */
+	if (q->ops->class_change) {
+		/* another kind's words mean nothing to this one: as if no
+		 * options were sent */
+		unsigned long ncl = cl;
+		rc = q->ops->class_change(q, clid, portid, kops == q->ops ? copt : NULL, &ncl, tc);
+	}
 out:
 	pthread_mutex_unlock(&tc->net->cfg_lock);
-	if (dev || !devname) /* else "Cannot find device" was said */
-		pw__tc_err(tc, "RTNETLINK answers: %s", strerror(-rc));
+	if (rc && (dev || !devname)) /* else "Cannot find device" was said */
+		pw__tc_rtnl_err(tc, rc);
+	if (said)
+		tc->err -= said, tc->errlen += said, tc->errused += said;
+	if (kops && copt)
+		free(copt);
 	return rc;
 }
 

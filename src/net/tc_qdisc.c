@@ -133,9 +133,10 @@ static int parse_qdisc_req(struct pw__tc_ctx *tc, int argc, char **argv, struct 
 		int rc = r->ops->parse ? r->ops->parse(tc, argc, argv, r->opt) : 0;
 		if (rc)
 			return rc;
-		/* what iproute2 sends: netem always fills its options; the
-		 * others only when a word was given */
-		r->has_opts = argc > 0 || !strcmp(r->ops->id, "netem");
+		/* what iproute2 sends: netem and htb always fill their
+		 * options; the others only when a word was given */
+		r->has_opts = argc > 0 || !strcmp(r->ops->id, "netem") ||
+			      !strcmp(r->ops->id, "htb");
 	} else if (r->kind) {
 		if (argc > 0) {
 			pw__tc_err(tc, "Unknown qdisc \"%s\", hence option \"%s\" is unparsable",
@@ -167,10 +168,16 @@ static int create_n_graft(struct pw__tc_ctx *tc, struct pw_netdev *dev, struct q
 	unsigned txq = 0;
 	if (p)
 		txq = (p->ops->flags & PW__QF_MQ) ? PW_TC_H_MIN(r->parent) - 1 : p->txq;
+	unsigned long cl = 0;
 	if (p && !(p->ops->flags & PW__QF_MQ)) {
-		/* classful parents other than mq arrive with htb */
-		pw__tc_err(tc, "RTNETLINK answers: %s", strerror(EOPNOTSUPP));
-		return -EOPNOTSUPP;
+		/* qdisc_graft() under a class: the kind must graft */
+		if (!p->ops->graft)
+			return pw__tc_rtnl_err(tc, -EOPNOTSUPP);
+		cl = p->ops->class_find(p, r->parent);
+		if (!cl) {
+			KERR(tc, "Specified class not found");
+			return -ENOENT;
+		}
 	}
 	uint32_t handle = r->handle;
 	if (handle == 0) {
@@ -202,8 +209,10 @@ static int create_n_graft(struct pw__tc_ctx *tc, struct pw_netdev *dev, struct q
 	}
 	if (!p)
 		rc = pw__qdisc_graft_root(dev, q);
-	else
+	else if (p->ops->flags & PW__QF_MQ)
 		rc = pw__qdisc_graft_txq(dev, txq, q);
+	else
+		rc = pw__qdisc_graft_class(dev, p, cl, r->parent, q, tc);
 	if (rc) {
 		pw__qdisc_free(q, PW_DROP_FLUSH);
 		return pw__tc_rtnl_err(tc, rc);
@@ -387,7 +396,9 @@ static int qdisc_delete(struct pw__tc_ctx *tc, struct pw_netdev *dev, struct qre
 		if (rc)
 			pw__qdisc_free(nq, PW_DROP_FLUSH);
 	} else {
-		rc = -EOPNOTSUPP;
+		/* qdisc_graft(new = NULL): the kind puts its default back */
+		unsigned long cl = p->ops->class_find ? p->ops->class_find(p, clid) : 0;
+		rc = cl ? pw__qdisc_graft_class(dev, p, cl, clid, NULL, tc) : -ENOENT;
 	}
 	return rc ? pw__tc_rtnl_err(tc, rc) : 0;
 }
@@ -404,6 +415,8 @@ static void print_qdisc(struct pw__tc_ctx *tc, struct pw__out *o, struct pw_netd
 			struct pw__qdisc *q, const struct show_filter *f)
 {
 	if (q->ops->flags & PW__QF_BUILTIN)
+		return;
+	if (q->invisible && !f->invisible)
 		return;
 	if (f->handle && q->handle != f->handle)
 		return;
@@ -494,7 +507,7 @@ static int qdisc_show(struct pw__tc_ctx *tc, int argc, char **argv, struct pw__o
 			/* tc prints its usage and goes on with the show */
 			pw__tc_err(tc, "%s", QDISC_USAGE);
 		} else if (!strcmp(*argv, "invisible")) {
-			/* nothing is invisible here */
+			f.invisible = true; /* the kinds' default children too */
 		} else {
 			pw__tc_err(tc, "What is \"%s\"? Try \"tc qdisc help\".", *argv);
 			return -EINVAL;

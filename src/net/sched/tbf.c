@@ -32,16 +32,23 @@
  * mpu forms).  tbf has no xstats.
  *
  * Invariants.  Every packet handed to enqueue leaves exactly once: to the
- * drop list (oversize, the child's limit, no child (limit 0: the kernel's
- * noop child), or reset/destroy's flush), or out of dequeue.  tbf's qlen
+ * drop list (oversize, the child's limit, no child (limit 0, or a grafted
+ * child deleted: the kernel's noop), the flush of a replaced child, or
+ * the teardown's flush), or out of dequeue.  tbf's qlen
  * and backlog equal the child's.  tokens <= buffer, ptokens <= mtu.
  *
- * The child lives in tbf's priv only: class 1:1's leaf is not reported to
- * the core (class_leaf returns NULL), so the core neither hashes it (the
- * kernel hashes it invisible: `qdisc show` does not list it) nor frees it;
- * tbf's reset flushes it and destroy frees it.  Its limit follows the tbf
- * limit on change (fifo_set_limit); a change from limit 0 to a limit
- * builds the child in parse (on the tc thread) so change neither
+ * The child is class 1:1's leaf, reported to the core (class_leaf), as
+ * the kernel's tbf_leaf() does: the core hashes it (the default bfifo
+ * invisible, as the kernel's qdisc_hash_add(child, true): `qdisc show`
+ * lists it only with `invisible`), flushes it and frees it on teardown
+ * before tbf's own reset/destroy, which leave it alone.  A user qdisc can
+ * be grafted there (`qdisc add dev X parent 1:1 handle 10: netem ...`,
+ * the kernel's tbf_graft(), through pw__qdisc_replace(): the old child's
+ * packets leave tbf's counters and are flushed), and deleting it puts
+ * the kernel's noop back (no child).  A child without ops.peek is peeked
+ * through pw__qdisc_peek_dequeued().  Its limit follows the tbf limit on
+ * change when it is a fifo (fifo_set_limit); a change from limit 0 to a
+ * limit builds the child in parse (on the tc thread) so change neither
  * allocates nor fails under the lock; an unused one is freed by opt_free.
  *
  * Locking.  Every data path hook, reset and change run under the root
@@ -55,10 +62,8 @@
  *
  * Departures from the kernel:
  *  - No GSO: a packet over max_size is always dropped (no tbf_segment()).
- *  - No grafting of a user qdisc under 1:1 (tc.c refuses non-mq parents).
  *  - `rate N%` / `peakrate N%` (a share of the link speed) is refused as
  *    an illegal value: pinwheel devices have no speed.
- *  - `qdisc show ... invisible` does not list the child bfifo.
  *  - The "burst is lower than device mtu" kernel warning is not printed
  *    (it goes to the kernel log, not to tc).
  *  - The print side has no tc context: it uses the psched of every kernel
@@ -172,7 +177,7 @@ static struct pw_pkt *tbf_dequeue(struct pw__qdisc *q)
 	struct tbf_priv *t = pw__qdisc_priv(q);
 	if (!t->child)
 		return NULL;
-	struct pw_pkt *p = t->child->ops->peek(t->child);
+	struct pw_pkt *p = pw__qdisc_peek(t->child);
 	if (!p)
 		return NULL;
 	int64_t now = (int64_t)pw__net_now(q);
@@ -191,7 +196,7 @@ static struct pw_pkt *tbf_dequeue(struct pw__qdisc *q)
 		toks = t->buffer;
 	toks -= (int64_t)l2t_ns(&t->rate, p->len);
 	if ((toks | ptoks) >= 0) {
-		p = t->child->ops->dequeue(t->child);
+		p = pw__qdisc_dequeue_peeked(t->child);
 		if (!p)
 			return NULL;
 		t->t_c = now;
@@ -210,19 +215,14 @@ static struct pw_pkt *tbf_dequeue(struct pw__qdisc *q)
 static struct pw_pkt *tbf_peek(struct pw__qdisc *q)
 {
 	struct tbf_priv *t = pw__qdisc_priv(q);
-	return t->child ? t->child->ops->peek(t->child) : NULL;
+	return t->child ? pw__qdisc_peek(t->child) : NULL;
 }
 
-static void child_flush(struct pw__qdisc *c, struct pw__drops *d, enum pw_drop_reason r)
-{
-	if (c && c->ops->reset)
-		c->ops->reset(c, d, r);
-}
-
+/* The child (class 1:1's leaf) was flushed by the core before this. */
 static void tbf_reset(struct pw__qdisc *q, struct pw__drops *d, enum pw_drop_reason r)
 {
+	(void)d, (void)r;
 	struct tbf_priv *t = pw__qdisc_priv(q);
-	child_flush(t->child, d, r);
 	q->st.qlen = 0;
 	q->st.backlog = 0;
 	t->t_c = (int64_t)pw__net_now(q);
@@ -239,8 +239,10 @@ static struct pw__qdisc *child_create(struct pw_netdev *dev, unsigned txq, uint3
 {
 	int rc;
 	struct pw__qdisc *c = pw__qdisc_alloc(dev, &pw__bfifo_ops, txq, parent, 0, NULL, NULL, &rc);
-	if (c)
+	if (c) {
 		c->limit = limit;
+		c->invisible = true; /* qdisc_hash_add(child, true) */
+	}
 	return c;
 }
 
@@ -251,6 +253,13 @@ static void child_free(struct pw__qdisc *c)
 	if (c->ops->destroy)
 		c->ops->destroy(c);
 	free(c);
+}
+
+/* fifo_set_limit() applies to the fifos only (a grafted netem keeps its own). */
+static bool is_fifo(const struct pw__qdisc *c)
+{
+	return c->ops == &pw__bfifo_ops || c->ops == &pw__pfifo_ops ||
+	       c->ops == &pw__pfifo_head_drop_ops;
 }
 
 /* tbf_change()'s checks and values, without touching @q. */
@@ -347,7 +356,8 @@ static int tbf_change(struct pw__qdisc *q, void *optp, struct pw__tc_ctx *tc)
 	if (rc)
 		return rc;
 	if (t->child) {
-		t->child->limit = o->limit; /* fifo_set_limit() */
+		if (is_fifo(t->child))
+			t->child->limit = o->limit; /* fifo_set_limit() */
 	} else if (o->limit > 0) {
 		if (!o->child)
 			return -ENOMEM; /* parse could not build it */
@@ -358,6 +368,7 @@ static int tbf_change(struct pw__qdisc *q, void *optp, struct pw__tc_ctx *tc)
 		t->child->limit = o->limit;
 		t->child->root = q->root;
 		t->child->parent_q = q;
+		pw__qdisc_hash_add(q->dev, t->child); /* cfg_lock held (tc) */
 	}
 	tbf_apply(q, t, o, &rate, &peak, buffer, mtu, max_size);
 	return 0;
@@ -367,8 +378,7 @@ static void tbf_destroy(struct pw__qdisc *q)
 {
 	struct tbf_priv *t = pw__qdisc_priv(q);
 	pw__watchdog_destroy(&t->wd);
-	child_free(t->child); /* reset flushed it */
-	t->child = NULL;
+	t->child = NULL; /* the core flushed and freed it (class_leaf) */
 }
 
 static void tbf_opt_free(void *optp)
@@ -389,9 +399,20 @@ static unsigned long tbf_find(struct pw__qdisc *q, uint32_t classid)
 
 static struct pw__qdisc *tbf_leaf(struct pw__qdisc *q, unsigned long cl)
 {
-	(void)q;
 	(void)cl;
-	return NULL; /* the child is tbf's own (see the top) */
+	struct tbf_priv *t = pw__qdisc_priv(q);
+	return t->child;
+}
+
+/* tbf_graft(): NULL puts the kernel's noop back (no child: every packet
+ * is dropped), not a bfifo. */
+static int tbf_graft(struct pw__qdisc *q, unsigned long cl, struct pw__qdisc *newq,
+		     struct pw__qdisc **old, struct pw__tc_ctx *tc)
+{
+	(void)cl, (void)tc;
+	struct tbf_priv *t = pw__qdisc_priv(q);
+	*old = pw__qdisc_replace(q, newq, &t->child);
+	return 0;
 }
 
 static void tbf_walk(struct pw__qdisc *q, int (*fn)(struct pw__qdisc *, unsigned long, void *),
@@ -681,6 +702,7 @@ const struct pw__qdisc_ops pw__tbf_ops = {
 	.print = tbf_print,
 	.class_find = tbf_find,
 	.class_leaf = tbf_leaf,
+	.graft = tbf_graft,
 	.class_walk = tbf_walk,
 	.class_info = tbf_class_info,
 };

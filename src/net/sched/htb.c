@@ -1,0 +1,1421 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * htb: the hierarchical token bucket (the kernel's net/sched/sch_htb.c)
+ * and its tc side (iproute2 6.1's tc/q_htb.c), rewritten for pinwheel.
+ *
+ * What it does.  A tree of classes, up to 8 levels: leaves (level 0) hold
+ * a qdisc (a pfifo of the device's txqueuelen by default, or whatever the
+ * user grafts: `qdisc add dev X parent 1:10 handle 10: netem ...`); inner
+ * classes sit at level parent's level - 1, a root class at 7.  Each class
+ * has two token buckets in nanoseconds of the layer's clock, tokens
+ * against its rate (depth buffer) and ctokens against its ceil (depth
+ * cbuffer), with the psched_ratecfg arithmetic tbf uses (l2t: length +
+ * overhead, at least mpu, ATM cells, times mult >> shift), and a mode:
+ * CAN_SEND (tokens >= 0), MAY_BORROW (tokens < 0 <= ctokens: it may send
+ * on an ancestor's tokens) or CANT_SEND (ctokens < 0).
+ *
+ * Enqueue classifies (htb_classify() without filters: pinwheel has no tc
+ * filters): pkt->priority equal to htb's handle goes to the direct queue;
+ * equal to a leaf's classid, to that leaf; else to the default class
+ * MAJ:default if it is a leaf, else direct.  The direct queue (up to
+ * direct_qlen packets, default the device's txqueuelen, then drops) is
+ * sent first and unshaped; direct_packets_stat counts what entered it.
+ * A leaf that gets a packet is activated: for its prio it joins its
+ * parent's feed (when it may borrow) or its level's row (when it can
+ * send), recursively up the chain of MAY_BORROW ancestors
+ * (htb_activate_prios()).
+ *
+ * Dequeue (htb_dequeue()): the direct queue; then, for each level from 0
+ * up, the level's due events (classes whose mode changes by now, from the
+ * wait queue of that level ordered by time: htb_do_events()), and for each
+ * prio from 0 with an active row, htb_dequeue_tree(): the round-robin
+ * pointer of the row, followed down the feeds (htb_lookup_leaf(), with the
+ * last_ptr_id recovery), gives a leaf; its qdisc is dequeued; the leaf's
+ * deficit for that level goes down by the length and, when negative, gets
+ * its quantum and the pointer moves on (DRR).  The packet is then charged
+ * to the leaf and every ancestor (htb_charge_class(): ctokens everywhere,
+ * tokens at and above the level it was lent from; lends/borrows counted;
+ * modes recomputed, wait queue entries moved).  Nothing sendable: the
+ * watchdog is armed at the earliest event of any level, at most 5 s (1 s
+ * for a level whose queue is empty) ahead, as the kernel does.
+ *
+ * Classes (class_change/class_delete, the kernel's htb_change_class() and
+ * htb_delete()): a new class needs options with rate and ceil, a classid
+ * of htb's major that is not taken (-EINVAL), a depth within 8 ("sch_htb:
+ * tree is too deep"); a parent that is a leaf becomes inner (its qdisc
+ * flushed); a missing parent makes a root class, as the kernel does.  The
+ * quantum is rate / r2q clamped to 1000..200000 unless given, with the
+ * kernel's warning ("Warning: sch_htb: quantum of class 10010 is small.
+ * Consider r2q change.").  Deleting a class with children is -EBUSY ("HTB
+ * class in use"); deleting the last child of a parent makes it a leaf
+ * again with a fresh pfifo (not hashed, as the kernel's: `qdisc show
+ * invisible` does not list it, nor htb_graft()'s default after a `qdisc
+ * del` of a leaf's qdisc).  Classes are kept in the kernel's class hash
+ * (qdisc_class_hash: 4 buckets, doubled when 3/4 full, newest first in a
+ * bucket), so `tc class show` prints in the kernel's order.
+ *
+ * The tc side parses as q_htb.c does (qdisc: r2q, default (hex), debug,
+ * direct_qlen, offload; class: rate, ceil, burst/buffer/maxburst[/cell],
+ * cburst/cbuffer/cmaxburst, prio, quantum, mtu (1600), mpu, overhead,
+ * linklayer; tc's default burst is rate / HZ + mtu with HZ = 1e9, as tc
+ * reads /proc/net/psched on a high-resolution kernel; the buffers in
+ * psched ticks through tc_calc_xmittime()).  Show prints what htb_dump()
+ * and htb_dump_class() return, through htb_print_opt(); -s adds the
+ * class's xstats (lended, borrowed, giants, tokens and ctokens in ticks).
+ *
+ * Invariants.  Every packet handed to enqueue leaves exactly once: to the
+ * drop list (direct queue full, the leaf's drop, a purge when a leaf turns
+ * inner or is deleted or replaced, teardown) or out of dequeue.  htb's
+ * qlen and backlog are the direct queue's plus every leaf qdisc's.  A
+ * class is in at most one row or feed per prio; it is on its level's wait
+ * queue exactly when its mode is not CAN_SEND.
+ *
+ * Locking.  The data path hooks run under the root lock of htb's queue;
+ * the leaves share it (leaf->root = htb's root), and so a leaf's watchdog
+ * (netem under htb) reschedules htb's root, which runs htb's dequeue.
+ * class_change, class_delete and graft run on the tc thread with cfg_lock
+ * held: they allocate (classes, leaf pfifos, a bigger hash) first, then
+ * take the root lock to change the tree, and free what left after it
+ * (pw__qdisc_free() of an old leaf flushes its packets to ops.drop).  The
+ * class hash is read under the root lock by classify, and under cfg_lock
+ * by the tc dumps; it is changed under both.
+ *
+ * Costs.  Rows, feeds and wait queues are sorted intrusive lists where the
+ * kernel has red-black trees: the same order, so the same schedule, but an
+ * insertion is O(active classes at that level/prio) where the kernel's is
+ * O(log n): fine for the tens of classes shapers use, and the dequeue's
+ * pointer moves are O(1) either way.  Per packet: one classify (a hash
+ * lookup), the charge of its chain (depth <= 8), and the mode changes it
+ * causes.
+ *
+ * Departures from the kernel:
+ *  - No filters: classification is by pkt->priority and the default class.
+ *  - No offload: `offload` is refused with the kernel's message for a
+ *    device without hw-tc-offload.
+ *  - htb_do_events() has no 2-jiffy budget: every due event is applied.
+ *  - No qlen_notify: a leaf emptied other than by htb's dequeue (its qdisc
+ *    replaced or purged) is deactivated at htb's next dequeue, the path
+ *    htb_dequeue_tree() keeps for it; the counters are right at once
+ *    (pw__qdisc_replace()).
+ *  - htb has no ops.peek, as the kernel's (qdisc_peek_dequeued()): a
+ *    parent that peeks it (tbf) goes through pw__qdisc_peek_dequeued().
+ *  - No per-class rate estimators (`tc class add ... est` is parsed and
+ *    ignored; htb_rate_est is off in the kernel by default too).
+ *  - `rate N%` / `ceil N%` is refused as illegal: pinwheel devices have
+ *    no speed.  The print side uses the 64 ns psched of every kernel since
+ *    2009, as tbf's.
+ */
+#include "../internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define HTB_MAXDEPTH 8
+#define HTB_NUMPRIO 8
+#define HTB_VER 0x30011 /* the kernel's: printed "ver 3.17" */
+#define HTB_HZ 1000000000u /* tc's get_hz() on a high-resolution kernel */
+#define NSEC_PER_SEC 1000000000ll
+
+#define HTB_NS2TICKS(ns) ((ns) >> 6)
+#define HTB_TICKS2NS(t) ((int64_t)((uint64_t)(t) << 6))
+
+enum htb_cmode { HTB_CANT_SEND, HTB_MAY_BORROW, HTB_CAN_SEND };
+
+/* The kernel's struct psched_ratecfg (as tbf's). */
+struct htb_ratecfg {
+	uint64_t rate_bytes_ps;
+	uint32_t mult;
+	uint16_t overhead;
+	uint16_t mpu;
+	uint8_t linklayer;
+	uint8_t shift;
+};
+
+struct htb_class;
+
+/* A node of a sorted intrusive list (row, feed or wait queue); a list is
+ * a sentinel node.  On a list exactly when prev != NULL. */
+struct htb_link {
+	struct htb_link *prev, *next;
+	struct htb_class *cl;
+};
+
+/* A row (level) or feed (inner class) for one prio, with its round-robin
+ * pointer (NULL: none) and the classid the pointer was on when its class
+ * left (the kernel's last_ptr_id). */
+struct htb_prio {
+	struct htb_link set;
+	struct htb_link *ptr;
+	uint32_t last_ptr_id;
+};
+
+struct htb_class {
+	uint32_t classid;
+	struct htb_class *hnext;       /* the class hash bucket */
+	struct htb_ratecfg rate, ceil;
+	int64_t buffer, cbuffer, mbuffer; /* ns */
+	uint32_t prio;
+	int quantum;
+	int level;
+	unsigned children;
+	struct htb_class *parent;
+	uint64_t bytes, packets;       /* bstats */
+	uint32_t lends, borrows, giants; /* xstats */
+	int64_t tokens, ctokens, t_c;  /* ns */
+	int deficit[HTB_MAXDEPTH];     /* leaf */
+	struct pw__qdisc *leafq;       /* leaf: its qdisc (NULL: noop) */
+	struct htb_prio clprio[HTB_NUMPRIO]; /* inner: the feeds */
+	int64_t pq_key;
+	int prio_activity;
+	enum htb_cmode cmode;
+	struct htb_link pq_node;
+	struct htb_link node[HTB_NUMPRIO];
+	uint32_t drops, overlimits;
+};
+
+struct htb_level {
+	struct htb_link wait_pq;
+	struct htb_prio hprio[HTB_NUMPRIO];
+};
+
+struct htb_priv {
+	struct htb_class **hash;
+	unsigned hashsize, hashelems;
+	uint32_t defcls;
+	int rate2quantum;
+	int direct_qlen;
+	struct pw__pktq direct;
+	uint32_t direct_pkts;
+	struct pw__qdisc *sch;         /* htb itself: its overlimits */
+	struct pw__watchdog wd;
+	int64_t now;
+	int64_t near_ev_cache[HTB_MAXDEPTH];
+	int row_mask[HTB_MAXDEPTH];
+	struct htb_level hlevel[HTB_MAXDEPTH];
+};
+
+/* The qdisc options as tc sends them (TCA_HTB_INIT, TCA_HTB_DIRECT_QLEN). */
+struct htb_opt {
+	uint32_t rate2quantum, defcls, version;
+	uint32_t direct_qlen;
+	bool has_direct_qlen, offload;
+};
+
+/* A class's options (TCA_HTB_PARMS, RATE64, CEIL64). */
+struct htb_copt {
+	struct pw__tc_ratespec rate, ceil;
+	uint32_t buffer, cbuffer, quantum, prio;
+	uint64_t rate64, ceil64;
+};
+
+/* ------------------------------------------------------- rate arithmetic */
+
+static void ratecfg_precompute(struct htb_ratecfg *r, const struct pw__tc_ratespec *conf,
+			       uint64_t rate64)
+{
+	memset(r, 0, sizeof(*r));
+	r->overhead = conf->overhead;
+	r->mpu = conf->mpu;
+	r->rate_bytes_ps = conf->rate > rate64 ? conf->rate : rate64;
+	r->linklayer = conf->linklayer & PW_TC_LINKLAYER_MASK;
+	r->mult = 1;
+	if (r->rate_bytes_ps) {
+		uint64_t factor = 1000000000ull;
+		for (;;) {
+			uint64_t m = factor / r->rate_bytes_ps;
+			r->mult = (uint32_t)m;
+			if ((m & (1u << 31)) || (factor & (1ull << 63)))
+				break;
+			factor <<= 1;
+			r->shift++;
+		}
+	}
+}
+
+static int64_t l2t_ns(const struct htb_ratecfg *r, unsigned len)
+{
+	uint64_t l = (uint64_t)len + r->overhead;
+	if (l < r->mpu)
+		l = r->mpu;
+	if (r->linklayer == PW_LINKLAYER_ATM)
+		l = (l + 47) / 48 * 53;
+	return (int64_t)((l * r->mult) >> r->shift);
+}
+
+static void ratecfg_getrate(struct pw__tc_ratespec *res, const struct htb_ratecfg *r)
+{
+	memset(res, 0, sizeof(*res));
+	res->rate = r->rate_bytes_ps > 0xFFFFFFFFull ? 0xFFFFFFFFu : (uint32_t)r->rate_bytes_ps;
+	res->overhead = r->overhead;
+	res->mpu = r->mpu;
+	res->linklayer = r->linklayer;
+}
+
+/* ------------------------------------------------------- sorted lists */
+
+static void list_init(struct htb_link *h)
+{
+	h->prev = h->next = h;
+	h->cl = NULL;
+}
+
+static bool list_empty(const struct htb_link *h)
+{
+	return h->next == h;
+}
+
+static void link_insert_before(struct htb_link *pos, struct htb_link *n)
+{
+	n->prev = pos->prev;
+	n->next = pos;
+	pos->prev->next = n;
+	pos->prev = n;
+}
+
+static void link_erase(struct htb_link *n)
+{
+	if (!n->prev)
+		return; /* the kernel WARNs on an empty node */
+	n->prev->next = n->next;
+	n->next->prev = n->prev;
+	n->prev = n->next = NULL;
+}
+
+/* rb_next(): the next node of @set after @n, NULL at the end. */
+static struct htb_link *set_next(const struct htb_link *set, struct htb_link *n)
+{
+	return n->next == set ? NULL : n->next;
+}
+
+static struct htb_link *set_first(struct htb_link *set)
+{
+	return list_empty(set) ? NULL : set->next;
+}
+
+/* htb_add_to_id_tree(): by classid. */
+static void set_add(struct htb_link *set, struct htb_class *cl, int prio)
+{
+	struct htb_link *pos = set->next;
+	while (pos != set && pos->cl->classid < cl->classid)
+		pos = pos->next;
+	cl->node[prio].cl = cl;
+	link_insert_before(pos, &cl->node[prio]);
+}
+
+/* htb_id_find_next_upper(): the first node with classid >= @id. */
+static struct htb_link *set_find_upper(struct htb_link *set, uint32_t id)
+{
+	for (struct htb_link *n = set->next; n != set; n = n->next)
+		if (n->cl->classid >= id)
+			return n;
+	return NULL;
+}
+
+static void next_node(struct htb_link *set, struct htb_link **ptr)
+{
+	if (*ptr)
+		*ptr = set_next(set, *ptr);
+}
+
+/* ---------------------------------------------------------- class hash */
+
+static unsigned class_hash(uint32_t id, unsigned mask)
+{
+	id ^= id >> 8;
+	id ^= id >> 4;
+	return id & mask;
+}
+
+static struct htb_class *htb_find(struct htb_priv *h, uint32_t classid)
+{
+	if (!h->hash)
+		return NULL;
+	for (struct htb_class *c = h->hash[class_hash(classid, h->hashsize - 1)]; c; c = c->hnext)
+		if (c->classid == classid)
+			return c;
+	return NULL;
+}
+
+static void hash_insert(struct htb_priv *h, struct htb_class *cl)
+{
+	unsigned b = class_hash(cl->classid, h->hashsize - 1);
+	cl->hnext = h->hash[b];
+	h->hash[b] = cl;
+	h->hashelems++;
+}
+
+static void hash_remove(struct htb_priv *h, struct htb_class *cl)
+{
+	for (struct htb_class **pp = &h->hash[class_hash(cl->classid, h->hashsize - 1)]; *pp;
+	     pp = &(*pp)->hnext)
+		if (*pp == cl) {
+			*pp = cl->hnext;
+			h->hashelems--;
+			return;
+		}
+}
+
+/* qdisc_class_hash_grow(): double when more than 3/4 full, each old
+ * bucket's classes in order to the head of their new bucket.  The new
+ * table is allocated off the lock. */
+static void hash_grow(struct pw__qdisc *q, struct htb_priv *h)
+{
+	if (h->hashelems * 4 <= h->hashsize * 3)
+		return;
+	unsigned nsize = h->hashsize * 2;
+	struct htb_class **nh = calloc(nsize, sizeof(*nh));
+	if (!nh)
+		return;
+	pw__qlock(&q->root->lock);
+	for (unsigned i = 0; i < h->hashsize; i++) {
+		struct htb_class *c = h->hash[i];
+		while (c) {
+			struct htb_class *n = c->hnext;
+			unsigned b = class_hash(c->classid, nsize - 1);
+			c->hnext = nh[b];
+			nh[b] = c;
+			c = n;
+		}
+	}
+	struct htb_class **old = h->hash;
+	h->hash = nh;
+	h->hashsize = nsize;
+	pw__qunlock(&q->root->lock);
+	free(old);
+}
+
+/* ------------------------------------------------------ feeds and rows */
+
+static void add_to_wait_tree(struct htb_priv *h, struct htb_class *cl, int64_t delay)
+{
+	struct htb_link *wq = &h->hlevel[cl->level].wait_pq;
+	cl->pq_key = h->now + delay;
+	if (cl->pq_key == h->now)
+		cl->pq_key++;
+	if (h->near_ev_cache[cl->level] > cl->pq_key)
+		h->near_ev_cache[cl->level] = cl->pq_key;
+	struct htb_link *pos = wq->next;
+	while (pos != wq && pos->cl->pq_key <= cl->pq_key)
+		pos = pos->next; /* equal keys: after the older ones */
+	cl->pq_node.cl = cl;
+	link_insert_before(pos, &cl->pq_node);
+}
+
+static void add_class_to_row(struct htb_priv *h, struct htb_class *cl, int mask)
+{
+	h->row_mask[cl->level] |= mask;
+	while (mask) {
+		int prio = __builtin_ctz((unsigned)mask);
+		mask &= ~(1 << prio);
+		set_add(&h->hlevel[cl->level].hprio[prio].set, cl, prio);
+	}
+}
+
+static void remove_class_from_row(struct htb_priv *h, struct htb_class *cl, int mask)
+{
+	int m = 0;
+	struct htb_level *hl = &h->hlevel[cl->level];
+	while (mask) {
+		int prio = __builtin_ctz((unsigned)mask);
+		struct htb_prio *hp = &hl->hprio[prio];
+		mask &= ~(1 << prio);
+		if (hp->ptr == &cl->node[prio])
+			next_node(&hp->set, &hp->ptr);
+		link_erase(&cl->node[prio]);
+		if (list_empty(&hp->set))
+			m |= 1 << prio;
+	}
+	h->row_mask[cl->level] &= ~m;
+}
+
+/* htb_activate_prios(): connect @cl (its new mode set) to its ancestors'
+ * feeds and/or its row for the prios in prio_activity. */
+static void activate_prios(struct htb_priv *h, struct htb_class *cl)
+{
+	struct htb_class *p = cl->parent;
+	int mask = cl->prio_activity;
+	while (cl->cmode == HTB_MAY_BORROW && p && mask) {
+		int m = mask;
+		while (m) {
+			int prio = __builtin_ctz((unsigned)m);
+			m &= ~(1 << prio);
+			if (!list_empty(&p->clprio[prio].set))
+				mask &= ~(1 << prio); /* the parent is fed already */
+			set_add(&p->clprio[prio].set, cl, prio);
+		}
+		p->prio_activity |= mask;
+		cl = p;
+		p = cl->parent;
+	}
+	if (cl->cmode == HTB_CAN_SEND && mask)
+		add_class_to_row(h, cl, mask);
+}
+
+/* htb_deactivate_prios(): the reverse (cl->cmode still the old mode). */
+static void deactivate_prios(struct htb_priv *h, struct htb_class *cl)
+{
+	struct htb_class *p = cl->parent;
+	int mask = cl->prio_activity;
+	while (cl->cmode == HTB_MAY_BORROW && p && mask) {
+		int m = mask;
+		mask = 0;
+		while (m) {
+			int prio = __builtin_ctz((unsigned)m);
+			m &= ~(1 << prio);
+			struct htb_prio *cp = &p->clprio[prio];
+			if (cp->ptr == &cl->node[prio]) {
+				cp->last_ptr_id = cl->classid;
+				cp->ptr = NULL;
+			}
+			link_erase(&cl->node[prio]);
+			if (list_empty(&cp->set))
+				mask |= 1 << prio;
+		}
+		p->prio_activity &= ~mask;
+		cl = p;
+		p = cl->parent;
+	}
+	if (cl->cmode == HTB_CAN_SEND && mask)
+		remove_class_from_row(h, cl, mask);
+}
+
+/* htb_class_mode() without hysteresis (the kernel's default). */
+static enum htb_cmode class_mode(const struct htb_class *cl, int64_t *diff)
+{
+	int64_t toks = cl->ctokens + *diff;
+	if (toks < 0) {
+		*diff = -toks;
+		return HTB_CANT_SEND;
+	}
+	toks = cl->tokens + *diff;
+	if (toks >= 0)
+		return HTB_CAN_SEND;
+	*diff = -toks;
+	return HTB_MAY_BORROW;
+}
+
+static void change_class_mode(struct htb_priv *h, struct htb_class *cl, int64_t *diff)
+{
+	enum htb_cmode nm = class_mode(cl, diff);
+	if (nm == cl->cmode)
+		return;
+	if (nm == HTB_CANT_SEND) {
+		cl->overlimits++;
+		h->sch->st.overlimits++;
+	}
+	if (cl->prio_activity) {
+		if (cl->cmode != HTB_CANT_SEND)
+			deactivate_prios(h, cl);
+		cl->cmode = nm;
+		if (nm != HTB_CANT_SEND)
+			activate_prios(h, cl);
+	} else {
+		cl->cmode = nm;
+	}
+}
+
+static void htb_activate(struct htb_priv *h, struct htb_class *cl)
+{
+	if (!cl->prio_activity) {
+		cl->prio_activity = 1 << cl->prio;
+		activate_prios(h, cl);
+	}
+}
+
+static void htb_deactivate(struct htb_priv *h, struct htb_class *cl)
+{
+	if (!cl->prio_activity)
+		return;
+	deactivate_prios(h, cl);
+	cl->prio_activity = 0;
+}
+
+/* ------------------------------------------------------------ data path */
+
+#define HTB_DIRECT ((struct htb_class *)-1L)
+
+static struct htb_class *classify(struct pw__qdisc *q, struct htb_priv *h, const struct pw_pkt *p)
+{
+	if (p->priority == q->handle)
+		return HTB_DIRECT;
+	struct htb_class *cl = p->priority ? htb_find(h, p->priority) : NULL;
+	if (cl && cl->level == 0)
+		return cl;
+	/* no filters: the default class */
+	cl = htb_find(h, PW_TC_H_MAKE(PW_TC_H_MAJ(q->handle), h->defcls));
+	if (!cl || cl->level)
+		return HTB_DIRECT;
+	return cl;
+}
+
+static int htb_enqueue(struct pw_pkt *p, struct pw__qdisc *q, struct pw__drops *d)
+{
+	struct htb_priv *h = pw__qdisc_priv(q);
+	uint32_t len = p->len;
+	struct htb_class *cl = classify(q, h, p);
+	if (cl == HTB_DIRECT) {
+		if (h->direct.len >= (uint32_t)h->direct_qlen)
+			return pw__q_drop(q, p, d, PW_DROP_QDISC_LIMIT);
+		pw__pktq_push(&h->direct, p);
+		h->direct_pkts++;
+	} else if (!cl->leafq) { /* noop */
+		q->st.drops++;
+		cl->drops++;
+		pw__drop_later(d, p, PW_DROP_NO_QDISC);
+		return PW_NET_XMIT_DROP;
+	} else {
+		int rc = cl->leafq->ops->enqueue(p, cl->leafq, d);
+		if (rc != PW_NET_XMIT_SUCCESS) {
+			q->st.drops++;
+			cl->drops++;
+			return rc;
+		}
+		htb_activate(h, cl);
+	}
+	q->st.backlog += len;
+	q->st.qlen++;
+	return PW_NET_XMIT_SUCCESS;
+}
+
+static void accnt_tokens(struct htb_class *cl, unsigned bytes, int64_t diff)
+{
+	int64_t toks = diff + cl->tokens;
+	if (toks > cl->buffer)
+		toks = cl->buffer;
+	toks -= l2t_ns(&cl->rate, bytes);
+	if (toks <= -cl->mbuffer)
+		toks = 1 - cl->mbuffer;
+	cl->tokens = toks;
+}
+
+static void accnt_ctokens(struct htb_class *cl, unsigned bytes, int64_t diff)
+{
+	int64_t toks = diff + cl->ctokens;
+	if (toks > cl->cbuffer)
+		toks = cl->cbuffer;
+	toks -= l2t_ns(&cl->ceil, bytes);
+	if (toks <= -cl->mbuffer)
+		toks = 1 - cl->mbuffer;
+	cl->ctokens = toks;
+}
+
+static void charge_class(struct htb_priv *h, struct htb_class *cl, int level, unsigned bytes)
+{
+	while (cl) {
+		int64_t diff = h->now - cl->t_c;
+		if (diff > cl->mbuffer)
+			diff = cl->mbuffer;
+		if (cl->level >= level) {
+			if (cl->level == level)
+				cl->lends++;
+			accnt_tokens(cl, bytes, diff);
+		} else {
+			cl->borrows++;
+			cl->tokens += diff; /* t_c moves: keep tokens' time base */
+		}
+		accnt_ctokens(cl, bytes, diff);
+		cl->t_c = h->now;
+		enum htb_cmode old = cl->cmode;
+		diff = 0;
+		change_class_mode(h, cl, &diff);
+		if (old != cl->cmode) {
+			if (old != HTB_CAN_SEND)
+				link_erase(&cl->pq_node);
+			if (cl->cmode != HTB_CAN_SEND)
+				add_to_wait_tree(h, cl, diff);
+		}
+		if (cl->level) {
+			cl->bytes += bytes;
+			cl->packets++;
+		}
+		cl = cl->parent;
+	}
+}
+
+/* htb_do_events(): apply the due mode changes of @level; the time of the
+ * next one, or 0 when the queue is empty. */
+static int64_t do_events(struct htb_priv *h, int level)
+{
+	struct htb_link *wq = &h->hlevel[level].wait_pq;
+	for (;;) {
+		struct htb_link *n = set_first(wq);
+		if (!n)
+			return 0;
+		struct htb_class *cl = n->cl;
+		if (cl->pq_key > h->now)
+			return cl->pq_key;
+		link_erase(n);
+		int64_t diff = h->now - cl->t_c;
+		if (diff > cl->mbuffer)
+			diff = cl->mbuffer;
+		change_class_mode(h, cl, &diff);
+		if (cl->cmode != HTB_CAN_SEND)
+			add_to_wait_tree(h, cl, diff);
+	}
+}
+
+/* htb_lookup_leaf(): the leaf the pointers of @hp lead to, in DRR order. */
+static struct htb_class *lookup_leaf(struct htb_prio *hp, int prio)
+{
+	struct {
+		struct htb_link *root;
+		struct htb_link **pptr;
+		uint32_t *pid;
+	} stk[HTB_MAXDEPTH], *sp = stk;
+	if (list_empty(&hp->set))
+		return NULL;
+	sp->root = &hp->set;
+	sp->pptr = &hp->ptr;
+	sp->pid = &hp->last_ptr_id;
+	for (int i = 0; i < 65535; i++) {
+		if (!*sp->pptr && *sp->pid) /* recover the pointer from the id */
+			*sp->pptr = set_find_upper(sp->root, *sp->pid);
+		*sp->pid = 0;
+		if (!*sp->pptr) { /* past the end: rewind, and step the level above */
+			*sp->pptr = set_first(sp->root);
+			if (!*sp->pptr)
+				return NULL;
+			if (sp > stk) {
+				sp--;
+				if (!*sp->pptr)
+					return NULL;
+				next_node(sp->root, sp->pptr);
+			}
+		} else {
+			struct htb_class *cl = (*sp->pptr)->cl;
+			if (!cl->level)
+				return cl;
+			if (sp + 1 >= stk + HTB_MAXDEPTH)
+				return NULL;
+			struct htb_prio *cp = &cl->clprio[prio];
+			(++sp)->root = &cp->set;
+			sp->pptr = &cp->ptr;
+			sp->pid = &cp->last_ptr_id;
+		}
+	}
+	return NULL;
+}
+
+static void leaf_next(struct htb_priv *h, struct htb_class *cl, int prio, int level)
+{
+	if (level) {
+		struct htb_prio *cp = &cl->parent->clprio[prio];
+		next_node(&cp->set, &cp->ptr);
+	} else {
+		struct htb_prio *hp = &h->hlevel[0].hprio[prio];
+		next_node(&hp->set, &hp->ptr);
+	}
+}
+
+static uint32_t leaf_qlen(const struct htb_class *cl)
+{
+	return cl->leafq ? cl->leafq->st.qlen : 0;
+}
+
+static struct pw_pkt *dequeue_tree(struct htb_priv *h, int prio, int level)
+{
+	struct pw_pkt *p = NULL;
+	struct htb_prio *hp = &h->hlevel[level].hprio[prio];
+	struct htb_class *start, *cl;
+	start = cl = lookup_leaf(hp, prio);
+	do {
+next:
+		if (!cl)
+			return NULL;
+		if (leaf_qlen(cl) == 0) { /* emptied behind our back: skip it */
+			htb_deactivate(h, cl);
+			if (!(h->row_mask[level] & (1 << prio)))
+				return NULL;
+			struct htb_class *n = lookup_leaf(hp, prio);
+			if (cl == start)
+				start = n;
+			cl = n;
+			goto next;
+		}
+		p = pw__qdisc_dequeue_peeked(cl->leafq);
+		if (p)
+			break;
+		/* a non-work-conserving leaf (netem waiting): the next one */
+		leaf_next(h, cl, prio, level);
+		cl = lookup_leaf(hp, prio);
+	} while (cl != start);
+	if (p) {
+		cl->bytes += p->len;
+		cl->packets++;
+		cl->deficit[level] -= (int)p->len;
+		if (cl->deficit[level] < 0) {
+			cl->deficit[level] += cl->quantum;
+			leaf_next(h, cl, prio, level);
+		}
+		if (!leaf_qlen(cl))
+			htb_deactivate(h, cl);
+		charge_class(h, cl, level, p->len);
+	}
+	return p;
+}
+
+static struct pw_pkt *htb_dequeue(struct pw__qdisc *q)
+{
+	struct htb_priv *h = pw__qdisc_priv(q);
+	struct pw_pkt *p = pw__pktq_pop(&h->direct);
+	if (p)
+		goto ok;
+	if (!q->st.qlen)
+		return NULL;
+	h->now = (int64_t)pw__net_now(q);
+	int64_t next_event = h->now + 5 * NSEC_PER_SEC;
+	for (int level = 0; level < HTB_MAXDEPTH; level++) {
+		int64_t event = h->near_ev_cache[level];
+		if (h->now >= event) {
+			event = do_events(h, level);
+			if (!event)
+				event = h->now + NSEC_PER_SEC;
+			h->near_ev_cache[level] = event;
+		}
+		if (next_event > event)
+			next_event = event;
+		int m = ~h->row_mask[level];
+		while (m != -1) {
+			int prio = __builtin_ctz(~(unsigned)m);
+			m |= 1 << prio;
+			p = dequeue_tree(h, prio, level);
+			if (p)
+				goto ok;
+		}
+	}
+	if (next_event > h->now)
+		pw__watchdog_schedule_ns(&h->wd, (uint64_t)next_event);
+	else
+		pw__netif_schedule(q->root); /* the kernel's htb_work_func() */
+	return NULL;
+ok:
+	pw__q_bstats(q, p);
+	pw__q_backlog_dec(q, p);
+	return p;
+}
+
+/* Teardown only: the leaves were flushed and freed by the core. */
+static void htb_reset(struct pw__qdisc *q, struct pw__drops *d, enum pw_drop_reason r)
+{
+	struct htb_priv *h = pw__qdisc_priv(q);
+	for (unsigned i = 0; i < h->hashsize; i++)
+		for (struct htb_class *c = h->hash[i]; c; c = c->hnext) {
+			if (c->level)
+				memset(c->clprio, 0, sizeof(c->clprio));
+			c->leafq = NULL;
+			c->prio_activity = 0;
+			c->cmode = HTB_CAN_SEND;
+			for (int k = 0; k < HTB_NUMPRIO; k++)
+				c->node[k].prev = c->node[k].next = NULL;
+			c->pq_node.prev = c->pq_node.next = NULL;
+		}
+	pw__watchdog_cancel(&h->wd);
+	struct pw_pkt *p;
+	while ((p = pw__pktq_pop(&h->direct)))
+		pw__drop_later(d, p, r);
+	q->st.qlen = 0;
+	q->st.backlog = 0;
+}
+
+/* ------------------------------------------------------- configuration */
+
+static void levels_init(struct htb_priv *h)
+{
+	for (int l = 0; l < HTB_MAXDEPTH; l++) {
+		list_init(&h->hlevel[l].wait_pq);
+		for (int p = 0; p < HTB_NUMPRIO; p++) {
+			list_init(&h->hlevel[l].hprio[p].set);
+			h->hlevel[l].hprio[p].ptr = NULL;
+			h->hlevel[l].hprio[p].last_ptr_id = 0;
+		}
+	}
+}
+
+static void clprio_init(struct htb_class *cl)
+{
+	memset(cl->clprio, 0, sizeof(cl->clprio));
+	memset(cl->deficit, 0, sizeof(cl->deficit));
+	for (int p = 0; p < HTB_NUMPRIO; p++)
+		list_init(&cl->clprio[p].set);
+}
+
+static int htb_init(struct pw__qdisc *q, void *optp, struct pw__tc_ctx *tc)
+{
+	struct htb_priv *h = pw__qdisc_priv(q);
+	struct htb_opt *o = optp, def = { .rate2quantum = 10, .version = 3 };
+	memset(h, 0, sizeof(*h));
+	h->sch = q;
+	pw__watchdog_init(&h->wd, q);
+	if (!o)
+		o = &def; /* tc always sends TCA_HTB_INIT: these are its defaults */
+	int rc = 0;
+	if (o->version != HTB_VER >> 16) {
+		rc = -EINVAL;
+	} else if (o->offload) {
+		if (q->parent != PW_TC_H_ROOT)
+			pw__tc_err(tc, "Error: HTB must be the root qdisc to use offload.");
+		else
+			pw__tc_err(tc, "Error: hw-tc-offload ethtool feature flag must be on.");
+		rc = -EOPNOTSUPP;
+	}
+	if (!rc) {
+		h->hashsize = 4;
+		h->hash = calloc(h->hashsize, sizeof(*h->hash));
+		if (!h->hash)
+			rc = -ENOMEM;
+	}
+	if (rc) {
+		pw__watchdog_destroy(&h->wd);
+		return rc;
+	}
+	h->direct_qlen = o->has_direct_qlen ? (int)o->direct_qlen : (int)q->dev->txqueuelen;
+	h->rate2quantum = (int)o->rate2quantum < 1 ? 1 : (int)o->rate2quantum;
+	h->defcls = o->defcls;
+	pw__pktq_init(&h->direct);
+	levels_init(h);
+	return 0;
+}
+
+static void htb_destroy(struct pw__qdisc *q)
+{
+	struct htb_priv *h = pw__qdisc_priv(q);
+	pw__watchdog_destroy(&h->wd);
+	for (unsigned i = 0; i < h->hashsize; i++) {
+		struct htb_class *c = h->hash[i];
+		while (c) {
+			struct htb_class *n = c->hnext;
+			free(c); /* its leaf: freed by the core */
+			c = n;
+		}
+	}
+	free(h->hash);
+	h->hash = NULL;
+}
+
+/* A default leaf: pfifo of txqueuelen packets, invisible (qdisc_create_dflt). */
+static struct pw__qdisc *leaf_create(struct pw__qdisc *q, uint32_t parent)
+{
+	int rc;
+	struct pw__qdisc *c = pw__qdisc_alloc(q->dev, &pw__pfifo_ops, q->txq, parent, 0, NULL,
+					      NULL, &rc);
+	if (c) {
+		c->invisible = true;
+		c->root = q->root;
+		c->parent_q = q;
+	}
+	return c;
+}
+
+/* A leaf leaves the tree with its packets (qdisc_purge_queue()'s counting;
+ * the caller frees it, which flushes them).  Root lock held. */
+static void leaf_detach(struct pw__qdisc *q, struct pw__qdisc *leaf)
+{
+	if (!leaf)
+		return;
+	q->st.qlen -= leaf->st.qlen;
+	q->st.backlog -= leaf->st.backlog;
+	pw__qdisc_tree_reduce_backlog(q, leaf->st.qlen, leaf->st.backlog);
+}
+
+static int htb_class_change(struct pw__qdisc *q, uint32_t classid, uint32_t parentid, void *coptp,
+			    unsigned long *arg, struct pw__tc_ctx *tc)
+{
+	struct htb_priv *h = pw__qdisc_priv(q);
+	struct htb_class *cl = (struct htb_class *)*arg, *parent;
+	struct htb_copt *o = coptp;
+	struct pw__qdisc *parent_qdisc = NULL, *new_q = NULL;
+	if (!o)
+		return -EINVAL;
+	parent = parentid == PW_TC_H_ROOT ? NULL : htb_find(h, parentid);
+	if (!o->rate.rate || !o->ceil.rate)
+		return -EINVAL;
+	if (!cl) {
+		if (!classid || PW_TC_H_MAJ(classid ^ q->handle) || htb_find(h, classid))
+			return -EINVAL;
+		if (parent && parent->parent && parent->parent->level < 2) {
+			pw__tc_err(tc, "Error: sch_htb: tree is too deep.");
+			return -EINVAL;
+		}
+		cl = calloc(1, sizeof(*cl));
+		if (!cl)
+			return -ENOBUFS;
+		cl->classid = classid;
+		clprio_init(cl);
+		new_q = leaf_create(q, classid);
+		pw__qlock(&q->root->lock);
+		if (parent && !parent->level) {
+			/* the parent turns inner: its qdisc goes with its packets */
+			leaf_detach(q, parent->leafq);
+			parent_qdisc = parent->leafq;
+			htb_deactivate(h, parent);
+			if (parent->cmode != HTB_CAN_SEND) {
+				link_erase(&parent->pq_node);
+				parent->cmode = HTB_CAN_SEND;
+			}
+			parent->level = (parent->parent ? parent->parent->level : HTB_MAXDEPTH) - 1;
+			clprio_init(parent);
+			parent->leafq = NULL;
+		}
+		cl->leafq = new_q; /* NULL: the kernel's noop */
+		cl->parent = parent;
+		cl->tokens = HTB_TICKS2NS(o->buffer);
+		cl->ctokens = HTB_TICKS2NS(o->cbuffer);
+		cl->mbuffer = 60 * NSEC_PER_SEC;
+		cl->t_c = (int64_t)pw_now_ns(q->dev->rt);
+		cl->cmode = HTB_CAN_SEND;
+		hash_insert(h, cl);
+		if (parent)
+			parent->children++;
+	} else {
+		pw__qlock(&q->root->lock);
+	}
+	ratecfg_precompute(&cl->rate, &o->rate, o->rate64);
+	ratecfg_precompute(&cl->ceil, &o->ceil, o->ceil64);
+	int warn = 0;
+	if (!cl->level) {
+		uint64_t quantum = cl->rate.rate_bytes_ps / (uint64_t)h->rate2quantum;
+		cl->quantum = quantum > 0x7FFFFFFF ? 0x7FFFFFFF : (int)quantum;
+		if (!o->quantum && cl->quantum < 1000) {
+			warn = -1;
+			cl->quantum = 1000;
+		}
+		if (!o->quantum && cl->quantum > 200000) {
+			warn = 1;
+			cl->quantum = 200000;
+		}
+		if (o->quantum)
+			cl->quantum = (int)o->quantum;
+		cl->prio = o->prio >= HTB_NUMPRIO ? HTB_NUMPRIO - 1 : o->prio;
+	}
+	cl->buffer = HTB_TICKS2NS(o->buffer);
+	cl->cbuffer = HTB_TICKS2NS(o->cbuffer);
+	pw__qunlock(&q->root->lock);
+	if (new_q)
+		pw__qdisc_hash_add(q->dev, new_q);
+	if (parent_qdisc)
+		pw__qdisc_free(parent_qdisc, PW_DROP_FLUSH);
+	if (warn)
+		pw__tc_err(tc, "Warning: sch_htb: quantum of class %X is %s. Consider r2q change.",
+			   cl->classid, warn == -1 ? "small" : "big");
+	hash_grow(q, h);
+	*arg = (unsigned long)cl;
+	return 0;
+}
+
+static int htb_class_delete(struct pw__qdisc *q, unsigned long arg, struct pw__tc_ctx *tc)
+{
+	struct htb_priv *h = pw__qdisc_priv(q);
+	struct htb_class *cl = (struct htb_class *)arg;
+	if (cl->children) {
+		pw__tc_err(tc, "Error: HTB class in use.");
+		return -EBUSY;
+	}
+	bool last_child = !cl->level && cl->parent && cl->parent->children == 1;
+	struct pw__qdisc *new_q = last_child ? leaf_create(q, cl->parent->classid) : NULL;
+	struct pw__qdisc *old_q = NULL;
+	pw__qlock(&q->root->lock);
+	if (!cl->level) {
+		leaf_detach(q, cl->leafq);
+		old_q = cl->leafq;
+		cl->leafq = NULL;
+	}
+	hash_remove(h, cl);
+	if (cl->parent)
+		cl->parent->children--;
+	htb_deactivate(h, cl);
+	if (cl->cmode != HTB_CAN_SEND)
+		link_erase(&cl->pq_node);
+	if (last_child) { /* htb_parent_to_leaf() */
+		struct htb_class *p = cl->parent;
+		if (p->cmode != HTB_CAN_SEND)
+			link_erase(&p->pq_node);
+		p->level = 0;
+		clprio_init(p);
+		p->leafq = new_q;
+		p->tokens = p->buffer;
+		p->ctokens = p->cbuffer;
+		p->t_c = (int64_t)pw_now_ns(q->dev->rt);
+		p->cmode = HTB_CAN_SEND;
+	}
+	pw__qunlock(&q->root->lock);
+	/* new_q is not hashed: the kernel's htb_delete() does not */
+	if (old_q)
+		pw__qdisc_free(old_q, PW_DROP_FLUSH);
+	free(cl);
+	return 0;
+}
+
+/* --------------------------------------------------------------- classes */
+
+static unsigned long htb_search(struct pw__qdisc *q, uint32_t classid)
+{
+	return (unsigned long)htb_find(pw__qdisc_priv(q), classid);
+}
+
+static struct pw__qdisc *htb_leaf(struct pw__qdisc *q, unsigned long arg)
+{
+	(void)q;
+	struct htb_class *cl = (struct htb_class *)arg;
+	return !cl->level ? cl->leafq : NULL;
+}
+
+/* htb_graft(): leaves only; NULL builds a default pfifo. */
+static int htb_graft(struct pw__qdisc *q, unsigned long arg, struct pw__qdisc *newq,
+		     struct pw__qdisc **old, struct pw__tc_ctx *tc)
+{
+	(void)tc;
+	struct htb_class *cl = (struct htb_class *)arg;
+	if (cl->level)
+		return -EINVAL;
+	if (!newq) { /* not hashed: the kernel's htb_graft() does not */
+		newq = leaf_create(q, cl->classid);
+		if (!newq)
+			return -ENOBUFS;
+	}
+	*old = pw__qdisc_replace(q, newq, &cl->leafq);
+	return 0;
+}
+
+static void htb_walk(struct pw__qdisc *q, int (*fn)(struct pw__qdisc *, unsigned long, void *),
+		     void *arg)
+{
+	struct htb_priv *h = pw__qdisc_priv(q);
+	for (unsigned i = 0; i < h->hashsize; i++)
+		for (struct htb_class *c = h->hash[i]; c; c = c->hnext)
+			if (fn(q, (unsigned long)c, arg))
+				return;
+}
+
+static void htb_class_info(struct pw__qdisc *q, unsigned long arg, struct pw__class_info *ci)
+{
+	struct htb_class *cl = (struct htb_class *)arg;
+	ci->classid = cl->classid;
+	ci->parent = cl->parent ? cl->parent->classid : PW_TC_H_ROOT;
+	ci->leaf = !cl->level && cl->leafq ? cl->leafq->handle : 0;
+	pw__qlock(&q->root->lock);
+	ci->st.bytes = cl->bytes;
+	ci->st.packets = cl->packets;
+	ci->st.drops = cl->drops;
+	ci->st.overlimits = cl->overlimits;
+	if (!cl->level && cl->leafq) {
+		ci->st.qlen = cl->leafq->st.qlen;
+		ci->st.backlog = cl->leafq->st.backlog;
+	}
+	pw__qunlock(&q->root->lock);
+}
+
+static int32_t clamp_ticks(int64_t ns)
+{
+	int64_t t = ns >> 6; /* PSCHED_NS2TICKS of a signed value */
+	if (t < INT32_MIN)
+		return INT32_MIN;
+	if (t > INT32_MAX)
+		return INT32_MAX;
+	return (int32_t)t;
+}
+
+static void htb_class_print_xstats(struct pw__qdisc *q, unsigned long arg, struct pw__out *o)
+{
+	struct htb_class *cl = (struct htb_class *)arg;
+	pw__qlock(&q->root->lock);
+	uint32_t lends = cl->lends, borrows = cl->borrows, giants = cl->giants;
+	int32_t tokens = clamp_ticks(cl->tokens), ctokens = clamp_ticks(cl->ctokens);
+	pw__qunlock(&q->root->lock);
+	pw__print_uint(o, PW_PRINT_ANY, "lended", " lended: %u ", lends);
+	pw__print_uint(o, PW_PRINT_ANY, "borrowed", "borrowed: %u ", borrows);
+	pw__print_uint(o, PW_PRINT_ANY, "giants", "giants: %u", giants);
+	pw__print_nl(o);
+	pw__print_int(o, PW_PRINT_ANY, "tokens", " tokens: %d ", tokens);
+	pw__print_int(o, PW_PRINT_ANY, "ctokens", "ctokens: %d", ctokens);
+	pw__print_nl(o);
+	pw__print_nl(o);
+}
+
+/* -------------------------------------------------------------- tc side */
+
+static void explain(struct pw__tc_ctx *tc)
+{
+	pw__tc_err(tc, "Usage: ... qdisc add ... htb [default N] [r2q N]\n"
+		       "                      [direct_qlen P] [offload]\n"
+		       " default  minor id of class to which unclassified packets are sent {0}\n"
+		       " r2q      DRR quantums are computed as rate in Bps/r2q {10}\n"
+		       " debug    string of 16 numbers each 0-3 {0}\n\n"
+		       " direct_qlen  Limit of the direct queue {in packets}\n"
+		       " offload  enable hardware offload\n"
+		       "... class add ... htb rate R1 [burst B1] [mpu B] [overhead O]\n"
+		       "                      [prio P] [slot S] [pslot PS]\n"
+		       "                      [ceil R2] [cburst B2] [mtu MTU] [quantum Q]\n"
+		       " rate     rate allocated to this class (class can still borrow)\n"
+		       " burst    max bytes burst which can be accumulated during idle period {computed}\n"
+		       " mpu      minimum packet size used in rate computations\n"
+		       " overhead per-packet size overhead used in rate computations\n"
+		       " linklay  adapting to a linklayer e.g. atm\n"
+		       " ceil     definite upper class rate (no borrows) {rate}\n"
+		       " cburst   burst but for ceil {computed}\n"
+		       " mtu      max packet size we create rate map for {1600}\n"
+		       " prio     priority of leaf; lower are served first {0}\n"
+		       " quantum  how much bytes to serve from leaf at once {use r2q}\n"
+		       "\nTC HTB version %d.%d", 3, 3);
+}
+
+static int explain1(struct pw__tc_ctx *tc, const char *arg)
+{
+	pw__tc_err(tc, "Illegal \"%s\"", arg);
+	explain(tc);
+	return -EINVAL;
+}
+
+static int incomplete(struct pw__tc_ctx *tc)
+{
+	pw__tc_err(tc, "Command line is not complete. Try option \"help\"");
+	return -EINVAL;
+}
+
+static int htb_parse(struct pw__tc_ctx *tc, int argc, char **argv, void *optp)
+{
+	struct htb_opt *o = optp;
+	memset(o, 0, sizeof(*o));
+	o->rate2quantum = 10;
+	o->version = 3;
+	for (; argc > 0; argc--, argv++) {
+		const char *w = argv[0];
+		if (pw__matches(w, "r2q") == 0) {
+			if (argc < 2)
+				return incomplete(tc);
+			argc--, argv++;
+			if (pw__get_u32(&o->rate2quantum, argv[0], 10))
+				return explain1(tc, "r2q");
+		} else if (pw__matches(w, "default") == 0) {
+			if (argc < 2)
+				return incomplete(tc);
+			argc--, argv++;
+			if (pw__get_u32(&o->defcls, argv[0], 16))
+				return explain1(tc, "default");
+		} else if (pw__matches(w, "debug") == 0) {
+			if (argc < 2)
+				return incomplete(tc);
+			argc--, argv++; /* the kernel ignores it */
+		} else if (pw__matches(w, "direct_qlen") == 0) {
+			if (argc < 2)
+				return incomplete(tc);
+			argc--, argv++;
+			if (pw__get_u32(&o->direct_qlen, argv[0], 10))
+				return explain1(tc, "direct_qlen");
+			o->has_direct_qlen = o->direct_qlen != ~0u;
+		} else if (pw__matches(w, "offload") == 0) {
+			o->offload = true;
+		} else {
+			pw__tc_err(tc, "What is \"%s\"?", w);
+			explain(tc);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+static int get_rate(uint64_t *r, const char *s)
+{
+	if (strchr(s, '%'))
+		return -1; /* a share of the device's speed: none here */
+	return pw__get_rate64(r, s);
+}
+
+static int htb_class_parse(struct pw__tc_ctx *tc, int argc, char **argv, void *coptp)
+{
+	struct htb_copt *o = coptp;
+	memset(o, 0, sizeof(*o));
+	uint32_t buffer = 0, cbuffer = 0, mtu = 1600;
+	int cell_log = -1, ccell_log = -1;
+	uint16_t mpu = 0, overhead = 0;
+	unsigned linklayer = PW_LINKLAYER_ETHERNET;
+	uint64_t ceil64 = 0, rate64 = 0;
+	for (; argc > 0; argc--, argv++) {
+		const char *w = argv[0];
+		if (pw__matches(w, "prio") == 0) {
+			if (argc < 2)
+				return incomplete(tc);
+			argc--, argv++;
+			if (pw__get_u32(&o->prio, argv[0], 10))
+				return explain1(tc, "prio");
+		} else if (pw__matches(w, "mtu") == 0) {
+			if (argc < 2)
+				return incomplete(tc);
+			argc--, argv++;
+			if (pw__get_u32(&mtu, argv[0], 10))
+				return explain1(tc, "mtu");
+		} else if (pw__matches(w, "mpu") == 0) {
+			if (argc < 2)
+				return incomplete(tc);
+			argc--, argv++;
+			if (pw__get_u16(&mpu, argv[0], 10))
+				return explain1(tc, "mpu");
+		} else if (pw__matches(w, "overhead") == 0) {
+			if (argc < 2)
+				return incomplete(tc);
+			argc--, argv++;
+			if (pw__get_u16(&overhead, argv[0], 10))
+				return explain1(tc, "overhead");
+		} else if (pw__matches(w, "linklayer") == 0) {
+			if (argc < 2)
+				return incomplete(tc);
+			argc--, argv++;
+			if (pw__get_linklayer(&linklayer, argv[0]))
+				return explain1(tc, "linklayer");
+		} else if (pw__matches(w, "quantum") == 0) {
+			if (argc < 2)
+				return incomplete(tc);
+			argc--, argv++;
+			if (pw__get_u32(&o->quantum, argv[0], 10))
+				return explain1(tc, "quantum");
+		} else if (pw__matches(w, "burst") == 0 || !strcmp(w, "buffer") ||
+			   !strcmp(w, "maxburst")) {
+			if (argc < 2)
+				return incomplete(tc);
+			argc--, argv++;
+			if (pw__get_size_and_cell(&buffer, &cell_log, argv[0]) < 0)
+				return explain1(tc, w);
+		} else if (pw__matches(w, "cburst") == 0 || !strcmp(w, "cbuffer") ||
+			   !strcmp(w, "cmaxburst")) {
+			if (argc < 2)
+				return incomplete(tc);
+			argc--, argv++;
+			if (pw__get_size_and_cell(&cbuffer, &ccell_log, argv[0]) < 0)
+				return explain1(tc, w);
+		} else if (!strcmp(w, "ceil")) {
+			if (argc < 2)
+				return incomplete(tc);
+			argc--, argv++;
+			if (ceil64) {
+				pw__tc_err(tc, "Double \"ceil\" spec");
+				return -EINVAL;
+			}
+			if (get_rate(&ceil64, argv[0]))
+				return explain1(tc, "ceil");
+		} else if (!strcmp(w, "rate")) {
+			if (argc < 2)
+				return incomplete(tc);
+			argc--, argv++;
+			if (rate64) {
+				pw__tc_err(tc, "Double \"rate\" spec");
+				return -EINVAL;
+			}
+			if (get_rate(&rate64, argv[0]))
+				return explain1(tc, "rate");
+		} else if (!strcmp(w, "help")) {
+			explain(tc);
+			return -EINVAL;
+		} else {
+			pw__tc_err(tc, "What is \"%s\"?", w);
+			explain(tc);
+			return -EINVAL;
+		}
+	}
+	if (!rate64) {
+		pw__tc_err(tc, "\"rate\" is required.");
+		return -EINVAL;
+	}
+	if (!ceil64)
+		ceil64 = rate64;
+	o->rate.rate = rate64 >= (1ull << 32) ? ~0u : (uint32_t)rate64;
+	o->ceil.rate = ceil64 >= (1ull << 32) ? ~0u : (uint32_t)ceil64;
+	if (!buffer)
+		buffer = (uint32_t)(rate64 / HTB_HZ + mtu);
+	if (!cbuffer)
+		cbuffer = (uint32_t)(ceil64 / HTB_HZ + mtu);
+	o->rate.overhead = o->ceil.overhead = overhead;
+	o->rate.mpu = o->ceil.mpu = mpu;
+	uint32_t tab[256];
+	pw__tc_calc_rtable(&tc->core, &o->rate, tab, cell_log, mtu, linklayer, o->rate.rate);
+	o->buffer = pw__tc_calc_xmittime(&tc->core, rate64, buffer);
+	pw__tc_calc_rtable(&tc->core, &o->ceil, tab, ccell_log, mtu, linklayer, o->ceil.rate);
+	o->cbuffer = pw__tc_calc_xmittime(&tc->core, ceil64, cbuffer);
+	o->rate64 = rate64 >= (1ull << 32) ? rate64 : 0;
+	o->ceil64 = ceil64 >= (1ull << 32) ? ceil64 : 0;
+	return 0;
+}
+
+/* The psched tc reads on every kernel since 2009: 64 ns ticks. */
+static const struct pw__tc_core htb_core = { 15.625, 1 };
+
+static void htb_print(struct pw__qdisc *q, struct pw__out *o)
+{
+	struct htb_priv *h = pw__qdisc_priv(q);
+	char b[32];
+	pw__print_int(o, PW_PRINT_ANY, "r2q", "r2q %d", h->rate2quantum);
+	pw__print_0xhex(o, PW_PRINT_ANY, "default", " default %#x", h->defcls);
+	pw__print_uint(o, PW_PRINT_ANY, "direct_packets_stat", " direct_packets_stat %u",
+		       h->direct_pkts);
+	if (o->details) {
+		snprintf(b, sizeof(b), "%d.%d", HTB_VER >> 16, HTB_VER & 0xffff);
+		pw__print_string(o, PW_PRINT_ANY, "ver", " ver %s", b);
+	}
+	pw__print_uint(o, PW_PRINT_ANY, "direct_qlen", " direct_qlen %u", (unsigned)h->direct_qlen);
+}
+
+static void htb_class_print(struct pw__qdisc *q, unsigned long arg, struct pw__out *o)
+{
+	(void)q;
+	struct htb_class *cl = (struct htb_class *)arg;
+	struct pw__tc_ratespec rate, ceil;
+	char b1[PW__SPRINT_BSIZE], b2[PW__SPRINT_BSIZE];
+	ratecfg_getrate(&rate, &cl->rate);
+	ratecfg_getrate(&ceil, &cl->ceil);
+	uint32_t qbuffer = (uint32_t)HTB_NS2TICKS(cl->buffer);
+	uint32_t qcbuffer = (uint32_t)HTB_NS2TICKS(cl->cbuffer);
+	uint64_t rate64 = cl->rate.rate_bytes_ps, ceil64 = cl->ceil.rate_bytes_ps;
+	if (!cl->level) {
+		pw__print_int(o, PW_PRINT_ANY, "prio", "prio %d ", (int)cl->prio);
+		if (o->details)
+			pw__print_int(o, PW_PRINT_ANY, "quantum", "quantum %d ", cl->quantum);
+	}
+	pw__print_rate(o, PW_PRINT_ANY, "rate", "rate %s ", rate64);
+	if (rate.overhead)
+		pw__print_uint(o, PW_PRINT_ANY, "overhead", "overhead %u ", rate.overhead);
+	uint32_t buffer = pw__tc_calc_xmitsize(&htb_core, rate64, qbuffer);
+	pw__print_rate(o, PW_PRINT_ANY, "ceil", "ceil %s ", ceil64);
+	uint32_t cbuffer = pw__tc_calc_xmitsize(&htb_core, ceil64, qcbuffer);
+	unsigned ll = rate.linklayer & PW_TC_LINKLAYER_MASK;
+	if (ll > PW_LINKLAYER_ETHERNET || o->details)
+		pw__print_string(o, PW_PRINT_ANY, "linklayer", "linklayer %s ",
+				 pw__sprint_linklayer(ll, b1, sizeof(b1)));
+	if (o->details) {
+		/* psched_ratecfg_getrate() returns no cell_log: tc prints 1 << 0 */
+		snprintf(b2, sizeof(b2), "%s/%u", pw__sprint_size(buffer, b1, sizeof(b1)), 1u);
+		pw__print_string(o, PW_PRINT_ANY, "burst", "burst %s ", b2);
+		pw__print_size(o, PW_PRINT_ANY, "mpu_rate", "mpu %s ", rate.mpu);
+		snprintf(b2, sizeof(b2), "%s/%u", pw__sprint_size(cbuffer, b1, sizeof(b1)), 1u);
+		pw__print_string(o, PW_PRINT_ANY, "cburst", "cburst %s ", b2);
+		pw__print_size(o, PW_PRINT_ANY, "mpu_ceil", "mpu %s ", ceil.mpu);
+		pw__print_int(o, PW_PRINT_ANY, "level", "level %d ", cl->level);
+	} else {
+		pw__print_size(o, PW_PRINT_ANY, "burst", "burst %s ", buffer);
+		pw__print_size(o, PW_PRINT_ANY, "cburst", "cburst %s ", cbuffer);
+	}
+}
+
+const struct pw__qdisc_ops pw__htb_ops = {
+	.id = "htb",
+	.priv_size = sizeof(struct htb_priv),
+	.opt_size = sizeof(struct htb_opt),
+	.flags = PW__QF_CLASSFUL,
+	.enqueue = htb_enqueue,
+	.dequeue = htb_dequeue,
+	.init = htb_init,
+	.reset = htb_reset,
+	.destroy = htb_destroy,
+	.parse = htb_parse,
+	.print = htb_print,
+	.class_find = htb_search,
+	.graft = htb_graft,
+	.class_leaf = htb_leaf,
+	.class_walk = htb_walk,
+	.class_info = htb_class_info,
+	.class_print = htb_class_print,
+	.class_print_xstats = htb_class_print_xstats,
+	.class_opt_size = sizeof(struct htb_copt),
+	.class_parse = htb_class_parse,
+	.class_change = htb_class_change,
+	.class_delete = htb_class_delete,
+};
