@@ -12,6 +12,18 @@
  * 10ms children (the seed 003 shape; packets spread by hash over the
  * queues).  Each at every --inflight count of packets in flight.
  *
+ * Then fq (configuration 6): 1e2, 1e4 and 1e5 flows on sockets, each paced
+ * at 3,000,000 bytes/s (seed 000's rate) with 1000-byte packets and
+ * quantum 1000 (so every packet is paced), each flow keeping 2 packets in
+ * the layer (a window: a new one when one leaves), visited round robin
+ * while the clock moves by the pacing period / flows per visit: every flow
+ * always has a packet waiting for its slot, so the sends come from the
+ * watchdog, as with real paced traffic.  Reported: ns per packet, the
+ * watchdog's hrtimer (re)starts per packet and its expiries (wake-ups that
+ * sent) per packet, with timer_slack 10us (the default) and 0.  buckets is
+ * the flow count rounded up (pinwheel's bucket chains are linear where the
+ * kernel's rbtrees are logarithmic).
+ *
  * How (one thread, on the simulated clock, acting as CPU 0, so the time is
  * the layer's and the timer subsystem's, nothing else): the sender sends
  * one packet and moves the clock by delay / inflight, so that in steady
@@ -35,6 +47,7 @@
 #include "bench.h"
 #include "net.h"
 #include "progress.h"
+#include "sched/fq.h" /* fq's watchdog arm count */
 
 struct pool {
 	struct pw_pkt *pkts;
@@ -188,6 +201,194 @@ out:
 	return r;
 }
 
+/* ------------------------------------------------------------------ fq */
+
+struct fq_pool {
+	struct pool pl;
+	bool in_advance;
+	uint64_t last_fire, fires;
+	struct pw_runtime *rt;
+	struct pw_sock *socks;
+	uint8_t *window; /* per flow: its packets in the layer */
+};
+
+static int fq_xmit(struct pw_netdev *dev, unsigned txq, struct pw_pkt *p, void *ctx)
+{
+	struct fq_pool *fp = ctx;
+	fp->window[p->sk - fp->socks]--;
+	if (fp->in_advance) { /* sent from the watchdog: one expiry per time */
+		uint64_t t = pw_now_ns(fp->rt);
+		if (t != fp->last_fire) {
+			fp->fires++;
+			fp->last_fire = t;
+		}
+	}
+	return b_xmit(dev, txq, p, &fp->pl);
+}
+
+static void fq_drop(struct pw_netdev *dev, struct pw_pkt *p, enum pw_drop_reason r, void *ctx)
+{
+	struct fq_pool *fp = ctx;
+	fp->window[p->sk - fp->socks]--;
+	b_drop(dev, p, r, &fp->pl);
+}
+
+static const struct pw_netdev_ops fq_bops = { .xmit = fq_xmit, .drop = fq_drop };
+
+#define FQ_RATE 3000000ull /* bytes/s a flow */
+#define FQ_LEN 1000u
+
+/* One fq run: packets/s; watchdog arms and expiries per packet. */
+static double fq_run_one(unsigned flows, unsigned slack_ns, unsigned packets, double *arms,
+			 double *fires)
+{
+	struct pw_config cfg;
+	pw_config_init(&cfg);
+	cfg.ncpus = 1;
+	cfg.clock = PW_CLOCK_SIM;
+	cfg.sim_start_ns = 1000000000ull;
+	struct pw_runtime *rt;
+	if (pw_runtime_create(&cfg, &rt))
+		return -ENOMEM;
+	struct fq_pool fp;
+	memset(&fp, 0, sizeof(fp));
+	fp.rt = rt;
+	unsigned npkt = flows * 4 + 1024;
+	fp.pl.pkts = calloc(npkt, sizeof(*fp.pl.pkts));
+	struct pw_sock *socks = calloc(flows, sizeof(*socks));
+	fp.socks = socks;
+	fp.window = calloc(flows, 1);
+	double r = -ENOMEM;
+	if (!fp.pl.pkts || !socks || !fp.window)
+		goto out;
+	for (unsigned i = 0; i < npkt; i++) {
+		fp.pl.pkts[i].pw_next = fp.pl.free;
+		fp.pl.free = &fp.pl.pkts[i];
+	}
+	for (unsigned k = 0; k < flows; k++) {
+		pw_sock_init(&socks[k], rt, NULL);
+		socks[k].sk_hash = k;
+		pw_sock_set_pacing_rate(&socks[k], FQ_RATE);
+	}
+	r = -EINVAL;
+	struct pw_netdev *dev;
+	if (pw_netdev_create(rt, "eth0", 1, &fq_bops, &fp, &dev))
+		goto out;
+	unsigned buckets = 1;
+	while (buckets < flows)
+		buckets <<= 1;
+	char cmd[256], err[256];
+	snprintf(cmd, sizeof(cmd),
+		 "qdisc add dev eth0 root fq limit 10000000 flow_limit 1000 quantum 1000 "
+		 "initial_quantum 1000 buckets %u timer_slack %uns", buckets < 2 ? 2 : buckets,
+		 slack_ns);
+	if (pw_tc(rt, cmd, 0, NULL, 0, err, sizeof(err))) {
+		fprintf(stderr, "pinwheel-bench net: %s: %s", cmd, err);
+		goto out_dev;
+	}
+	pw_cpu_enter(rt, 0);
+	/* a flow's period is FQ_LEN / FQ_RATE s; the clock moves 1/flows of
+	 * it per packet (the remainder carried) */
+	uint64_t period = FQ_LEN * 1000000000ull / FQ_RATE;
+	uint64_t step = period / flows, frac = period % flows, acc = 0;
+	unsigned warm = flows * 3 < 30000 ? 30000 : flows * 3;
+	double t0 = 0;
+	uint64_t arms0 = 0, fires0 = 0;
+	struct pw__qdisc *q = dev->txq[0].qdisc;
+	struct fq_priv *fq = pw__qdisc_priv(q);
+	uint64_t sent0 = 0;
+	bool timing = false;
+	for (unsigned i = 0; fp.pl.sent < (uint64_t)warm + packets + sent0; i++) {
+		if (!timing && fp.pl.sent >= warm) {
+			timing = true;
+			t0 = now_s();
+			arms0 = fq->wd.arms;
+			fires0 = fp.fires;
+			sent0 = fp.pl.sent - warm;
+		}
+		unsigned k = i % flows;
+		while (fp.window[k] < 2) {
+		struct pw_pkt *p = fp.pl.free;
+		if (!p) {
+			pw_cpu_exit(rt);
+			fprintf(stderr, "pinwheel-bench net: fq %u flows: more than %u packets queued\n",
+				flows, npkt);
+			r = -ENOBUFS;
+			goto out_dev;
+		}
+		fp.pl.free = p->pw_next;
+		pw_pkt_init(p, NULL, FQ_LEN);
+		p->sk = &socks[k];
+		fp.window[k]++;
+		pw_dev_queue_xmit(dev, p);
+		}
+		uint64_t adv = step;
+		acc += frac;
+		if (acc >= flows) {
+			acc -= flows;
+			adv++;
+		}
+		if (adv) {
+			fp.in_advance = true;
+			pw_sim_advance(rt, adv);
+			fp.in_advance = false;
+		}
+	}
+	double t = now_s() - t0;
+	pw_cpu_exit(rt);
+	packets = (unsigned)(fp.pl.sent - warm - sent0); /* sent while timed */
+	*arms = (double)(fq->wd.arms - arms0) / packets;
+	*fires = (double)(fp.fires - fires0) / packets;
+	r = t > 0 ? (double)packets / t : 0;
+out_dev:
+	pw_netdev_destroy(dev);
+out:
+	pw_runtime_destroy(rt);
+	free(fp.pl.pkts);
+	free(socks);
+	free(fp.window);
+	return r;
+}
+
+static int cmp_d(const void *a, const void *b);
+
+static int fq_cells(unsigned packets, unsigned reps, int json, bool *first)
+{
+	static const unsigned flows[] = { 100, 10000, 100000 }, slack[] = { 10000, 0 };
+	if (!json)
+		printf("# fq: paced flows on sockets (%llu B/s each, %u-byte packets), "
+		       "watchdog arms and expiries per packet\n"
+		       "%-22s %9s %6s %10s %10s %10s %10s\n",
+		       (unsigned long long)FQ_RATE, FQ_LEN, "qdisc", "flows", "slack", "Mpkt/s",
+		       "ns/pkt", "arms/pkt", "fires/pkt");
+	unsigned cell = 0;
+	for (unsigned f = 0; f < 3; f++)
+		for (unsigned s = 0; s < 2; s++) {
+			progress_start(++cell, 6, "net: fq, %u flows, timer_slack %uns", flows[f],
+				       slack[s]);
+			double v[64], arms = 0, fires = 0;
+			unsigned n = reps > 64 ? 64 : reps;
+			for (unsigned r = 0; r < n; r++) {
+				v[r] = fq_run_one(flows[f], slack[s], packets, &arms, &fires);
+				if (v[r] < 0)
+					return 1;
+			}
+			progress_end();
+			qsort(v, n, sizeof(v[0]), cmp_d);
+			double med = v[n / 2];
+			if (json)
+				printf("%s{\"qdisc\":\"fq\",\"flows\":%u,\"timer_slack_ns\":%u,\"pps\":%.0f,"
+				       "\"ns_per_pkt\":%.1f,\"arms_per_pkt\":%.4f,\"fires_per_pkt\":%.4f}",
+				       *first ? "" : ",", flows[f], slack[s], med, 1e9 / med, arms, fires);
+			else
+				printf("%-22s %9u %6s %10.2f %10.1f %10.4f %10.4f\n", "fq", flows[f],
+				       slack[s] ? "10us" : "0", med / 1e6, 1e9 / med, arms, fires);
+			*first = false;
+			fflush(stdout);
+		}
+	return 0;
+}
+
 static int cmp_d(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -210,6 +411,12 @@ int net_main(unsigned packets, const unsigned *inflight, unsigned ninflight,
 		       machine, packets, reps, "qdisc", "inflight", "batch", "Mpkt/s", "ns/pkt",
 		       "queued");
 	bool first = true;
+	if (only == NCFG + 1) { /* fq alone */
+		int rc = fq_cells(packets, reps, json, &first);
+		if (json)
+			printf("]}\n");
+		return rc;
+	}
 	for (unsigned c = 0; c < NCFG; c++)
 		if (!only || c + 1 == only)
 		for (unsigned k = 0; k < ninflight; k++)
@@ -240,6 +447,8 @@ int net_main(unsigned packets, const unsigned *inflight, unsigned ninflight,
 			first = false;
 			fflush(stdout);
 		}
+	if (!only && fq_cells(packets, reps, json, &first))
+		return 1;
 	if (json)
 		printf("]}\n");
 	return 0;

@@ -236,6 +236,7 @@ struct pw__watchdog {
 	struct pw_hrtimer timer;
 	struct pw__qdisc *q;
 	uint64_t last_expires;
+	uint64_t arms;       /* root lock: timer (re)starts (pinwheel-bench net) */
 };
 
 struct pw__estimator;
@@ -443,6 +444,7 @@ const struct pw__qdisc_ops *pw__qdisc_lookup_ops(const char *kind);
 extern const struct pw__qdisc_ops pw__pfifo_ops, pw__bfifo_ops, pw__pfifo_head_drop_ops,
 	pw__pfifo_fast_ops, pw__mq_ops, pw__netem_ops, pw__noop_ops,
 	pw__tbf_ops, pw__htb_ops;
+extern const struct pw__qdisc_ops pw__fq_ops;
 
 /*
  * qdisc.c: building and tearing down (cfg_lock held for all of these).
@@ -511,6 +513,8 @@ struct pw__tc_ctx {
 	char *err;
 	size_t errlen, errused;
 	struct pw__tc_core core;   /* psched tick arithmetic */
+	struct pw__drops drops;    /* packets a kind's change() dropped (fq's
+				    * lowered limit): to ops.drop after the lock */
 };
 
 /* Append a line to the command's error text. */

@@ -51,6 +51,7 @@ static const struct pw__qdisc_ops *const kinds[] = {
 	&pw__pfifo_fast_ops, &pw__pfifo_ops, &pw__bfifo_ops, &pw__pfifo_head_drop_ops,
 	&pw__mq_ops, &pw__netem_ops, &pw__tbf_ops,
 	&pw__htb_ops,
+	&pw__fq_ops,
 };
 
 const struct pw__qdisc_ops *pw__qdisc_lookup_ops(const char *kind)
@@ -456,6 +457,8 @@ int pw__qdisc_change(struct pw__qdisc *q, void *opt, struct pw__tc_ctx *tc)
 	pw__qlock(&q->root->lock);
 	int rc = q->ops->change(q, opt, tc);
 	pw__qunlock(&q->root->lock);
+	if (tc && tc->drops.q.head)
+		pw__dev_drops_flush(q->dev, &tc->drops);
 	return rc;
 }
 
