@@ -61,8 +61,10 @@
  * against the configured rate (and the model) only.
  * htb classes: within 1% of their model share, counted in the root's
  * 100 Mbit/s (1 Mbit/s), of the model and of the kernel.  fq: each flow's
- * rate within 1% of its pacing rate; the lateness is reported, not
- * judged.  A figure measured with fewer than 3 clean sub-windows is
+ * rate within 1% of its pacing rate, over the sub-windows in which none
+ * of its packets went out later than half a packet time after fq's time
+ * for it (fq, like the kernel's, absorbs lateness up to that; beyond it
+ * the rate lost is the machine's); the lateness is reported, not judged.  A figure measured with fewer than 3 clean sub-windows is
  * printed as LOADED and not judged (the machine's, not the shaper's); a
  * part with a figure off runs once more (one stall can spoil a window; an
  * error of the library's shows twice).  A part whose qdisc pinwheel does
@@ -1135,6 +1137,7 @@ static void part_fq(void)
 		uint64_t tau = (uint64_t)PKT_L2 * 1000000000ull / rate[f];
 		uint64_t tnp = 0, first[NSUB + 1] = { 0 }, last[NSUB + 1] = { 0 };
 		unsigned cnt[NSUB + 1] = { 0 };
+		bool overlate[NSUB] = { false }; /* a packet later than fq absorbs */
 		for (unsigned k = 0; k < nrec[f]; k++) {
 			uint64_t d = rec[f][k];
 			/* the time fq computed for it: never before it arrived */
@@ -1154,6 +1157,8 @@ static void part_fq(void)
 						late[nlate++] = d - sched;
 					else
 						neg++;
+					if (d >= sched && d - sched > tau / 2)
+						overlate[(d - w0) / SUB_NS] = true;
 				}
 			}
 			/* fq_dequeue(): time_next_packet = now + len, less
@@ -1170,8 +1175,16 @@ static void part_fq(void)
 			v[j] = cnt[j] > 1 ? (double)(cnt[j] - 1) * PKT_L2 /
 						    ((double)(last[j] - first[j]) * 1e-9) / 1e6
 					  : 0.0;
+		/* a sub-window is clean for this flow if the probe found it
+		 * clean and no packet of the flow was sent later than half its
+		 * packet time after fq's time for it: fq (as the kernel's)
+		 * absorbs lateness up to that, and what is beyond it is the
+		 * machine's, lost for good */
+		bool fclean[NSUB];
+		for (unsigned j = 0; j < NSUB; j++)
+			fclean[j] = clean[j] && !overlate[j];
 		unsigned nc;
-		double whole = v[NSUB], med = clean_median(v, clean, &nc);
+		double whole = v[NSUB], med = clean_median(v, fclean, &nc);
 		char what[24];
 		snprintf(what, sizeof(what), "flow %u (MB/s)", f + 1);
 		judge("fq", what, (double)rate[f] / 1e6, NAN, med, (double)rate[f] / 1e6, 0, pc);
