@@ -757,6 +757,65 @@ static void test_destroy_dev_in_flight(void)
 	       "%ld sent + %ld dropped, nothing after\n", sent + dropped, sent, dropped);
 }
 
+/* fq allocates a flow on the data path (the kernel's GFP_ATOMIC): a
+ * failure counts alloc_errors and the packet goes to the internal queue,
+ * still sent, exactly once */
+#define NFQ 24
+static struct pw_sock fq_sk[NFQ];
+static struct pw_pkt fq_pkt[NFQ];
+static long fq_injected;
+static void fq_setup(void)
+{
+	rt = mk_rt(PW_CLOCK_SIM, 2);
+	CHECK_EQ(pw_netdev_create(rt, "eth1", 1, &drv_ops, NULL, &dev1), 0);
+	CHECK_EQ(pw_tc(rt, "qdisc add dev eth1 root handle 1: fq", 0, NULL, 0, err, sizeof(err)),
+		 0);
+	atomic_store(&n_sent, 0);
+	atomic_store(&n_dropped, 0);
+	for (unsigned i = 0; i < NFQ; i++) {
+		CHECK_EQ(pw_sock_init(&fq_sk[i], rt, NULL), 0);
+		pw_sock_set_pacing_rate(&fq_sk[i], 1000000);
+		pw_pkt_init(&fq_pkt[i], NULL, 1000);
+		fq_pkt[i].sk = &fq_sk[i];
+	}
+	CHECK_EQ(pw_cpu_enter(rt, 0), 0);
+}
+static int op_fq(void)
+{
+	for (unsigned i = 0; i < NFQ; i++)
+		CHECK_EQ(pw_dev_queue_xmit(dev1, &fq_pkt[i]), PW_NET_XMIT_SUCCESS);
+	fq_injected = atomic_load(&injected);
+	return 0;
+}
+static void fq_check(void)
+{
+	pw_cpu_exit(rt);
+	CHECK_EQ(pw_sim_advance(rt, 100000000ull), 0);
+	CHECK_EQ(atomic_load(&n_sent), NFQ);
+	CHECK_EQ(atomic_load(&n_dropped), 0);
+	CHECK_EQ(pw_tc(rt, "qdisc show dev eth1", PW_TC_STATS, out, sizeof(out), err, sizeof(err)),
+		 0);
+	char want[64];
+	snprintf(want, sizeof(want), "alloc_errors %ld", fq_injected);
+	if (fq_injected)
+		CHECK(strstr(out, want) != NULL);
+	else
+		CHECK(strstr(out, "alloc_errors") == NULL);
+}
+static void fq_fail(int rc)
+{
+	(void)rc;
+	CHECK(0); /* never: fq absorbs the failure */
+}
+static void fq_teardown(void)
+{
+	pw_netdev_destroy(dev1);
+	dev1 = NULL;
+	for (unsigned i = 0; i < NFQ; i++)
+		pw_sock_put(&fq_sk[i]);
+	rt_destroy();
+}
+
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -794,6 +853,8 @@ int main(void)
 						   tc_teardown });
 	}
 	CHECK(total > 0);
+	CHECK(sweep(&(struct scenario){ "fq: a flow per socket on the data path", fq_setup, op_fq,
+					fq_fail, fq_check, fq_teardown }) >= NFQ); /* a flow each, at least */
 	printf("# %u distinct allocation sites failed at least once\n", nsites);
 
 	test_thread_create_fails();
