@@ -27,7 +27,8 @@
  * Allocations made by libc for itself (stdio buffers, thread stacks) are
  * not wrapped and not counted.
  *
- * The other faults: pthread_create failing for each worker in turn
+ * The other faults: pthread_create failing for each worker and the wall
+ * clock's watcher in turn
  * (pw_runtime_start returns -EAGAIN, starts nothing, and a later start
  * works); pthread_setaffinity_np failing (workers run unpinned,
  * pw_runtime_workers_pinned() says 0, timers still run on each CPU); a
@@ -420,7 +421,7 @@ static void hr_failed(int rc)
 /* thread creation failing for worker i */
 static void test_thread_create_fails(void)
 {
-	for (int i = 1; i <= 2; i++) {
+	for (int i = 1; i <= 3; i++) { /* worker 0, worker 1, the clock watcher */
 		long base = atomic_load(&live);
 		rt = mk_rt(PW_CLOCK_MONOTONIC, 2);
 		atomic_store(&thread_calls, 0);
@@ -434,8 +435,8 @@ static void test_thread_create_fails(void)
 		rt_destroy();
 		CHECK_EQ(atomic_load(&live), base);
 	}
-	printf("ok - pthread_create failing for worker 1, then 2: -EAGAIN, nothing left running, "
-	       "a later start works\n");
+	printf("ok - pthread_create failing for worker 1, 2, then the clock watcher: -EAGAIN, "
+	       "nothing left running, a later start works\n");
 }
 
 /* a worker that cannot pin itself */

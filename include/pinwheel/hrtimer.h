@@ -75,6 +75,30 @@ struct pw_hrtimer {
 uint64_t pw_clock_now_ns(const struct pw_runtime *rt, int clock);
 
 /**
+ * pw_clock_was_set() - the wall clock (CLOCK_REALTIME) was stepped: every
+ * worker wakes and re-converts its next REALTIME deadline to the monotonic
+ * clock it sleeps on (the kernel's clock_was_set()).  Workers started by
+ * pw_runtime_start() on the real clock call it themselves when the OS
+ * clock is set (a timerfd with TFD_TIMER_CANCEL_ON_SET); on the simulated
+ * clock pw_sim_set_realtime_offset() calls it.  Threads that serve CPUs
+ * with pw_run_timers() need nothing: each pass reads the offsets anew.
+ * Context: any thread.  Return: 0; -EINVAL (NULL).
+ */
+int pw_clock_was_set(struct pw_runtime *rt);
+
+/* How many times pw_clock_was_set() ran on @rt (0 for NULL). */
+uint64_t pw_clock_was_set_count(const struct pw_runtime *rt);
+
+/**
+ * pw_sim_set_realtime_offset() - step a simulated runtime's wall clock:
+ * CLOCK_REALTIME reads the simulated time plus @offset_ns from now on; then
+ * pw_clock_was_set().  REALTIME hrtimers the step made due run at the next
+ * pw_sim_advance() (of 0 ns, if need be); those it moved away wait.
+ * Context: any thread.  Return: 0; -EINVAL (NULL, or not simulated).
+ */
+int pw_sim_set_realtime_offset(struct pw_runtime *rt, int64_t offset_ns);
+
+/**
  * pw_hrtimer_setup() - prepare @t (the kernel's hrtimer_setup).
  * @fn: the callback (may be NULL here and set in t->function before the
  *      first start, as with the kernel's older hrtimer_init()).

@@ -31,9 +31,10 @@
  * compares each queue against its own clock's now; a CPU's wake-up time is
  * converted back to the monotonic scale with the offsets of that moment.
  * A REALTIME timer set up relative runs on MONOTONIC (kernel and POSIX
- * rule).  If the wall clock is stepped while a thread sleeps towards a
- * REALTIME deadline, the sleep is not cut short: a worker does not notice
- * the step (the kernel's clock_was_set() does; not done yet).  On the simulated clock,
+ * rule).  If the wall clock is stepped while a worker sleeps towards a
+ * REALTIME deadline, clockset.c's watcher (a timerfd that the kernel
+ * cancels on every clock set) calls pw_clock_was_set(), the kernel's
+ * clock_was_set(): every worker wakes and re-converts its deadline.  On the simulated clock,
  * MONOTONIC and BOOTTIME are the simulated time and REALTIME is it plus
  * the configured offset.
  *
@@ -140,7 +141,7 @@ void pw__hr_offsets(const struct pw_runtime *rt, int64_t off[PW_HR_NCLOCKS], uns
 {
 	off[PW_HR_MONO] = off[PW_HR_REAL] = off[PW_HR_BOOT] = 0;
 	if (rt->clock == PW_CLOCK_SIM) {
-		off[PW_HR_REAL] = rt->sim_realtime_offset_ns;
+		off[PW_HR_REAL] = __atomic_load_n(&rt->sim_realtime_offset_ns, __ATOMIC_RELAXED);
 		return;
 	}
 	if (!(need & ((1u << PW_HR_REAL) | (1u << PW_HR_BOOT))))

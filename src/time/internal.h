@@ -7,6 +7,7 @@
 #ifndef PW_TIME_INTERNAL_H
 #define PW_TIME_INTERNAL_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -78,6 +79,12 @@ struct pw_runtime {
 	uint32_t workers_on;   /* atomic: workers started */
 	uint32_t workers_stop; /* atomic: workers told to stop */
 	uint32_t workers_pinned; /* atomic: set by pw_runtime_start() */
+	/* The wall clock's watcher (clockset.c): started and stopped with the
+	 * workers; fd -1 when not running. */
+	int clockwatch_fd;
+	uint32_t clockwatch_stop;  /* atomic */
+	pthread_t clockwatch_th;
+	uint64_t clock_was_set_seq; /* atomic: pw_clock_was_set() calls */
 	uint32_t migration;        /* enum pw_migration, atomic */
 	/* The re-arm fast lane's key (timer.c): this runtime's address while
 	 * the policy lets an arm stay on its CPU, the address ^ 1 under
@@ -236,5 +243,9 @@ int pw__run_cpu(struct pw_runtime *rt, unsigned cpu, uint64_t now, bool guards_h
  * Context: the holder of @cpu's run guard.  Return: items run. */
 unsigned pw__run_cpu_work(struct pw_runtime *rt, unsigned cpu);
 uint64_t pw__cpu_next_ns(struct pw_runtime *rt, unsigned cpu, bool def);
+
+/* clockset.c: the wall clock's watcher, with the workers (worker.c). */
+int pw__clockwatch_start(struct pw_runtime *rt);
+void pw__clockwatch_stop(struct pw_runtime *rt);
 
 #endif /* PW_TIME_INTERNAL_H */

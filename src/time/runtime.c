@@ -112,6 +112,7 @@ int pw_runtime_create(const struct pw_config *cfg, struct pw_runtime **out)
 	rt->hz = cfg->hz;
 	rt->tick_ns = 1000000000ull / cfg->hz;
 	rt->jiffies_base = cfg->initial_jiffies;
+	rt->clockwatch_fd = -1;
 	rt->clock = cfg->clock;
 	rt->sim_now_ns = cfg->sim_start_ns;
 	rt->sim_realtime_offset_ns = cfg->sim_realtime_offset_ns;

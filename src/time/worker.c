@@ -266,6 +266,11 @@ int pw_runtime_start(struct pw_runtime *rt)
 			return r;
 		}
 	}
+	int r = pw__clockwatch_start(rt); /* steps of the wall clock (clockset.c) */
+	if (r) {
+		pw_runtime_stop(rt);
+		return r;
+	}
 	return 0;
 }
 
@@ -277,6 +282,7 @@ int pw_runtime_stop(struct pw_runtime *rt)
 		return -EDEADLK;
 	if (!__atomic_load_n(&rt->workers_on, __ATOMIC_ACQUIRE))
 		return 0;
+	pw__clockwatch_stop(rt);
 	__atomic_store_n(&rt->workers_stop, 1, __ATOMIC_RELEASE);
 	for (unsigned c = 0; c < rt->ncpus; c++)
 		pw__worker_stop(rt, c);
