@@ -109,7 +109,7 @@ static int subcommand(int argc, char **argv, const char *mach)
 					       {"--inflight", 0, 1000000, &inflight},
 					       {"--batch", 0, 1024, &batch},
 					       {"--reps", 1, 64, &reps},
-					       {"--config", 0, 6, &only},
+					       {"--config", 0, 8, &only},
 					       {"--workers", 0, 64, &workers},
 					       {"--ms", 10, 600000, &ms}};
 		if (parse_sub(argc, argv, nums, 7, false, &format))

@@ -81,16 +81,18 @@ struct net_cfg {
 	unsigned ntxq;
 	const char *cmds[10];
 	uint64_t delay_ns; /* 0: no delay (pfifo) */
+	uint64_t step_ns;  /* shapers: the clock step per packet sent (overrides delay) */
+	unsigned classes;  /* htb: packets spread over 1:10, 1:20, 1:30 by priority */
 };
 
 static const struct net_cfg cfgs[] = {
-	{ "pfifo", 1, { "qdisc add dev eth0 root pfifo limit 1000000" }, 0 },
-	{ "netem delay", 1, { "qdisc add dev eth0 root netem limit 1000000 delay 10ms" }, 10000000 },
+	{ "pfifo", 1, { "qdisc add dev eth0 root pfifo limit 1000000" }, 0, 0, 0 },
+	{ "netem delay", 1, { "qdisc add dev eth0 root netem limit 1000000 delay 10ms" }, 10000000, 0, 0 },
 	{ "netem jitter normal", 1,
 	  { "qdisc add dev eth0 root netem limit 1000000 delay 10ms 2ms distribution normal" },
-	  10000000 },
+	  10000000, 0, 0 },
 	{ "netem rate 100gbit", 1,
-	  { "qdisc add dev eth0 root netem limit 1000000 delay 10ms rate 100gbit" }, 10000000 },
+	  { "qdisc add dev eth0 root netem limit 1000000 delay 10ms rate 100gbit" }, 10000000, 0, 0 },
 	{ "mq + 8 netem", 8,
 	  { "qdisc add dev eth0 root handle 1: mq",
 	    "qdisc add dev eth0 parent 1:1 netem limit 1000000 delay 10ms",
@@ -101,9 +103,38 @@ static const struct net_cfg cfgs[] = {
 	    "qdisc add dev eth0 parent 1:6 netem limit 1000000 delay 10ms",
 	    "qdisc add dev eth0 parent 1:7 netem limit 1000000 delay 10ms",
 	    "qdisc add dev eth0 parent 1:8 netem limit 1000000 delay 10ms" },
-	  10000000 },
+	  10000000, 0, 0 },
 };
 #define NCFG (sizeof(cfgs) / sizeof(cfgs[0]))
+
+/*
+ * The shapers at line rate (configuration 7): tbf at 10gbit, and htb with
+ * three leaves (5, 3 and 2 gbit, ceil 10gbit) under a 10gbit root, fed
+ * 1000-byte packets one per clock step of 790 ns: 1.3% faster than the
+ * 800 ns a packet takes at 10 Gbit/s.  So the shaper, not the sender, sets
+ * the pace ("line rate": every packet leaves when its tokens allow, the
+ * watchdog re-armed for about every packet), and the backlog grows by
+ * 13 packets per thousand sent.  The figure is the CPU per packet of
+ * enqueue + token arithmetic + watchdog + dequeue + driver; the simulated
+ * rate shows what the shaper let through: 10.0125 Gbit/s, because the
+ * kernel's psched arithmetic (len * mult >> shift, mult rounded down)
+ * gives 799 ns for 1000 bytes at 10gbit, as the kernel's tbf does.
+ */
+static const struct net_cfg shapers[] = {
+	{ "tbf 10gbit", 1,
+	  { "qdisc add dev eth0 root tbf rate 10gbit burst 100kb limit 100mb" }, 0, 790, 0 },
+	{ "htb 3 classes 10gbit", 1,
+	  { "qdisc add dev eth0 root handle 1: htb default 10 r2q 1000",
+	    "class add dev eth0 parent 1: classid 1:1 htb rate 10gbit burst 100kb cburst 100kb",
+	    "class add dev eth0 parent 1:1 classid 1:10 htb rate 5gbit ceil 10gbit burst 100kb cburst 100kb",
+	    "class add dev eth0 parent 1:1 classid 1:20 htb rate 3gbit ceil 10gbit burst 100kb cburst 100kb",
+	    "class add dev eth0 parent 1:1 classid 1:30 htb rate 2gbit ceil 10gbit burst 100kb cburst 100kb",
+	    "qdisc add dev eth0 parent 1:10 pfifo limit 1000000",
+	    "qdisc add dev eth0 parent 1:20 pfifo limit 1000000",
+	    "qdisc add dev eth0 parent 1:30 pfifo limit 1000000" },
+	  0, 790, 3 },
+};
+#define NSHAPER (sizeof(shapers) / sizeof(shapers[0]))
 
 static double now_s(void)
 {
@@ -114,7 +145,7 @@ static double now_s(void)
 
 /* One measurement: packets/s, or a negative errno. */
 static double run_one(const struct net_cfg *c, unsigned inflight, unsigned batch,
-		      unsigned packets, uint64_t *queued_at_end)
+		      unsigned packets, uint64_t *queued_at_end, double *sim_bps)
 {
 	struct pw_config cfg;
 	pw_config_init(&cfg);
@@ -151,14 +182,18 @@ static double run_one(const struct net_cfg *c, unsigned inflight, unsigned batch
 			goto out_dev;
 		}
 	pw_cpu_enter(rt, 0);
-	uint64_t step = c->delay_ns ? c->delay_ns / inflight : 0;
+	uint64_t step = c->delay_ns ? c->delay_ns / inflight : c->step_ns;
 	uint64_t frac = c->delay_ns ? c->delay_ns % inflight : 0, acc = 0;
 	uint32_t h = 1;
 	double t0 = 0;
+	uint64_t sim0 = 0, sent0 = 0;
 	unsigned warm = c->delay_ns ? inflight * 2 : 1000;
 	for (unsigned i = 0; i < warm + packets; i++) {
-		if (i == warm)
+		if (i == warm) {
 			t0 = now_s();
+			sim0 = pw_now_ns(rt);
+			sent0 = pl.sent;
+		}
 		struct pw_pkt *p = pl.free;
 		if (!p) { /* the qdisc holds more than 2x in flight: overload */
 			pw_cpu_exit(rt);
@@ -171,6 +206,8 @@ static double run_one(const struct net_cfg *c, unsigned inflight, unsigned batch
 		pw_pkt_init(p, NULL, 1000);
 		h = h * 1103515245u + 12345u;
 		p->hash = h;
+		if (c->classes) /* 1:10 half, 1:20 and 1:30 a quarter each */
+			p->priority = 0x10000u | (0x10u * (1u + ((h >> 16) & 3) / 2 + ((h >> 16) & 3) / 3));
 		pw_dev_queue_xmit(dev, p);
 		if ((i + 1) % batch)
 			continue;
@@ -189,6 +226,10 @@ static double run_one(const struct net_cfg *c, unsigned inflight, unsigned batch
 			pw_sim_advance(rt, adv);
 	}
 	double t = now_s() - t0;
+	if (sim_bps) {
+		uint64_t dt = pw_now_ns(rt) - sim0;
+		*sim_bps = dt ? (double)(pl.sent - sent0) * 1000.0 * 8e9 / (double)dt : 0;
+	}
 	pw_cpu_exit(rt);
 	struct pw_qdisc_stats st;
 	*queued_at_end = pw_netdev_qdisc_stats(dev, 0, &st) == 0 ? st.qlen : 0;
@@ -395,6 +436,108 @@ static int cmp_d(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+static int shaper_cells(unsigned packets, unsigned reps, int json, bool *first)
+{
+	if (!json)
+		printf("# shapers at line rate (10 Gbit/s of 1000-byte packets offered 0.125%% "
+		       "above the rate)\n%-22s %9s %6s %10s %10s %10s\n",
+		       "qdisc", "", "", "Mpkt/s", "ns/pkt", "Gbit/s(sim)");
+	for (unsigned c = 0; c < NSHAPER; c++) {
+		progress_start(c + 1, (unsigned)NSHAPER, "net: %s", shapers[c].name);
+		double v[64], bps = 0;
+		uint64_t queued = 0;
+		unsigned n = reps > 64 ? 64 : reps;
+		for (unsigned r = 0; r < n; r++) {
+			v[r] = run_one(&shapers[c], 20000, 1, packets, &queued, &bps);
+			if (v[r] < 0)
+				return 1;
+		}
+		progress_end();
+		qsort(v, n, sizeof(v[0]), cmp_d);
+		double med = v[n / 2];
+		if (json)
+			printf("%s{\"qdisc\":\"%s\",\"pps\":%.0f,\"ns_per_pkt\":%.1f,"
+			       "\"sim_gbps\":%.4f}",
+			       *first ? "" : ",", shapers[c].name, med, 1e9 / med, bps / 1e9);
+		else
+			printf("%-22s %9s %6s %10.2f %10.1f %10.4f\n", shapers[c].name, "", "",
+			       med / 1e6, 1e9 / med, bps / 1e9);
+		*first = false;
+		fflush(stdout);
+	}
+	return 0;
+}
+
+/*
+ * Configuration 8: the alternative to fq's one watchdog that a userspace
+ * stack uses today, one timer per flow, re-armed after every packet it
+ * sends.  The timer work of one paced packet is then one re-arm of that
+ * flow's timer (with the other flows' timers pending) and one expiry.
+ * Measured through pinwheel-bench's ops table (bench.h), which drives each
+ * library by its own calls: `n` timers pending, then re-arms of random
+ * timers to 1..10 ms out (ns per re-arm), then an expiry round of all `n`
+ * timers (ns per callback); the sum is the per-flow design's timer cost
+ * per packet, to set beside fq's whole cost per packet (configuration 6:
+ * enqueue, flow lookup, pacing, the shared watchdog, dequeue, driver) and
+ * its 0.33-1 watchdog arms per packet.
+ */
+#include "registry.h"
+
+static int perflow_cells(int json, bool *first)
+{
+	static const unsigned flows[] = { 100, 10000, 100000 };
+	static const char *const peers[] = { "pinwheel", "pinwheel-hrtimer", "libevent", "libuv" };
+	enum { NRE = 200000 };
+	unsigned *idx = malloc(NRE * sizeof(*idx));
+	uint64_t *delta = malloc(NRE * sizeof(*delta));
+	if (!idx || !delta) {
+		free(idx);
+		free(delta);
+		return 1;
+	}
+	if (!json)
+		printf("# one timer per flow (the alternative to fq's watchdog): per packet one "
+		       "re-arm + one expiry\n%-22s %9s %10s %10s %10s %10s\n", "timers", "flows",
+		       "rearm ns", "expire ns", "ns/pkt", "ops/pkt");
+	for (unsigned f = 0; f < 3; f++)
+		for (unsigned k = 0; k < sizeof(peers) / sizeof(peers[0]); k++) {
+			const struct bench_impl *im = NULL;
+			const char *why = NULL;
+			for (unsigned r = 0; r < NREG; r++)
+				if (!strcmp(bench_registry[r].name, peers[k]) && bench_registry[r].get)
+					im = bench_registry[r].get(&why);
+			if (!im)
+				continue; /* not built here */
+			unsigned n = flows[f];
+			if (im->setup(n, PW_CLOCK_SIM))
+				continue;
+			for (unsigned i = 0; i < NRE; i++) {
+				idx[i] = (unsigned)(bench_rand() % n);
+				delta[i] = 1 + bench_rand() % 10;
+			}
+			uint64_t t0 = bench_now_ns();
+			for (unsigned i = 0; i < NRE; i += 64)
+				im->rearm(idx + i, delta + i, NRE - i < 64 ? NRE - i : 64, im->now_j());
+			double rearm = (double)(bench_now_ns() - t0) / NRE;
+			double ens = 0;
+			uint64_t fired = im->expire_round(n, 10, &ens);
+			double expire = fired ? ens / (double)fired : 0;
+			im->teardown();
+			if (json)
+				printf("%s{\"timers\":\"%s\",\"flows\":%u,\"rearm_ns\":%.1f,"
+				       "\"expire_ns\":%.1f,\"ns_per_pkt\":%.1f,\"ops_per_pkt\":2}",
+				       *first ? "" : ",", peers[k], n, rearm, expire, rearm + expire);
+			else
+				printf("%-22s %9u %10.1f %10.1f %10.1f %10d\n", peers[k], n, rearm, expire,
+				       rearm + expire, 2);
+			*first = false;
+			fflush(stdout);
+		}
+	free(idx);
+	free(delta);
+	return 0;
+}
+
 int net_main(unsigned packets, const unsigned *inflight, unsigned ninflight,
 	     const unsigned *batch, unsigned nbatch, unsigned reps, unsigned only, int json,
 	     const char *machine)
@@ -411,8 +554,10 @@ int net_main(unsigned packets, const unsigned *inflight, unsigned ninflight,
 		       machine, packets, reps, "qdisc", "inflight", "batch", "Mpkt/s", "ns/pkt",
 		       "queued");
 	bool first = true;
-	if (only == NCFG + 1) { /* fq alone */
-		int rc = fq_cells(packets, reps, json, &first);
+	if (only == NCFG + 1 || only == NCFG + 2 || only == NCFG + 3) { /* fq, shapers, per-flow */
+		int rc = only == NCFG + 1   ? fq_cells(packets, reps, json, &first)
+			 : only == NCFG + 2 ? shaper_cells(packets, reps, json, &first)
+					    : perflow_cells(json, &first);
 		if (json)
 			printf("]}\n");
 		return rc;
@@ -427,7 +572,7 @@ int net_main(unsigned packets, const unsigned *inflight, unsigned ninflight,
 			uint64_t queued = 0;
 			unsigned n = reps > 64 ? 64 : reps;
 			for (unsigned r = 0; r < n; r++) {
-				v[r] = run_one(&cfgs[c], inflight[k], batch[bi], packets, &queued);
+				v[r] = run_one(&cfgs[c], inflight[k], batch[bi], packets, &queued, NULL);
 				if (v[r] < 0)
 					return 1;
 			}
@@ -447,7 +592,8 @@ int net_main(unsigned packets, const unsigned *inflight, unsigned ninflight,
 			first = false;
 			fflush(stdout);
 		}
-	if (!only && fq_cells(packets, reps, json, &first))
+	if (!only && (fq_cells(packets, reps, json, &first) ||
+		      shaper_cells(packets, reps, json, &first) || perflow_cells(json, &first)))
 		return 1;
 	if (json)
 		printf("]}\n");
