@@ -541,7 +541,7 @@ static void test_limits(void)
 	for (int k = 0; k < 12; k++)
 		xmit(dev, sk0, 1000, 0, 6, 0, 0, NULL);      /* band 0 */
 	CHECK_EQ(L.sent, 2);
-	CHECK_EQ(L.drop_by[PW_DROP_QDISC_LIMIT], 4 + 1);
+	CHECK_EQ(L.drop_by[PW_DROP_FQ_BAND_LIMIT], 4 + 1);
 	CHECK_EQ(xstat("band1_drops "), 4);
 	CHECK_EQ(xstat("band0_drops "), 1);
 	CHECK_EQ(xstat("band1_pkts "), 10);
@@ -730,9 +730,14 @@ static void test_change_teardown(void)
 	CHECK(!strcmp(err, "RTNETLINK answers: Invalid argument\n"));
 	CHECK_EQ(pw_tc(rt, "qdisc show dev eth0", 0, out, sizeof(out), NULL, 0), 0);
 	CHECK(strstr(out, "flow_limit 7p buckets 16 "));
-	CHECK(pw_tc(rt, "qdisc change dev eth0 root handle 1: fq initial_quantum 2000000", 0, NULL,
-		    0, err, sizeof(err)) != 0);
-	CHECK(!strcmp(err, "Error: integer out of range.\n"));
+	/* the policy's INT_MAX bound: refused before anything applies */
+	CHECK_EQ(pw_tc(rt, "qdisc change dev eth0 root handle 1: fq initial_quantum 2147483647", 0,
+		       NULL, 0, NULL, 0), 0);
+	CHECK(pw_tc(rt, "qdisc change dev eth0 root handle 1: fq flow_limit 9 initial_quantum 2147483648",
+		    0, NULL, 0, err, sizeof(err)) != 0);
+	CHECK(!strcmp(err, "RTNETLINK answers: Numerical result out of range\n"));
+	CHECK_EQ(pw_tc(rt, "qdisc show dev eth0", 0, out, sizeof(out), NULL, 0), 0);
+	CHECK(strstr(out, "flow_limit 7p ") && strstr(out, "initial_quantum 2048Mb "));
 	tc_ok(rt, "qdisc change dev eth0 root handle 1: fq limit 10000 flow_limit 100");
 	/* replace with packets queued: flushed once each */
 	struct pw_sock *slow = mksock(1000, UINT64_MAX, 9);
@@ -1107,7 +1112,7 @@ static void m_enqueue(unsigned i, uint32_t hash, uint32_t prio, uint64_t now)
 	unsigned band = M.c.prio2band[prio & 15];
 	M.band[i] = band;
 	if (M.band_cnt[band] >= M.c.limit)
-		return m_drop(i, PW_DROP_QDISC_LIMIT);
+		return m_drop(i, PW_DROP_FQ_BAND_LIMIT);
 	if (!M.has_ts[i]) {
 		M.tts[i] = now;
 	} else {
@@ -1137,7 +1142,7 @@ static void m_enqueue(unsigned i, uint32_t hash, uint32_t prio, uint64_t now)
 		nf->used = true;
 		nf->key = key;
 		nf->detached = true;
-		nf->age = m_j(now);
+		nf->age = m_j(now) | 1; /* jiffies | 1, as fq_flow_set_detached() */
 		nf->credit = (int)M.c.iq;
 		M.flows++;
 		M.inactive++;
@@ -1290,7 +1295,7 @@ static int m_dequeue(uint64_t now)
 				m_add_tail(fi, false);
 			else {
 				f->detached = true;
-				f->age = m_j(now);
+				f->age = m_j(now) | 1;
 			}
 			continue;
 		}

@@ -726,6 +726,59 @@ static void test_tbf_graft(void)
 	pw_runtime_destroy(rt);
 }
 
+/*
+ * A netem leaf that loses a packet consumes it (the kernel's SUCCESS |
+ * __NET_XMIT_BYPASS): the parent counts a drop and neither qlen nor
+ * backlog, so nothing phantom stays queued and no watchdog keeps firing
+ * for it.  Under htb (the class's drops too) and under tbf; a later packet
+ * that netem keeps still goes out.
+ */
+static void test_netem_loss_leaf(void)
+{
+	for (int parent = 0; parent < 2; parent++) {
+		struct pw_runtime *rt = sim_create(2, 1000, T0, 0);
+		ledger_init(rt);
+		struct pw_netdev *dev;
+		CHECK_EQ(pw_netdev_create(rt, "eth0", 1, &drv, NULL, &dev), 0);
+		if (parent == 0) {
+			tc_ok(rt, "qdisc add dev eth0 root handle 1: htb default 10");
+			tc_ok(rt, "class add dev eth0 parent 1: classid 1:10 htb rate 1mbit");
+			tc_ok(rt, "qdisc add dev eth0 parent 1:10 handle 10: netem loss 100%");
+		} else {
+			tc_ok(rt, "qdisc add dev eth0 root handle 1: tbf rate 1mbit burst 2000 limit 100000");
+			tc_ok(rt, "qdisc add dev eth0 parent 1:1 handle 10: netem loss 100%");
+		}
+		for (int k = 0; k < 5; k++)
+			CHECK_EQ(send_from(dev, 0, 1000, 0, 0, NULL), PW_NET_XMIT_SUCCESS);
+		pw_sim_advance(rt, 100 * MS);
+		CHECK_EQ(L.sent, 0);
+		CHECK_EQ(L.drop_by[PW_DROP_NETEM_LOSS], 5);
+		struct pw_qdisc_stats st;
+		CHECK_EQ(pw_netdev_qdisc_stats(dev, 0, &st), 0);
+		CHECK_EQ(st.qlen, 0);
+		CHECK_EQ(st.backlog, 0);
+		CHECK_EQ(st.drops, 5);
+		if (parent == 0)
+			CHECK_EQ(class_stat("1:10", "dropped "), 5);
+		char out[2048];
+		CHECK_EQ(pw_tc(rt, "qdisc show dev eth0", PW_TC_STATS, out, sizeof(out), NULL, 0), 0);
+		CHECK(strstr(out, "backlog 0b 0p") != NULL);
+		CHECK(strstr(out, "5000b 5p") == NULL);
+		/* keeping netem: the same path sends */
+		tc_ok(rt, parent == 0 ? "qdisc change dev eth0 parent 1:10 handle 10: netem loss 0%"
+				      : "qdisc change dev eth0 parent 1:1 handle 10: netem loss 0%");
+		CHECK_EQ(send_from(dev, 0, 1000, 0, 0, NULL), PW_NET_XMIT_SUCCESS);
+		pw_sim_advance(rt, 100 * MS);
+		CHECK_EQ(L.sent, 1);
+		CHECK_EQ(pw_netdev_qdisc_stats(dev, 0, &st), 0);
+		CHECK_EQ(st.qlen, 0);
+		CHECK_EQ(st.packets, 1);
+		pw_netdev_destroy(dev);
+		ledger_check_all_back();
+		pw_runtime_destroy(rt);
+	}
+}
+
 int main(void)
 {
 	test_one_class_model();
@@ -739,6 +792,7 @@ int main(void)
 	test_random_ledger();
 	test_teardown();
 	test_tbf_graft();
+	test_netem_loss_leaf();
 	printf("test_htb: ok\n");
 	return 0;
 }

@@ -83,6 +83,7 @@ enum pw_drop_reason {
 	PW_DROP_FLOW_LIMIT,      /* fq: the flow's flow_limit */
 	PW_DROP_HORIZON,         /* fq: beyond the horizon */
 	PW_DROP_OVERSIZE,        /* tbf: larger than the burst */
+	PW_DROP_FQ_BAND_LIMIT,   /* fq: its priority band held `limit` packets */
 	PW_DROP_REASON_MAX
 };
 

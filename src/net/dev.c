@@ -135,6 +135,7 @@ const char *pw_drop_reason_name(enum pw_drop_reason r)
 	case PW_DROP_FLOW_LIMIT: return "flow_limit";
 	case PW_DROP_HORIZON: return "horizon";
 	case PW_DROP_OVERSIZE: return "oversize";
+	case PW_DROP_FQ_BAND_LIMIT: return "fq_band_limit";
 	case PW_DROP_REASON_MAX: break;
 	}
 	return "unknown";
@@ -451,7 +452,7 @@ int pw_dev_queue_xmit(struct pw_netdev *dev, struct pw_pkt *pkt)
 			break;
 		pw__qunlock(&q->lock);
 	}
-	rc = q->ops->enqueue(pkt, q, &d) & 0x0f;
+	rc = q->ops->enqueue(pkt, q, &d) & PW__NET_XMIT_MASK;
 	if (!q->running && !q->stopped) {
 		q->running = 1;
 		pw__qdisc_run_locked(q);

@@ -293,6 +293,22 @@ static inline void pw__q_bstats(struct pw__qdisc *q, const struct pw_pkt *p)
 	__atomic_store_n(&q->st.bytes, q->st.bytes + p->len, __ATOMIC_RELAXED);
 	__atomic_store_n(&q->st.packets, q->st.packets + 1, __ATOMIC_RELAXED);
 }
+/*
+ * The kernel's private enqueue return bits above NET_XMIT_MASK (0x0f):
+ * a child returns SUCCESS | BYPASS for a packet it consumed without
+ * queueing it (netem's loss), so its parent counts a drop and no qlen;
+ * STOLEN (a packet taken by an action) is not counted as a drop.
+ * pw_dev_queue_xmit() masks them off, as dev_qdisc_enqueue() does.
+ */
+#define PW__NET_XMIT_MASK   0x0f
+#define PW__NET_XMIT_STOLEN 0x10000
+#define PW__NET_XMIT_BYPASS 0x20000
+/* net_xmit_drop_count(): does a parent count this child's return as a drop? */
+static inline int pw__xmit_drop_count(int rc)
+{
+	return !(rc & PW__NET_XMIT_STOLEN);
+}
+
 /* Dropped on enqueue (never queued): counted, to the drop list. */
 static inline int pw__q_drop(struct pw__qdisc *q, struct pw_pkt *p, struct pw__drops *d,
 			     enum pw_drop_reason r)

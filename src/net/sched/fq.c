@@ -16,7 +16,7 @@
  * jiffies, at most 8 per lookup, among the flows the lookup walks past).
  *
  * Enqueue: the band from priomap[priority & 15] (a band at `limit`
- * packets drops: PW_DROP_QDISC_LIMIT, band_drops); time_to_send is the
+ * packets drops: PW_DROP_FQ_BAND_LIMIT, band_drops); time_to_send is the
  * packet's EDT stamp (tstamp_ns) or now; a stamp beyond now + horizon is
  * dropped (PW_DROP_HORIZON) or, with horizon_cap, brought back to the
  * horizon.  The fast path (the kernel's fq_fastpath_check()): a packet due
@@ -237,7 +237,7 @@ static void flow_add_tail(struct fq_priv *q, struct fq_flow *f, bool new_list)
 static void flow_set_detached(struct fq_priv *q, struct fq_flow *f, uint64_t now)
 {
 	f->detached = true;
-	f->age = fq_jiffies(q, now);
+	f->age = fq_jiffies(q, now) | 1; /* the kernel marks detached by the low bit */
 }
 
 static void flow_unset_throttled(struct fq_priv *q, struct fq_flow *f)
@@ -432,7 +432,7 @@ static int fq_enqueue(struct pw_pkt *p, struct pw__qdisc *sch, struct pw__drops 
 	unsigned band = q->prio2band[p->priority & FQ_PRIO_MAX];
 	if (q->band_pkt_count[band] >= sch->limit) {
 		q->stat_band_drops[band]++;
-		return pw__q_drop(sch, p, d, PW_DROP_QDISC_LIMIT);
+		return pw__q_drop(sch, p, d, PW_DROP_FQ_BAND_LIMIT);
 	}
 	uint64_t now = pw__net_now(sch);
 	if (!p->tstamp_ns) {
@@ -723,9 +723,9 @@ static int fq_apply(struct pw__qdisc *sch, struct fq_opt *o, struct pw__tc_ctx *
 		    struct pw__drops *d)
 {
 	struct fq_priv *q = pw__qdisc_priv(sch);
-	if ((o->set & FQ_SET_INITIAL_QUANTUM) && o->initial_quantum > (1u << 20)) {
-		/* the netlink policy, before anything is applied */
-		pw__tc_err(tc, "Error: integer out of range.");
+	if ((o->set & FQ_SET_INITIAL_QUANTUM) && o->initial_quantum > INT32_MAX) {
+		/* the netlink policy (iq_range, max INT_MAX), before anything is
+		 * applied; fq parses its options without an extack: no message */
 		return -ERANGE;
 	}
 	int err = 0;

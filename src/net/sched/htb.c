@@ -560,16 +560,18 @@ static int htb_enqueue(struct pw_pkt *p, struct pw__qdisc *q, struct pw__drops *
 			return pw__q_drop(q, p, d, PW_DROP_QDISC_LIMIT);
 		pw__pktq_push(&h->direct, p);
 		h->direct_pkts++;
-	} else if (!cl->leafq) { /* noop */
+	} else if (!cl->leafq) { /* noop: noop_enqueue() drops with CN */
 		q->st.drops++;
 		cl->drops++;
 		pw__drop_later(d, p, PW_DROP_NO_QDISC);
-		return PW_NET_XMIT_DROP;
+		return PW_NET_XMIT_CN;
 	} else {
 		int rc = cl->leafq->ops->enqueue(p, cl->leafq, d);
 		if (rc != PW_NET_XMIT_SUCCESS) {
-			q->st.drops++;
-			cl->drops++;
+			if (pw__xmit_drop_count(rc)) {
+				q->st.drops++;
+				cl->drops++;
+			}
 			return rc;
 		}
 		htb_activate(h, cl);

@@ -418,7 +418,8 @@ static int netem_enqueue(struct pw_pkt *pkt, struct pw__qdisc *q, struct pw__dro
 	if (count == 0) {
 		q->st.drops++;
 		pw__drop_later(d, pkt, PW_DROP_NETEM_LOSS);
-		return PW_NET_XMIT_SUCCESS; /* NET_XMIT_SUCCESS | __NET_XMIT_BYPASS */
+		/* consumed, not queued: a parent counts a drop and no qlen */
+		return PW_NET_XMIT_SUCCESS | PW__NET_XMIT_BYPASS;
 	}
 
 	/* the duplicate goes in at the root, not duplicated again */

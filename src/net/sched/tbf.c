@@ -164,7 +164,8 @@ static int tbf_enqueue(struct pw_pkt *p, struct pw__qdisc *q, struct pw__drops *
 	uint32_t len = p->len;
 	int rc = t->child->ops->enqueue(p, t->child, d);
 	if (rc != PW_NET_XMIT_SUCCESS) {
-		q->st.drops++;
+		if (pw__xmit_drop_count(rc))
+			q->st.drops++;
 		return rc;
 	}
 	q->st.qlen++;
