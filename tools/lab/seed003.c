@@ -1,0 +1,11 @@
+/* SPDX-License-Identifier: MIT */
+/* pinwheel-lab seed003: not written yet. */
+#include <errno.h>
+
+#include "lab.h"
+
+int lab_seed003(const struct lab_opts *o, struct lab_result *r)
+{
+	(void)o, (void)r;
+	return -ENOSYS;
+}
