@@ -47,7 +47,7 @@ static const char usage[] =
 	"  report    the three, then DIR/report.md and DIR/report.html (default DIR: lab-report)\n"
 	"\n"
 	"options:\n"
-	"  --seconds S     measured seconds per configuration (default 4)\n"
+	"  --seconds S     measured seconds per configuration (default 3)\n"
 	"  --interval MS   sample interval, as vmstat's delay (default 500)\n"
 	"  --cpus N        runtime CPUs (default: the online CPUs)\n"
 	"  --flows N       seed000: paced sockets (default 64; the seed: 500)\n"
@@ -61,6 +61,8 @@ static const char usage[] =
 	"                  (gnuplot), and for `report` the report\n"
 	"  --seed S        random seed (default 1)\n"
 	"  --smoke         tiny sizes and 0.3 s per configuration (the tests' run)\n"
+	"  --trend         also the rows that show the trend with more CPUs: oversubscribed\n"
+	"                  runtimes (4 x the CPUs), 1 vs n threads (`report` adds them)\n"
 	"  -h, --help      this text\n";
 
 static int bad(const char *what, const char *arg)
@@ -83,7 +85,7 @@ static int num(const char *s, double lo, double hi, double *out)
 int main(int argc, char **argv)
 {
 	struct lab_opts o = {
-		.seconds = 4,
+		.seconds = 3,
 		.interval_ms = 500,
 		.seed = 1,
 		.flows = 64,
@@ -106,13 +108,14 @@ int main(int argc, char **argv)
 		{"out", required_argument, NULL, 'o'},
 		{"seed", required_argument, NULL, 'S'},
 		{"smoke", no_argument, NULL, 'm'},
+		{"trend", no_argument, NULL, 'T'},
 		{"help", no_argument, NULL, 'h'},
 		{0, 0, 0, 0},
 	};
 	int smoke_secs = 0, ch;
 	double v;
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, "+h", lo, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (ch) {
 		case 's':
 			if (num(optarg, 0.05, 3600, &v))
@@ -174,6 +177,9 @@ int main(int argc, char **argv)
 		case 'm':
 			o.smoke = 1;
 			break;
+		case 'T':
+			o.trend = 1;
+			break;
 		case 'h':
 			fputs(usage, stdout);
 			return 0;
@@ -202,6 +208,8 @@ int main(int argc, char **argv)
 	int run_all = report || !strcmp(what, "all");
 	if (report && !o.out)
 		o.out = "lab-report";
+	if (report)
+		o.trend = 1;
 	static struct lab_result res[3];
 	const struct lab_result *done[3];
 	unsigned n = 0;
@@ -235,7 +243,8 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		if (!o.json)
-			printf("\nwritten: %s/%s\n", o.out, report ? "report.md, report.html" : "*.csv, *.svg");
+			printf("\nwritten: %s/report.md, %s/report.html (charts, samples, results.json)\n",
+			       o.out, o.out);
 	}
 	if (!o.json)
 		printf("\nmachine: %s; commit %s\n", lab_machine(), lab_commit());

@@ -30,6 +30,9 @@ struct lab_opts {
 	int json;              /* --json: numbers on stdout as JSON */
 	const char *out;       /* --out DIR: charts, samples, report */
 	uint64_t seed;         /* random seed */
+	int trend;             /* also the rows that show a trend with more CPUs
+				* (oversubscribed runtimes, 1 vs n threads):
+				* `report` and --trend */
 	/* seed000 */
 	unsigned flows;        /* paced sockets */
 	uint64_t rate;         /* each one's pacing rate, bytes/s */
