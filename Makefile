@@ -4,8 +4,10 @@ PREFIX   ?= /usr/local
 CMAKE    ?= cmake
 JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
 BENCH_ARGS ?=
+LAB_ARGS ?=
+REPORT_DIR ?= lab-report
 
-.PHONY: all build run test install clean asan tsan plots fuzz soak
+.PHONY: all build run bench report test install clean asan tsan plots fuzz soak
 
 all: build
 
@@ -15,9 +17,17 @@ $(BUILD)/CMakeCache.txt:
 build: $(BUILD)/CMakeCache.txt
 	$(CMAKE) --build $(BUILD) -j $(JOBS)
 
-# The main job: the benchmark with its defaults.
+# The main job: the three seed experiments, short (pinwheel-lab all).
 run: build
+	$(BUILD)/tools/pinwheel-lab all $(LAB_ARGS)
+
+# The timer benchmark against libevent, libuv, libev, DPDK (pinwheel-bench).
+bench: build
 	$(BUILD)/bench/pinwheel-bench $(BENCH_ARGS)
+
+# The lab's report: $(REPORT_DIR)/report.md and report.html (charts need gnuplot).
+report: build
+	$(BUILD)/tools/pinwheel-lab report --out $(REPORT_DIR) $(LAB_ARGS)
 
 test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)

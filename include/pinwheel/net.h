@@ -220,10 +220,10 @@ int pw_netdev_txq_stats(struct pw_netdev *dev, unsigned txq, struct pw_qdisc_sta
 /**
  * pw_tc() - run one tc command (what follows "tc", e.g. "qdisc add dev
  * eth0 root netem delay 10ms") against @rt's devices.  Commands: qdisc
- * add|change|replace|link|del|show, class show (class add|change|del are
- * parsed and checked as the kernel does; no qdisc here has configurable
- * classes yet, so they fail with the kernel's error); show output is appended to
- * @out (NULL: discarded) in iproute2's exact format.
+ * add|change|replace|link|del|show, class add|change|replace|del|show
+ * (htb's classes; the other qdiscs' fixed classes show, and refuse
+ * changes with the kernel's error); show output is appended to @out
+ * (NULL: discarded) in iproute2's exact format.
  * @flags: PW_TC_STATS (-s), PW_TC_JSON (-j), PW_TC_DETAILS (-d).
  * Context: any thread (the layer's configuration lock serialises tc).
  * Return: 0; a negative errno with iproute2's message in @err (which may
