@@ -695,8 +695,11 @@ int lab_seed001(const struct lab_opts *o, struct lab_result *r)
 		if (k > 4)
 			k = 4;
 	}
-	if (k > PW_MAX_CPUS || (uint64_t)k * nsock * 2 > 64u * 1024 * 1024)
+	if (k > PW_MAX_CPUS || (uint64_t)k * nsock > 32u * 1024 * 1024) {
+		lab_progress(r, "bad size: %u threads x %u sockets (at most %u threads, 32M sockets "
+				"in all)", k, nsock, PW_MAX_CPUS);
 		return -EINVAL;
+	}
 	unsigned k1 = k > 1 ? 1 : 2; /* the trend rows: 1 thread (2 where K is 1) */
 
 	snprintf(r->title, sizeof(r->title),
@@ -796,9 +799,16 @@ int lab_seed001(const struct lab_opts *o, struct lab_result *r)
 			       "%.2fx and %.2fx",
 			    fig[2].pps / fig[0].pps, k, fig[4].pps / fig[3].pps, k1,
 			    per_cpu(&fig[2]) / per_cpu(&fig[0]), per_cpu(&fig[4]) / per_cpu(&fig[3]));
-	lab_summary(r, "the trend, packets per CPU-s with %u threads / with %u (1.00x: adding "
-		       "threads costs nothing): 2.4 global lock %.2fx, per-CPU + fast path %.2fx",
-		    k, k1, per_cpu(&fig[0]) / per_cpu(&fig[3]), per_cpu(&fig[2]) / per_cpu(&fig[4]));
+	{
+		/* more threads over fewer: rows 0 and 2 have K, 3 and 4 the other count */
+		int more = k > k1;
+		const struct rx_figures *gl_hi = &fig[more ? 0 : 3], *gl_lo = &fig[more ? 3 : 0];
+		const struct rx_figures *fa_hi = &fig[more ? 2 : 4], *fa_lo = &fig[more ? 4 : 2];
+		lab_summary(r, "the trend, packets per CPU-s with %u threads / with %u (1.00x: adding "
+			       "threads costs nothing): 2.4 global lock %.2fx, per-CPU + fast path %.2fx",
+			    more ? k : k1, more ? k1 : k, per_cpu(gl_hi) / per_cpu(gl_lo),
+			    per_cpu(fa_hi) / per_cpu(fa_lo));
+	}
 	lab_summary(r, "delayed ACKs in (b)/(c): %llu/%llu during the runs (a socket 40 ms "
 		       "without a packet: its thread was off CPU), %llu/%llu in the drain (one per "
 		       "socket), none early, the latest %llu jiffies after its expiry",
@@ -818,11 +828,13 @@ int lab_seed001(const struct lab_opts *o, struct lab_result *r)
 		    "ticks mod_timer was about %.0f%%",
 		 100.0 * 218033 / (23581672.0 - 22193477.0));
 	double busy = fig[0].seconds > 0 ? fig[0].cpu_s / fig[0].seconds : 0;
+	unsigned kmax = k > k1 ? k : k1, kmin = k > k1 ? k1 : k;
 	lab_note(r, "what contention on one lock costs grows with the CPUs taking it: %u "
-		    "threads on this %u-CPU machine can show the start of it (the trend line, and "
-		    "mod_timer's share %u vs %u threads), not the seed's 4-8 NICs, where the 2.4 "
+		    "threads on this %u-CPU machine%s can show the start of it (the trend line, and "
+		    "mod_timer's share, %u vs %u thread%s), not the seed's 4-8 NICs, where the 2.4 "
 		    "lock's cache line bounced between more CPUs",
-		 k, lab_online_cpus(), k1, k);
+		 kmax, lab_online_cpus(), kmax > lab_online_cpus() ? " (oversubscribed)" : "",
+		 kmax, kmin, kmin == 1 ? "" : "s");
 	if (k > 1 && busy < 0.8 * k)
 		lab_note(r, "the %u threads of the 2.4 row kept only %.2f CPUs busy: this machine's "
 			    "CPUs were shared with other work, so a thread holding the 2.4 spin lock "
