@@ -126,6 +126,7 @@ int lab_prof_start(unsigned hz)
 
 /* ------------------------------------------------------------ symbols */
 
+/* dl_iterate_phdr() callback: the executable's load bias.  Context: main thread. */
 static int first_object(struct dl_phdr_info *info, size_t size, void *data)
 {
 	(void)size;
@@ -139,6 +140,7 @@ static int sym_cmp(const void *a, const void *b)
 	return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
+/* Read exactly @len bytes at @off.  Return: 0, -1.  Context: main thread. */
 static int pread_all(int fd, void *buf, size_t len, off_t off)
 {
 	char *p = buf;
@@ -248,7 +250,7 @@ out:
 	close(fd);
 }
 
-/* The executable's function holding @pc, or NULL. */
+/* The executable's function holding @pc, or NULL.  Context: main thread. */
 static const char *exe_sym(uintptr_t pc)
 {
 	size_t lo = 0, hi = nsyms;
@@ -267,7 +269,7 @@ static const char *exe_sym(uintptr_t pc)
 }
 
 /* Copy a function name, folding the compiler's clones (foo.cold,
- * foo.part.0, foo.constprop.0) into foo. */
+ * foo.part.0, foo.constprop.0) into foo.  Context: main thread. */
 static void put_name(char *dst, size_t len, const char *name)
 {
 	size_t n = strcspn(name, ".");
@@ -279,6 +281,8 @@ static void put_name(char *dst, size_t len, const char *name)
 	dst[n] = 0;
 }
 
+/* The function holding @pc: the executable's .symtab, else dladdr().
+ * Context: main thread (after stop). */
 static void name_of(uintptr_t pc, char *dst, size_t len)
 {
 	const char *s = pc > 1 ? exe_sym(pc) : NULL;

@@ -23,7 +23,8 @@
  * Threads: lab_seed001() on the main thread; it starts the receiving
  * threads of each configuration and joins them.  A receiving thread serves
  * one CPU of the runtime ((b), (c)) and runs its own timers with
- * pw_run_timers(); in (a) every thread takes the design's one spin lock.
+ * pw_run_timers(), taking (through the library) only its own CPU's base
+ * lock; in (a) every thread takes the design's one spin lock.
  * Shared between main and receivers: the go/stop flags and each thread's
  * packet counter (atomics); the rest is read by main after the join.
  */
@@ -101,6 +102,7 @@ struct rx_run {
 
 /* ------------------------------------------------------------ per packet */
 
+/* xorshift64: which socket the next packet is for.  Context: the owner of @s. */
 static uint64_t rng_next(uint64_t *s)
 {
 	*s ^= *s << 13;
@@ -180,6 +182,8 @@ static void delack_fn(struct pw_timer *t)
 	th->delack_fired++;
 }
 
+/* A keepalive is due: 7200 s without a packet, never in these runs.
+ * Context: as delack_fn(). */
 static void keepalive_fn(struct pw_timer *t)
 {
 	struct rx_sock *sk = pw_container_of(t, struct rx_sock, keepalive);
@@ -189,6 +193,7 @@ static void keepalive_fn(struct pw_timer *t)
 	th->keepalive_fired++;
 }
 
+/* The jiffies of @run's timers.  Context: any thread. */
 static uint64_t now_jiffies(const struct rx_run *run)
 {
 	if (run->cfg == CFG_GL)
@@ -243,9 +248,9 @@ static void *rx_main(void *arg)
 			if (run->cfg == CFG_GL) {
 				rcv_timers_gl(th, s);
 				th->hit[s] = 1;
-			}
-			else
+			} else {
 				rcv_timers_pw(th, s, fast);
+			}
 			n++;
 		}
 		atomic_store_explicit(&th->packets, n, memory_order_relaxed);
@@ -347,6 +352,7 @@ static const char *const timer_fns[] = {
 	NULL,
 };
 
+/* Does @name contain one of @set's substrings?  Context: any thread. */
 static int name_in(const char *name, const char *const *set)
 {
 	for (; *set; set++)
@@ -357,7 +363,8 @@ static int name_in(const char *name, const char *const *set)
 
 /* From the formatted profile: the ticks of the functions in @set, the rank
  * (1 = top) their sum would have as one entry among the others, and the
- * function of @set with the most ticks into @name.  Rank 0: not sampled. */
+ * function of @set with the most ticks into @name.  Rank 0: not sampled.
+ * Context: main thread, after lab_prof_stop(). */
 static int prof_rank(const char *const *set, unsigned long *sum, char *name, size_t len)
 {
 	static char buf[64 * 1024];
@@ -393,6 +400,7 @@ static int prof_rank(const char *const *set, unsigned long *sum, char *name, siz
 	return rank;
 }
 
+/* The arm counters summed over @rt's CPUs.  Context: main thread. */
 static void pw_counts(struct pw_runtime *rt, uint64_t *armed, uint64_t *fast, uint64_t *same)
 {
 	*armed = *fast = *same = 0;
@@ -406,6 +414,7 @@ static void pw_counts(struct pw_runtime *rt, uint64_t *armed, uint64_t *fast, ui
 	}
 }
 
+/* Packets delivered so far by every thread.  Context: main thread. */
 static uint64_t total_packets(const struct rx_run *run)
 {
 	uint64_t n = 0;
@@ -641,6 +650,7 @@ static int run_config(const struct lab_opts *o, struct lab_result *r, unsigned r
 
 /* ------------------------------------------------------------ the table */
 
+/* Packets per second of the process's CPU time.  Context: main thread. */
 static double per_cpu(const struct rx_figures *f)
 {
 	return f->cpu_s > 0 ? (double)f->packets / f->cpu_s : NAN;
@@ -651,6 +661,8 @@ enum {
 	C_CPUS, NCOLS
 };
 
+/* Row @row's cells from @f; @base: the 2.4 row it is compared with.
+ * Context: main thread. */
 static void fill_row(struct lab_result *r, unsigned row, enum cfg cfg, unsigned nthreads,
 		     const struct rx_figures *f, const struct rx_figures *base)
 {
@@ -685,6 +697,7 @@ static void fill_row(struct lab_result *r, unsigned row, enum cfg cfg, unsigned 
 		lab_cellf(r, row, C_RATIO, per_cpu(f) / per_cpu(base), "%.2fx");
 }
 
+/* The experiment (lab.h).  Context: main thread.  Return: 0 or -errno. */
 int lab_seed001(const struct lab_opts *o, struct lab_result *r)
 {
 	unsigned k = o->threads ? o->threads : (o->cpus ? o->cpus : lab_online_cpus());
