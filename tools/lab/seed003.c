@@ -293,14 +293,19 @@ struct s3_config {
 	int pinned;
 	const char *seed_fig;
 	double seed_pct; /* NAN: the seed has no such configuration */
+	unsigned pps_mult; /* the trend rows: o->pps times this */
 };
 
 static const struct s3_config configs[] = {
 	{"migrated (PUSH, not pinned)", "push_unpinned", PW_MIGRATION_PUSH, 0,
-	 "39.24% _raw_spin_lock", 39.24},
-	{"pinned (the fix)", "pinned", PW_MIGRATION_PUSH, 1, "4.83% _raw_spin_lock", 4.83},
-	{"not pinned, PULL (6.9)", "pull_unpinned", PW_MIGRATION_PULL, 0, "-", NAN},
+	 "39.24% _raw_spin_lock", 39.24, 1},
+	{"pinned (the fix)", "pinned", PW_MIGRATION_PUSH, 1, "4.83% _raw_spin_lock", 4.83, 1},
+	{"not pinned, PULL (6.9)", "pull_unpinned", PW_MIGRATION_PULL, 0, "-", NAN, 1},
+	/* the trend (not in --smoke): more packets for the one dequeuer */
+	{"trend: migrated, 5x pps", "push_unpinned_5x", PW_MIGRATION_PUSH, 0, "-", NAN, 5},
+	{"trend: pinned, 5x pps", "pinned_5x", PW_MIGRATION_PUSH, 1, "-", NAN, 5},
 };
+#define NMAIN 3
 #define NCONF (sizeof(configs) / sizeof(configs[0]))
 
 /* What one configuration measured (main thread). */
@@ -314,6 +319,8 @@ struct s3_out {
 	double worst_err_ms;
 	unsigned worst_q;
 	double mean_ms[NQ], max_ms[NQ], min_ms[NQ];
+	unsigned pps;
+	uint64_t offered, late, pool_empty;
 };
 
 struct lock_sum {
@@ -650,17 +657,13 @@ static int run_config(const struct lab_opts *o, struct lab_result *r, unsigned r
 				  out->foreign_pct);
 		}
 	}
-	if (s->pool_empty)
-		lab_note(r, "%s: the pool ran dry %llu times (packets not offered)", nm,
-			 (unsigned long long)s->pool_empty);
-	if (s->late_sends * 100 > s->offered)
-		lab_note(r, "%s: the senders fell more than 5 ms behind and skipped %llu packets "
-			 "(%.1f%% of those offered): a loaded machine; see the sent column", nm,
-			 (unsigned long long)s->late_sends,
-			 s->offered ? 100.0 * (double)s->late_sends / (double)s->offered : 0);
-	else if (s->late_sends)
-		lab_progress(r, "%s: senders fell behind by %llu packets (skipped)", nm,
-			     (unsigned long long)s->late_sends);
+	out->pps = s->pps;
+	out->offered = s->offered;
+	out->late = s->late_sends;
+	out->pool_empty = s->pool_empty;
+	if (s->late_sends || s->pool_empty)
+		lab_progress(r, "%s: senders skipped %llu packets (behind), pool dry %llu times", nm,
+			     (unsigned long long)s->late_sends, (unsigned long long)s->pool_empty);
 	pw_netdev_destroy(s->dev); /* NULL unless the senders hung */
 	pw_runtime_destroy(rt);
 	s3_free(s);
@@ -700,8 +703,9 @@ int lab_seed003(const struct lab_opts *o, struct lab_result *r)
 		 "mq + 8 netem (the seed's tc script), qdisc watchdogs migrated vs pinned");
 	snprintf(r->scale, sizeof(r->scale),
 		 "%u CPUs (CPU 0 busy), %u pkt/s per CPU of %u bytes, 8 TX queues by XPS, %.2g s "
-		 "per configuration; the seed: a receiver with 8 TX queues, many CPUs, TCP_STREAM",
-		 ncpus, pps, PKT_LEN, o->seconds);
+		 "per configuration%s; the seed: a receiver with 8 TX queues, many CPUs, TCP_STREAM",
+		 ncpus, pps, PKT_LEN, o->seconds,
+		 o->smoke ? "" : " (the trend rows: 5x pps, at most 2 s)");
 	static const char *const cols[] = {
 		"configuration", "config",
 		"qdisc lock wait", "qdisc_lock_wait_pct",
@@ -719,12 +723,18 @@ int lab_seed003(const struct lab_opts *o, struct lab_result *r)
 	snprintf(r->series_label, sizeof(r->series_label), "qdisc lock-wait share %%, per interval");
 
 	static struct s3_out out[NCONF];
-	for (unsigned i = 0; i < NCONF; i++) {
+	unsigned nconf = o->smoke ? NMAIN : NCONF;
+	for (unsigned i = 0; i < nconf; i++) {
 		const struct s3_config *cf = &configs[i];
-		lab_progress(r, "%s (%u CPUs, %.2g s)", cf->name, ncpus, o->seconds);
+		struct lab_opts oc = oo;
+		oc.pps = pps * cf->pps_mult;
+		if (cf->pps_mult > 1 && oc.seconds > 2)
+			oc.seconds = 2;
+		lab_progress(r, "%s (%u CPUs, %u pkt/s each, %.2g s)", cf->name, ncpus, oc.pps,
+			     oc.seconds);
 		unsigned row = lab_row(r, cf->name, cf->key);
 		memset(&out[i], 0, sizeof(out[i]));
-		int err = run_config(&oo, r, row, cf, &out[i]);
+		int err = run_config(&oc, r, row, cf, &out[i]);
 		if (err)
 			return err;
 		struct s3_out *x = &out[i];
@@ -761,6 +771,8 @@ int lab_seed003(const struct lab_opts *o, struct lab_result *r)
 		lab_cellf(r, row, 9, x->pushed_s, "%.0f");
 		lab_cells(r, row, 10, cf->seed_fig);
 		r->val[row][10] = cf->seed_pct;
+		if (i >= NMAIN)
+			continue;
 		char d[600];
 		size_t n = (size_t)snprintf(d, sizeof(d),
 					    "%s: delay per netem, configured -> measured mean/max ms:",
@@ -800,11 +812,38 @@ int lab_seed003(const struct lab_opts *o, struct lab_result *r)
 		 "and every watchdog piled onto one, so that CPU contended with all the others on "
 		 "every root lock while it did every dequeue. Here the busy CPU 0 takes the "
 		 "watchdogs of the %u other CPU(s): each of their queues has two CPUs on its lock "
-		 "(its sender enqueueing, CPU 0 dequeueing) instead of one. The lock-wait share "
-		 "grows with the number of idle senders feeding the one dequeuer (try --cpus 4 "
-		 "or 8, oversubscribed on a small VM) and with --pps; pinned, it stays near zero "
-		 "at any size since no two CPUs share a queue.",
+		 "(its sender enqueueing, CPU 0 dequeueing) instead of one, and the absolute "
+		 "shares stay far below the seed's. What carries over is the direction: migrated, "
+		 "CPU 0 does most dequeues and the root locks see contention that pinning (and "
+		 "PULL) removes entirely. The share grows with the packets the one dequeuer "
+		 "takes for the others (the 5x pps trend rows) and with the number of idle "
+		 "senders feeding it (--cpus 4 or 8, oversubscribed here, so preemption adds "
+		 "to the waits); pinned, it stays at zero at any size: no two CPUs share a queue.",
 		 ncpus, ncpus > 1 ? ncpus - 1 : 0);
+	if (nconf > NMAIN) {
+		fmt_ratio(ratio, sizeof(ratio), out[3].qwait_share, out[0].qwait_share);
+		lab_summary(r, "trend, 5x pps (%u pkt/s per CPU, %.0f sent/s): qdisc lock wait "
+			    "migrated %.2f%% (%s the 1x figure), pinned %.2f%%; contended %.2f%% vs "
+			    "%.2f%%", out[3].pps, out[3].sent_s, out[3].qwait_share, ratio,
+			    out[4].qwait_share, out[3].contended_pct, out[4].contended_pct);
+	}
+	{
+		char l[600];
+		size_t n = 0;
+		l[0] = 0;
+		for (unsigned i = 0; i < nconf && n < sizeof(l); i++)
+			if (out[i].late * 100 > out[i].offered || out[i].pool_empty)
+				n += (size_t)snprintf(l + n, sizeof(l) - n, "%s%s: %.1f%% skipped, "
+						      "pool dry %llu times", n ? "; " : "",
+						      configs[i].key,
+						      out[i].offered ? 100.0 * (double)out[i].late /
+									       (double)out[i].offered
+								     : 0,
+						      (unsigned long long)out[i].pool_empty);
+		if (n)
+			lab_note(r, "load: the senders fell more than 5 ms behind and skipped packets "
+				 "(a loaded machine: see the sent column): %s", l);
+	}
 	if (!out[0].prof_ok)
 		lab_note(r, "profile: unavailable in this build (lab_prof_start failed); the lock "
 			 "figures come from the lock statistics only");
