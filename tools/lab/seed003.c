@@ -302,18 +302,20 @@ struct s3_config {
 	int pinned;
 	const char *seed_fig;
 	double seed_pct; /* NAN: the seed has no such configuration */
-	unsigned pps_mult; /* the trend rows: o->pps times this */
+	int trend;         /* a trend row: 8 CPUs, one per queue */
 };
 
 static const struct s3_config configs[] = {
 	{"migrated (PUSH, not pinned)", "push_unpinned", PW_MIGRATION_PUSH, 0,
-	 "39.24% _raw_spin_lock", 39.24, 1},
-	{"pinned (the fix)", "pinned", PW_MIGRATION_PUSH, 1, "4.83% _raw_spin_lock", 4.83, 1},
-	{"not pinned, PULL (6.9)", "pull_unpinned", PW_MIGRATION_PULL, 0, "-", NAN, 1},
-	/* the trend (not in --smoke): more packets for the one dequeuer */
-	{"trend: migrated, 5x pps", "push_unpinned_5x", PW_MIGRATION_PUSH, 0, "-", NAN, 5},
-	{"trend: pinned, 5x pps", "pinned_5x", PW_MIGRATION_PUSH, 1, "-", NAN, 5},
+	 "39.24% _raw_spin_lock", 39.24, 0},
+	{"pinned (the fix)", "pinned", PW_MIGRATION_PUSH, 1, "4.83% _raw_spin_lock", 4.83, 0},
+	{"not pinned, PULL (6.9)", "pull_unpinned", PW_MIGRATION_PULL, 0, "-", NAN, 0},
+	/* the trend (not in --smoke, and only below 8 CPUs): the seed's
+	 * geometry, a CPU per TX queue, all feeding the one busy CPU */
+	{"trend: migrated, 8 CPUs", "push_unpinned_8cpus", PW_MIGRATION_PUSH, 0, "-", NAN, 1},
+	{"trend: pinned, 8 CPUs", "pinned_8cpus", PW_MIGRATION_PUSH, 1, "-", NAN, 1},
 };
+#define TREND_CPUS 8
 #define NMAIN 3
 #define NCONF (sizeof(configs) / sizeof(configs[0]))
 
@@ -328,7 +330,7 @@ struct s3_out {
 	double worst_err_ms;
 	unsigned worst_q;
 	double mean_ms[NQ], max_ms[NQ], min_ms[NQ];
-	unsigned pps;
+	unsigned pps, ncpus;
 	uint64_t offered, late, pool_empty;
 };
 
@@ -679,6 +681,7 @@ static int run_config(const struct lab_opts *o, struct lab_result *r, unsigned r
 		}
 	}
 	out->pps = s->pps;
+	out->ncpus = ncpus;
 	out->offered = s->offered;
 	out->late = s->late_sends;
 	out->pool_empty = s->pool_empty;
@@ -699,6 +702,17 @@ fail_rt:
 }
 
 /* ------------------------------------------------------------ the experiment */
+
+/* What the scale line says of the trend rows.  Main thread. */
+static const char *nconf_note(const struct lab_opts *o, unsigned ncpus)
+{
+	static char b[120];
+	if (o->smoke || ncpus >= TREND_CPUS)
+		return "";
+	snprintf(b, sizeof(b), " (the trend rows: %u CPUs%s, at most 2 s)", TREND_CPUS,
+		 TREND_CPUS > lab_online_cpus() ? ", more than the machine's cores" : "");
+	return b;
+}
 
 /* "a/b" as a ratio, or why there is none.  Main thread. */
 static void fmt_ratio(char *buf, size_t n, double a, double b)
@@ -729,7 +743,7 @@ int lab_seed003(const struct lab_opts *o, struct lab_result *r)
 		 "%u CPUs (CPU 0 busy), %u pkt/s per CPU of %u bytes, 8 TX queues by XPS, %.2g s "
 		 "per configuration%s; the seed: a receiver with 8 TX queues, many CPUs, TCP_STREAM",
 		 ncpus, pps, PKT_LEN, o->seconds,
-		 o->smoke ? "" : " (the trend rows: 5x pps, at most 2 s)");
+		 nconf_note(o, ncpus));
 	static const char *const cols[] = {
 		"configuration", "config",
 		"qdisc lock wait", "qdisc_lock_wait_pct",
@@ -747,14 +761,17 @@ int lab_seed003(const struct lab_opts *o, struct lab_result *r)
 	snprintf(r->series_label, sizeof(r->series_label), "qdisc lock-wait share %%, per interval");
 
 	static struct s3_out out[NCONF];
-	unsigned nconf = o->smoke ? NMAIN : NCONF;
+	unsigned nconf = o->smoke || ncpus >= TREND_CPUS ? NMAIN : NCONF;
 	for (unsigned i = 0; i < nconf; i++) {
 		const struct s3_config *cf = &configs[i];
 		struct lab_opts oc = oo;
-		oc.pps = pps * cf->pps_mult;
-		if (cf->pps_mult > 1 && oc.seconds > 2)
-			oc.seconds = 2;
-		lab_progress(r, "%s (%u CPUs, %u pkt/s each, %.2g s)", cf->name, ncpus, oc.pps,
+		oc.cpus = ncpus;
+		if (cf->trend) {
+			oc.cpus = TREND_CPUS;
+			if (oc.seconds > 2)
+				oc.seconds = 2;
+		}
+		lab_progress(r, "%s (%u CPUs, %u pkt/s each, %.2g s)", cf->name, oc.cpus, oc.pps,
 			     oc.seconds);
 		unsigned row = lab_row(r, cf->name, cf->key);
 		memset(&out[i], 0, sizeof(out[i]));
@@ -769,20 +786,20 @@ int lab_seed003(const struct lab_opts *o, struct lab_result *r)
 			lab_cellf(r, row, 4, x->spin_share, "%.2f%%");
 		else
 			lab_cells(r, row, 4, "n/a");
-		char cell[LAB_CELL];
-		if (ncpus <= 3) {
+		char cell[400]; /* lab_cells() keeps LAB_CELL of it */
+		if (x->ncpus <= 3) {
 			size_t n = 0;
 			cell[0] = 0;
-			for (unsigned c = 0; c < ncpus && n < sizeof(cell); c++)
+			for (unsigned c = 0; c < x->ncpus && n < sizeof(cell); c++)
 				n += (size_t)snprintf(cell + n, sizeof(cell) - n, "%scpu%u %.0f%%",
 						      c ? " / " : "", c, x->cpu_share[c]);
 		} else {
 			unsigned best = 0;
-			for (unsigned c = 1; c < ncpus; c++)
+			for (unsigned c = 1; c < x->ncpus; c++)
 				if (x->cpu_share[c] > x->cpu_share[best])
 					best = c;
 			snprintf(cell, sizeof(cell), "cpu%u %.0f%% (busiest of %u)", best,
-				 x->cpu_share[best], ncpus);
+				 x->cpu_share[best], x->ncpus);
 		}
 		lab_cells(r, row, 5, cell);
 		r->val[row][5] = x->cpu_share[0];
@@ -833,24 +850,23 @@ int lab_seed003(const struct lab_opts *o, struct lab_result *r)
 			    "receive loop (s3_busy_poll)",
 			    out[0].spin_share, out[1].spin_share, ratio);
 	}
-	lab_note(r, "the reading for %u CPUs: the seed's receiver fed 8 TX queues from many CPUs "
-		 "and every watchdog piled onto one, so that CPU contended with all the others on "
-		 "every root lock while it did every dequeue. Here the busy CPU 0 takes the "
-		 "watchdogs of the %u other CPU(s): each of their queues has two CPUs on its lock "
-		 "(its sender enqueueing, CPU 0 dequeueing) instead of one, and the absolute "
-		 "shares stay far below the seed's. What carries over is the direction: migrated, "
-		 "CPU 0 does most dequeues and the root locks see contention that pinning (and "
-		 "PULL) removes entirely. The share grows with the packets the one dequeuer "
-		 "takes for the others (the 5x pps trend rows) and with the number of idle "
-		 "senders feeding it (--cpus 4 or 8, oversubscribed here, so preemption adds "
-		 "to the waits); pinned, it stays at zero at any size: no two CPUs share a queue.",
+	lab_note(r, "the reading for %u CPUs: in the seed many CPUs fed 8 TX queues and every "
+		 "watchdog piled onto one CPU, which then fought all the others for every root "
+		 "lock. Here CPU 0 takes the watchdogs of %u other CPU(s), so each of their queues "
+		 "has two CPUs on its lock instead of one, at rates one CPU handles: the absolute "
+		 "shares stay far below the seed's and vary run to run. What carries over is the "
+		 "direction: migrated, CPU 0 does most dequeues and the locks are contended; "
+		 "pinned (and PULL), no two CPUs share a queue and the waits are zero at any size. "
+		 "The trend rows add senders (8 CPUs).",
 		 ncpus, ncpus > 1 ? ncpus - 1 : 0);
 	if (nconf > NMAIN) {
 		fmt_ratio(ratio, sizeof(ratio), out[3].qwait_share, out[0].qwait_share);
-		lab_summary(r, "trend, 5x pps (%u pkt/s per CPU, %.0f sent/s): qdisc lock wait "
-			    "migrated %.2f%% (%s the 1x figure), pinned %.2f%%; contended %.2f%% vs "
-			    "%.2f%%", out[3].pps, out[3].sent_s, out[3].qwait_share, ratio,
-			    out[4].qwait_share, out[3].contended_pct, out[4].contended_pct);
+		lab_summary(r, "trend, %u CPUs (a CPU per queue as the seed's NIC%s): migrated "
+			    "qdisc lock wait %.2f%% (%s the %u-CPU figure), contended %.2f%%, %.0f%% of "
+			    "dequeues by a foreign CPU; pinned %.2f%%, %.2f%%, %.0f%%",
+			    TREND_CPUS, TREND_CPUS > lab_online_cpus() ? ", oversubscribed here" : "",
+			    out[3].qwait_share, ratio, ncpus, out[3].contended_pct, out[3].foreign_pct,
+			    out[4].qwait_share, out[4].contended_pct, out[4].foreign_pct);
 	}
 	{
 		char l[600];
