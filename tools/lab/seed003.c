@@ -851,14 +851,15 @@ int lab_seed003(const struct lab_opts *o, struct lab_result *r)
 			    out[0].spin_share, out[1].spin_share, ratio);
 	}
 	lab_note(r, "the reading for %u CPUs: in the seed many CPUs fed 8 TX queues and every "
-		 "watchdog piled onto one CPU, which then fought all the others for every root "
-		 "lock. Here CPU 0 takes the watchdogs of %u other CPU(s), so each of their queues "
-		 "has two CPUs on its lock instead of one, at rates one CPU handles: the absolute "
-		 "shares stay far below the seed's and vary run to run. What carries over is the "
-		 "direction: migrated, CPU 0 does most dequeues and the locks are contended; "
-		 "pinned (and PULL), no two CPUs share a queue and the waits are zero at any size. "
-		 "The trend rows add senders (8 CPUs).",
-		 ncpus, ncpus > 1 ? ncpus - 1 : 0);
+		 "watchdog piled onto one CPU, which fought all the others for each root lock. "
+		 "Here CPU 0 takes the watchdogs of %u other CPU(s): two CPUs per lock, at rates "
+		 "one CPU handles, so the shares stay far below the seed's and vary run to run. "
+		 "What carries over is the direction: migrated, CPU 0 does most dequeues and the "
+		 "locks are contended; pinned (and PULL), no two CPUs share a queue and the waits "
+		 "are zero at any size.%s",
+		 ncpus, ncpus > 1 ? ncpus - 1 : 0,
+		 nconf > NMAIN ? " The trend rows add senders (8 CPUs; on fewer cores a preempted "
+				 "lock holder makes few but long waits)." : "");
 	if (nconf > NMAIN) {
 		fmt_ratio(ratio, sizeof(ratio), out[3].qwait_share, out[0].qwait_share);
 		lab_summary(r, "trend, %u CPUs (a CPU per queue as the seed's NIC%s): migrated "
