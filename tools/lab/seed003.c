@@ -3,8 +3,12 @@
  * pinwheel-lab seed003: mq + 8 netem (the seed's tc script verbatim, with
  * its estimators) on an 8-queue device "eth1", traffic from every CPU
  * through XPS; the qdisc watchdogs not pinned under PUSH (the seed's
- * before: pre-6.9 timer_migration=1), pinned (the seed's fix, 3.18), and
- * not pinned under PULL (Linux 6.9).  Measured per configuration: the
+ * before: pre-6.9 timer_migration=1), pinned (the seed's fix), and not
+ * pinned under PULL (Linux 6.9); then, below 8 CPUs and not in --smoke,
+ * two trend rows with the seed's geometry (8 CPUs, a CPU per TX queue,
+ * oversubscribed on a smaller machine), migrated and pinned.  Each
+ * configuration gets a fresh runtime and device; the pinning switch is
+ * read at every watchdog arm, set here before the qdiscs exist.  Measured per configuration: the
  * share of CPU time spent waiting for locks (the qdisc root locks'
  * statistics, pw_netdev_txq_stats(); the timer base locks',
  * pw_stats_read()), the share of contended acquisitions, the profile's
@@ -26,6 +30,16 @@
  * PUSH, the watchdog fires there, CPU 0 dequeues and re-arms it locally:
  * every queue ends up dequeued by CPU 0 while its owner keeps enqueueing,
  * two CPUs on one root lock -- the seed's pile-up.
+ *
+ * Invariants (lab_check): every packet offered came back exactly once
+ * (sent + dropped == offered, none twice, the pool whole after destroy);
+ * once drained the qdiscs hold nothing and their sent/drop counts equal
+ * the driver's; every netem runs an estimator; no packet left before its
+ * netem delay; every queue carried traffic; and the configuration was in
+ * force: migrated (2+ CPUs), timers were pushed and some watchdogs fired
+ * on a CPU that does not own their queue; pinned or PULL, every dequeue
+ * was done by the queue's own CPU (a pinned watchdog fires where its
+ * queue's owner armed it; PULL leaves hrtimers local).
  *
  * Packets: a preallocated pool, a lock-free stack of indices with an ABA
  * tag (popped by the senders, pushed back by ops.xmit and ops.drop on any
