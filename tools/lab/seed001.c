@@ -731,7 +731,7 @@ int lab_seed001(const struct lab_opts *o, struct lab_result *r)
 		"per thread", "pps_per_thread",
 		"per CPU-s", "packets_per_cpu_s",
 		"timer share", "timer_share_pct",
-		"mod_timer", "mod_timer_share_pct",
+		"mod_timer+lock", "mod_timer_share_pct",
 		"mod_timer rank", "mod_timer_rank",
 		"lock waits", "lock_waits",
 		"fast-path hits", "fast_path_pct",
