@@ -626,13 +626,15 @@ static int run_config(const struct lab_opts *o, struct lab_result *r, unsigned r
 		out->cpu_share[c] = tot ? 100.0 * (double)per_cpu[c] / (double)tot : 0;
 	out->foreign_pct = tot ? 100.0 * (double)foreign / (double)tot : 0;
 
-	/* stop the senders, drain (netem holds at most 20 ms) */
+	/* stop the senders, drain (netem holds at most 20 ms; the limits are for
+	 * a machine that stops running us for seconds, and a stranded packet
+	 * never drains) */
 	__atomic_store_n(&s->stop, 1, __ATOMIC_SEQ_CST);
-	uint64_t give_up = mono_ns() + 2000000000ull;
+	uint64_t give_up = mono_ns() + 10000000000ull;
 	while (__atomic_load_n(&s->inside, __ATOMIC_SEQ_CST) && mono_ns() < give_up)
 		lab_sleep_ms(1);
 	int senders_out = __atomic_load_n(&s->inside, __ATOMIC_SEQ_CST) == 0;
-	give_up = mono_ns() + 2000000000ull;
+	give_up = mono_ns() + 10000000000ull;
 	uint64_t back;
 	for (;;) {
 		back = __atomic_load_n(&s->sent, __ATOMIC_ACQUIRE);
@@ -700,7 +702,7 @@ static int run_config(const struct lab_opts *o, struct lab_result *r, unsigned r
 	lab_check(r, nfree == s->npool, "%s: the pool is whole after destroy (%u of %u)", nm,
 		  nfree, s->npool);
 	lab_check(r, s->dropped[0] == 0, "%s: no drop with an unknown reason", nm);
-	lab_check(r, drained, "%s: drained within 2 s of the senders stopping", nm);
+	lab_check(r, drained, "%s: drained within 10 s of the senders stopping", nm);
 	if (drained && root_ok) {
 		lab_check(r, root.qlen == 0 && root.backlog == 0,
 			  "%s: backlog 0 once drained (qlen %u, %llu bytes)", nm, root.qlen,
