@@ -952,9 +952,9 @@ int lab_seed003(const struct lab_opts *o, struct lab_result *r)
 					      (unsigned long long)out[i].cpu0_vol, out[i].steal_pct);
 		lab_note(r, "stalls (CPU 0's longest gap between poll rounds, the share of the "
 			 "window its worker was on a core, its voluntary switches, VM steal): %s. "
-			 "CPU 0 never blocks, so a long gap is the OS running something else on "
-			 "its core; it shows as the max delays of CPU 0's queues (1:1, 1:3, ...), "
-			 "not as a fault of the qdiscs", l);
+			 "CPU 0's worker never sleeps (a voluntary switch is a lock wait that "
+			 "blocked), so a long gap is the OS running something else on its core; it "
+			 "shows as the max delays of CPU 0's queues (1:1, 1:3, ...)", l);
 	}
 	if (!out[0].prof_ok)
 		lab_note(r, "profile: unavailable in this build (lab_prof_start failed); the lock "
