@@ -50,8 +50,8 @@ static const char usage[] =
 	"  --seconds S     measured seconds per configuration (default 3)\n"
 	"  --interval MS   sample interval, as vmstat's delay (default 500)\n"
 	"  --cpus N        runtime CPUs (default: the online CPUs)\n"
-	"  --flows N       seed000: paced sockets (default 64; the seed: 500)\n"
-	"  --rate B        seed000: pacing rate per socket, bytes/s (default 1000000; the seed: 3000000)\n"
+	"  --flows N       seed000: paced sockets (default 500, as the seed)\n"
+	"  --rate B        seed000: pacing rate per socket, bytes/s (default 300000; the seed: 3000000)\n"
 	"  --rtt MS        seed000: the ACK path's delay (default 10)\n"
 	"  --threads N     seed001: receiving threads (default: one per CPU; the seed: 8)\n"
 	"  --sockets N     seed001: sockets per thread (default 256)\n"
@@ -88,8 +88,8 @@ int main(int argc, char **argv)
 		.seconds = 3,
 		.interval_ms = 500,
 		.seed = 1,
-		.flows = 64,
-		.rate = 1000000,
+		.flows = 500,
+		.rate = 300000,
 		.rtt_ms = 10,
 		.sockets = 256,
 		.pps = 20000,
