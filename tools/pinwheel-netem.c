@@ -855,6 +855,12 @@ static int report(int final, const char *const tc_text[RELAY_NDIR])
 		       ",\"clients_expired\":%" PRIu64,
 		       t, final ? "true" : "false", __atomic_load_n(&R.nclients, __ATOMIC_RELAXED),
 		       cn, ce);
+		printf(",\"worker_rx\":[");
+		for (unsigned i = 0; i < R.nw; i++)
+			printf("%s%" PRIu64, i ? "," : "",
+			       __atomic_load_n(&R.slots[i].d[RELAY_UP].rx, __ATOMIC_RELAXED) +
+			       __atomic_load_n(&R.slots[i].d[RELAY_DOWN].rx, __ATOMIC_RELAXED));
+		printf("]");
 		for (int d = 0; d < RELAY_NDIR; d++) {
 			const struct dstats *s = &st[d];
 			printf(",\"%s\":{\"rx\":%" PRIu64 ",\"rx_bytes\":%" PRIu64 ",\"clones\":%" PRIu64
