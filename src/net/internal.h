@@ -293,6 +293,12 @@ static inline void pw__q_bstats(struct pw__qdisc *q, const struct pw_pkt *p)
 	__atomic_store_n(&q->st.bytes, q->st.bytes + p->len, __ATOMIC_RELAXED);
 	__atomic_store_n(&q->st.packets, q->st.packets + 1, __ATOMIC_RELAXED);
 }
+/* The kernel's __NET_XMIT_BYPASS: an enqueue that took the packet but did
+ * not queue it (netem's loss), success to the sender (pw_dev_queue_xmit()
+ * masks with 0x0f, the kernel's NET_XMIT_MASK), a drop to a parent qdisc
+ * (htb, tbf: net_xmit_drop_count(), so they neither count it in their
+ * qlen nor activate a class for it). */
+#define PW__NET_XMIT_BYPASS 0x00020000
 /* Dropped on enqueue (never queued): counted, to the drop list. */
 static inline int pw__q_drop(struct pw__qdisc *q, struct pw_pkt *p, struct pw__drops *d,
 			     enum pw_drop_reason r)
