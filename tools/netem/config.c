@@ -349,15 +349,18 @@ static int cmds_push(struct relay_cmds *c, char *cmd, const char *fmt, ...)
 	return 0;
 }
 
-/* Whether @s has the word @w (blank-separated). */
+/* Whether @s has the word @w (separated as tc separates words: blanks,
+ * tabs, CR, LF). */
 static int has_word(const char *s, const char *w)
 {
+	static const char ws[] = " \t\r\n";
 	size_t n = strlen(w);
-	for (const char *p = s; (p = strstr(p, w)); p += n) {
-		int before = p == s || isspace((unsigned char)p[-1]);
-		int after = !p[n] || isspace((unsigned char)p[n]);
-		if (before && after)
+	for (const char *p = s; *p;) {
+		p += strspn(p, ws);
+		size_t k = strcspn(p, ws);
+		if (k == n && !strncmp(p, w, n))
 			return 1;
+		p += k;
 	}
 	return 0;
 }
