@@ -256,6 +256,46 @@ static double proc_cpu_s(pid_t pid)
 	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
 }
 
+/* Start the relay: its pid, its port in *@port (exits on failure). */
+static pid_t start_relay(const char *relay, const char *to, const char *workers, const char *spec,
+			 uint16_t *port)
+{
+	int ep[2];
+	if (pipe(ep))
+		die("pipe");
+	pid_t pid = fork();
+	if (pid == 0) {
+		dup2(ep[1], 2);
+		int null = open("/dev/null", O_WRONLY);
+		dup2(null, 1);
+		execl(relay, relay, "--listen", "127.0.0.1:0", "--to", to, "--workers", workers,
+		      "--up", spec, "--max-packets", "1000000", (char *)NULL);
+		_exit(127);
+	}
+	close(ep[1]);
+	char errbuf[4096];
+	size_t elen = 0;
+	*port = 0;
+	while (elen < sizeof(errbuf) - 1) {
+		ssize_t n = read(ep[0], errbuf + elen, sizeof(errbuf) - 1 - elen);
+		if (n <= 0)
+			break;
+		elen += (size_t)n;
+		errbuf[elen] = '\0';
+		char *r = strstr(errbuf, "ready: listening on 127.0.0.1:");
+		if (r && strchr(r, ',')) {
+			*port = (uint16_t)atoi(r + strlen("ready: listening on 127.0.0.1:"));
+			break;
+		}
+	}
+	close(ep[0]); /* the relay's later stderr: EPIPE, ignored */
+	if (!*port) {
+		fprintf(stderr, "pinwheel-relay-load: the relay did not start: %s\n", errbuf);
+		exit(1);
+	}
+	return pid;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -265,8 +305,11 @@ int main(int argc, char **argv)
 	}
 	const char *relay = argv[1], *workers = "1", *spec = "pfifo";
 	double delay_ms = 0, secs = 3;
+	int latency_only = 0;
 	for (int i = 2; i + 1 < argc; i += 2) {
-		if (!strcmp(argv[i], "--workers"))
+		if (!strcmp(argv[i], "--latency-only"))
+			latency_only = atoi(argv[i + 1]);
+		else if (!strcmp(argv[i], "--workers"))
 			workers = argv[i + 1];
 		else if (!strcmp(argv[i], "--up"))
 			spec = argv[i + 1];
@@ -313,42 +356,13 @@ int main(int argc, char **argv)
 
 	char to[64];
 	snprintf(to, sizeof(to), "127.0.0.1:%u", eport);
-	int ep[2];
-	if (pipe(ep))
-		die("pipe");
-	pid_t pid = fork();
-	if (pid == 0) {
-		dup2(ep[1], 2);
-		int null = open("/dev/null", O_WRONLY);
-		dup2(null, 1);
-		execl(relay, relay, "--listen", "127.0.0.1:0", "--to", to, "--workers", workers,
-		      "--up", spec, "--max-packets", "1000000", (char *)NULL);
-		_exit(127);
-	}
-	close(ep[1]);
-	char errbuf[4096];
-	size_t elen = 0;
-	uint16_t rport = 0;
-	while (elen < sizeof(errbuf) - 1) {
-		ssize_t n = read(ep[0], errbuf + elen, sizeof(errbuf) - 1 - elen);
-		if (n <= 0)
-			break;
-		elen += (size_t)n;
-		errbuf[elen] = '\0';
-		char *r = strstr(errbuf, "ready: listening on 127.0.0.1:");
-		if (r) {
-			rport = (uint16_t)atoi(r + strlen("ready: listening on 127.0.0.1:"));
-			break;
-		}
-	}
-	if (!rport) {
-		fprintf(stderr, "pinwheel-relay-load: the relay did not start: %s\n", errbuf);
-		return 1;
-	}
+	uint16_t rport;
+	int st;
+	pid_t pid = start_relay(relay, to, workers, spec, &rport);
 
 	double c0 = proc_cpu_s(pid);
 	uint64_t t0 = now_ns();
-	uint64_t got = phase(rport, secs, 0);
+	uint64_t got = latency_only ? 0 : phase(rport, secs, 0);
 	double el_s = (double)(now_ns() - t0) / 1e9;
 	double cpu = proc_cpu_s(pid) - c0;
 	uint64_t offered = sent;
@@ -356,9 +370,17 @@ int main(int argc, char **argv)
 	/* both directions: each echo went through up and down */
 	double cpu_ns = got ? cpu * 1e9 / (2.0 * (double)got) : 0;
 
-	/* fresh sockets for the latency phase: the old ones hold the echoes
-	 * still in flight at the end of the throughput phase */
+	/* a fresh relay and fresh sockets for the latency phase: the old
+	 * ones hold what was still in flight at the end of the throughput
+	 * phase */
+	kill(pid, SIGTERM);
+	waitpid(pid, &st, 0);
+	if (!WIFEXITED(st) || WEXITSTATUS(st) > 1) {
+		fprintf(stderr, "pinwheel-relay-load: the relay failed (status %d)\n", st);
+		return 1;
+	}
 	open_clients();
+	pid = start_relay(relay, to, workers, spec, &rport);
 	struct timespec settle = { 0, 500000000 };
 	nanosleep(&settle, NULL);
 	phase(rport, secs, 1);
@@ -369,9 +391,7 @@ int main(int argc, char **argv)
 	double add50 = (double)p50 - dly - (double)d50, add99 = (double)p99 - dly - (double)d99;
 
 	kill(pid, SIGTERM);
-	int st;
 	waitpid(pid, &st, 0);
-	close(ep[0]);
 	__atomic_store_n(&stop_echo, 1, __ATOMIC_RELEASE);
 	pthread_join(et, NULL);
 

@@ -1119,6 +1119,12 @@ static int setup(char *err, size_t errlen)
 			if (!R.batch_text[d])
 				return -1;
 		}
+	/* a descriptor per client: raise the soft limit to the hard one */
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl); /* best effort: past it, socket_error drops */
+	}
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	R.nw = R.cfg.workers ? R.cfg.workers
 			     : (unsigned)(cpus < 1 ? 1 : cpus > RELAY_MAX_WORKERS ? RELAY_MAX_WORKERS
