@@ -10,8 +10,10 @@
  * tolerance is built from it), delay (never early, mean within the
  * tolerance), loss (binomial bounds, and the same count again with the
  * same --seed), duplication, tbf rate (bytes exact, rate within 3% at 10
- * Mbit/s), many clients on 2 workers (each reply to its own socket, both
- * workers used), --max-clients, the idle timer, stop with packets queued
+ * Mbit/s), reordering (about the share asked sent at once), Gilbert-Elliott
+ * loss (burst lengths of mean 1/r), many clients on 2 workers (each reply
+ * to its own socket, both workers used; --per-queue: a netem per queue),
+ * --stats reports while running, --max-clients, the idle timer, stop with packets queued
  * (dropped and counted; and a drain that sends them), SIGHUP with packets
  * queued (kept), IPv6, bad configurations (exit 2, the message names the
  * token), --help.
@@ -527,6 +529,88 @@ static void test_loss(void)
 	CHECK_EQ(lost[0], lost[1]); /* the seed decides */
 }
 
+/* netem delay 10ms reorder 25%: about a quarter are sent at once (tc
+ * sets gap 1), so they come back before the ones sent earlier. */
+static void test_reorder(void)
+{
+	enum { N = 1000 };
+	struct relay r;
+	struct client c;
+	client_open(&c);
+	relay_start(&r, (const char *const[]){ "--workers", "1", "--seed", "11", "--up",
+					       "netem delay 10ms reorder 25%", NULL });
+	unsigned got = 0, early = 0, inversions = 0;
+	uint32_t last = 0;
+	uint64_t t = now_ns(), rtt;
+	uint32_t seq;
+	for (unsigned i = 0; i < N; i++) {
+		client_send(&c, r.port, 0, i, 64);
+		t += 500000;
+		for (uint64_t now; (now = now_ns()) < t;)
+			if (client_recv(&c, (int)((t - now + 999999) / 1000000), &rtt, &seq, NULL)) {
+				got++, early += rtt < 5000000;
+				inversions += got > 1 && seq < last;
+				last = seq;
+			}
+	}
+	while (client_recv(&c, 300, &rtt, &seq, NULL)) {
+		got++, early += rtt < 5000000;
+		inversions += seq < last;
+		last = seq;
+	}
+	relay_stop(&r);
+	CHECK_EQ(got, N);
+	printf("  reorder 25%%: %u of %u sent at once, %u arrived before an earlier one was\n",
+	       early, N, inversions);
+	check_binomial(early, N, 0.25);
+	CHECK(inversions > 0);
+	relay_free(&r);
+	close(c.fd);
+}
+
+/* netem loss gemodel 5% 50%: losses come in bursts of mean 1/r = 2. */
+static void test_gemodel(void)
+{
+	enum { N = 3000 };
+	struct relay r;
+	struct client c;
+	client_open(&c);
+	relay_start(&r, (const char *const[]){ "--workers", "1", "--seed", "5", "--up",
+					       "netem loss gemodel 5% 50%", NULL });
+	static unsigned char seen[N];
+	memset(seen, 0, sizeof(seen));
+	uint64_t t = now_ns();
+	uint32_t seq;
+	for (unsigned i = 0; i < N; i++) {
+		client_send(&c, r.port, 0, i, 64);
+		t += 100000;
+		sleep_until(t);
+		while (client_recv(&c, 0, NULL, &seq, NULL))
+			if (seq < N)
+				seen[seq] = 1;
+	}
+	while (client_recv(&c, 300, NULL, &seq, NULL))
+		if (seq < N)
+			seen[seq] = 1;
+	relay_stop(&r);
+	unsigned lost = 0, bursts = 0;
+	for (unsigned i = 0; i < N; i++)
+		if (!seen[i]) {
+			lost++;
+			bursts += i == 0 || seen[i - 1];
+		}
+	CHECK_EQ(lost, fin_get(&r, "up", "netem_loss"));
+	CHECK(bursts > 0);
+	double mean = (double)lost / bursts;
+	printf("  gemodel 5%% 50%%: %u lost in %u bursts, mean burst %.2f (1/r = 2)\n", lost, bursts,
+	       mean);
+	/* stationary loss p / (p + r) = 9.1%: ~270 losses in ~135 bursts */
+	CHECK(lost > 150 && lost < 420);
+	CHECK(mean > 1.5 && mean < 2.7);
+	relay_free(&r);
+	close(c.fd);
+}
+
 /* netem duplicate 20%: clones counted, each one delivered. */
 static void test_duplicate(void)
 {
@@ -598,7 +682,7 @@ static void test_many_clients(void)
 	for (int i = 0; i < NC; i++)
 		client_open(&c[i]);
 	relay_start(&r, (const char *const[]){ "--workers", "2", "--up", "netem delay 5ms",
-					       "--down", "netem delay 5ms", NULL });
+					       "--per-queue", "--down", "netem delay 5ms", NULL });
 	for (int k = 0; k < PER; k++)
 		for (int i = 0; i < NC; i++)
 			client_send(&c[i], r.port, (uint32_t)i, (uint32_t)k, 64);
@@ -624,6 +708,20 @@ static void test_many_clients(void)
 	printf("  %d clients: worker 0 took %lld datagrams, worker 1 %lld\n", NC, w0, w1);
 	CHECK(w0 > 0 && w1 > 0);
 	CHECK_EQ(w0 + w1, 2 * NC * PER);
+	/* --per-queue: an mq root with a netem per TX queue, each one used */
+	const char *up = strstr(r.fin, "\"up\":{");
+	const char *down = strstr(r.fin, "\"down\":{");
+	CHECK(up && down);
+	const char *mq = strstr(up, "\"kind\":\"mq\"");
+	CHECK(mq && mq < down);
+	unsigned nnetem = 0;
+	for (const char *q = strstr(up, "\"kind\":\"netem\""); q && q < down;
+	     q = strstr(q + 1, "\"kind\":\"netem\"")) {
+		const char *pk = strstr(q, "\"packets\":");
+		CHECK(pk && strtoll(pk + 10, NULL, 10) > 0);
+		nnetem++;
+	}
+	CHECK_EQ(nnetem, 2);
 	relay_free(&r);
 	for (int i = 0; i < NC; i++)
 		close(c[i].fd);
@@ -635,7 +733,8 @@ static void test_max_clients(void)
 	enum { NC = 8 };
 	struct relay r;
 	struct client c[NC];
-	relay_start(&r, (const char *const[]){ "--workers", "1", "--max-clients", "4", NULL });
+	relay_start(&r, (const char *const[]){ "--workers", "1", "--max-clients", "4", "--stats",
+					       "0.1", NULL });
 	unsigned got = 0;
 	for (int i = 0; i < NC; i++) {
 		client_open(&c[i]);
@@ -647,6 +746,7 @@ static void test_max_clients(void)
 	CHECK_EQ(fin_get(&r, "up", "rx"), NC);
 	CHECK_EQ(fin_get(&r, "up", "max_clients"), NC - 4);
 	CHECK_EQ(fin_get(&r, NULL, "clients_new"), 4);
+	CHECK(strstr(r.out, "\"final\":false")); /* --stats 0.1: reports while running */
 	relay_free(&r);
 	for (int i = 0; i < NC; i++)
 		close(c[i].fd);
@@ -870,6 +970,8 @@ int main(int argc, char **argv)
 	RUN(test_delay);
 	RUN(test_loss);
 	RUN(test_duplicate);
+	RUN(test_reorder);
+	RUN(test_gemodel);
 	RUN(test_tbf_rate);
 	RUN(test_many_clients);
 	RUN(test_max_clients);
