@@ -735,6 +735,8 @@ static void *worker_main(void *arg)
 			wait = MAX_SLEEP_NS;
 		struct timespec ts = { (time_t)(wait / 1000000000ull), (long)(wait % 1000000000ull) };
 		int n = epoll_pwait2(w->ep, ev, 64, &ts, NULL);
+		if (n < 0 && errno == ENOSYS) /* before Linux 5.11: milliseconds, rounded up */
+			n = epoll_wait(w->ep, ev, 64, (int)((wait + 999999) / 1000000));
 		busy = 0;
 		for (int i = 0; i < n; i++) {
 			void *tag = ev[i].data.ptr;
