@@ -14,9 +14,11 @@
  *     + system) over the phase, divided by the datagrams it relayed in both
  *     directions, is its CPU per datagram and direction;
  *  2. latency: the same clients at RATE datagrams/s (default 2000), every
- *     RTT recorded; "added" is the RTT minus the configured delay (D, ms)
- *     minus the direct RTT to the echo server (measured first, the same
- *     way, without the relay).
+ *     RTT recorded; "added" (p50, p99) is the RTT's percentile minus the
+ *     configured delay (D, ms) minus the direct RTT's median to the echo
+ *     server (measured first, the same way, without the relay); beside it,
+ *     the OS's lateness of a plain epoll_pwait2 sleep of D ms (1 ms if 0),
+ *     measured just before: what "at most the OS wake-up jitter" compares.
  * Prints one line per phase, and a JSON line with everything.
  * Threads: main, the echo server, a sender, a receiver.  Not a test: it
  * prints figures and checks nothing but that the relay ran and stopped.
@@ -34,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -256,6 +259,31 @@ static double proc_cpu_s(pid_t pid)
 	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
 }
 
+/* The OS wake-up lateness of a thread sleeping @ms in epoll_pwait2 (the
+ * relay's sleep), @n times: p50 and p99 in *@p50 / *@p99 (ns). */
+static void wake_lateness(double ms, unsigned n, uint64_t *p50, uint64_t *p99)
+{
+	int ep = epoll_create1(0);
+	uint64_t *l = malloc(sizeof(*l) * n);
+	if (ep < 0 || !l)
+		die("wake_lateness");
+	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+	uint64_t d = (uint64_t)(ms * 1e6);
+	for (unsigned i = 0; i < n; i++) {
+		struct epoll_event ev;
+		struct timespec ts = { (time_t)(d / 1000000000ull), (long)(d % 1000000000ull) };
+		uint64_t t = now_ns() + d;
+		epoll_pwait2(ep, &ev, 1, &ts, NULL);
+		uint64_t e = now_ns();
+		l[i] = e > t ? e - t : 0;
+	}
+	qsort(l, n, sizeof(*l), cmp_u64);
+	*p50 = l[n / 2];
+	*p99 = l[(size_t)n * 99 / 100];
+	free(l);
+	close(ep);
+}
+
 /* Start the relay: its pid, its port in *@port (exits on failure). */
 static pid_t start_relay(const char *relay, const char *to, const char *workers, const char *spec,
 			 uint16_t *port)
@@ -380,6 +408,10 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	open_clients();
+	/* what the OS adds to a sleep of the delay, just before */
+	uint64_t w50, w99;
+	wake_lateness(delay_ms > 0 ? delay_ms : 1.0, delay_ms > 0 ? (unsigned)(500 / delay_ms) + 20 : 500,
+		      &w50, &w99);
 	pid = start_relay(relay, to, workers, spec, &rport);
 	struct timespec settle = { 0, 500000000 };
 	nanosleep(&settle, NULL);
@@ -388,7 +420,7 @@ int main(int argc, char **argv)
 	percentiles(&p50, &p99);
 	uint64_t lat_n = nlat;
 	double dly = delay_ms * 1e6;
-	double add50 = (double)p50 - dly - (double)d50, add99 = (double)p99 - dly - (double)d99;
+	double add50 = (double)p50 - dly - (double)d50, add99 = (double)p99 - dly - (double)d50;
 
 	kill(pid, SIGTERM);
 	waitpid(pid, &st, 0);
@@ -399,14 +431,17 @@ int main(int argc, char **argv)
 	       "per datagram and direction\n",
 	       workers, spec, pps, (double)offered / el_s, cpu, cpu_ns);
 	printf("  at %.0f/s: RTT p50 %.1f us p99 %.1f us (%llu samples); direct p50 %.1f us p99 "
-	       "%.1f us; added beyond the delay: p50 %.1f us, p99 %.1f us\n",
+	       "%.1f us; added beyond the delay: p50 %.1f us, p99 %.1f us; the OS's lateness of "
+	       "a %.0f ms sleep: p50 %.1f us, p99 %.1f us\n",
 	       rate_pps, p50 / 1e3, p99 / 1e3, (unsigned long long)lat_n, d50 / 1e3, d99 / 1e3,
-	       add50 / 1e3, add99 / 1e3);
+	       add50 / 1e3, add99 / 1e3, delay_ms > 0 ? delay_ms : 1.0, w50 / 1e3, w99 / 1e3);
 	printf("{\"workers\":%s,\"spec\":\"%s\",\"pps\":%.0f,\"offered_pps\":%.0f,\"cpu_ns_per_pkt\":%.0f,"
 	       "\"rtt_p50_us\":%.1f,\"rtt_p99_us\":%.1f,\"direct_p50_us\":%.1f,\"direct_p99_us\":%.1f,"
-	       "\"added_p50_us\":%.1f,\"added_p99_us\":%.1f,\"exit\":%d}\n",
+	       "\"added_p50_us\":%.1f,\"added_p99_us\":%.1f,\"sleep_late_p50_us\":%.1f,"
+	       "\"sleep_late_p99_us\":%.1f,\"exit\":%d}\n",
 	       workers, spec, pps, (double)offered / el_s, cpu_ns, p50 / 1e3, p99 / 1e3, d50 / 1e3,
-	       d99 / 1e3, add50 / 1e3, add99 / 1e3, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+	       d99 / 1e3, add50 / 1e3, add99 / 1e3, w50 / 1e3, w99 / 1e3,
+	       WIFEXITED(st) ? WEXITSTATUS(st) : -1);
 	free(lat);
 	return WIFEXITED(st) && WEXITSTATUS(st) <= 1 ? 0 : 1;
 }
