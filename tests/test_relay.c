@@ -67,7 +67,7 @@ static void sleep_ms(unsigned ms)
 
 /* ------------------------------------------------------------ echo server */
 
-#define MAX_REC 8192
+#define MAX_REC 16384
 
 static struct {
 	int fd;
@@ -479,20 +479,28 @@ static void test_delay(void)
 	close(c.fd);
 }
 
-/* Send @n datagrams of @len bytes, @gap_us apart, then count the replies. */
-static unsigned send_count(struct relay *r, struct client *c, unsigned n, size_t len,
-			   unsigned gap_us)
+/* Send @n datagrams of @len bytes, @per every @gap_us, then count the replies. */
+static unsigned send_burst(struct relay *r, struct client *c, unsigned n, size_t len,
+			   unsigned gap_us, unsigned per)
 {
 	unsigned got = 0;
 	uint64_t t = now_ns();
 	for (unsigned i = 0; i < n; i++) {
 		client_send(c, r->port, 0, i, len);
+		if ((i + 1) % per)
+			continue;
 		t += (uint64_t)gap_us * 1000;
 		sleep_until(t);
 		while (client_recv(c, 0, NULL, NULL, NULL))
 			got++;
 	}
 	return got + client_drain(c, 300);
+}
+
+static unsigned send_count(struct relay *r, struct client *c, unsigned n, size_t len,
+			   unsigned gap_us)
+{
+	return send_burst(r, c, n, len, gap_us, 1);
 }
 
 /* A loss count within 5 standard deviations of n p. */
@@ -632,44 +640,51 @@ static void test_duplicate(void)
 	close(c.fd);
 }
 
-/* tbf rate 10mbit: a 12 Mbit/s offer for one second; the qdisc's byte
- * count is exactly out x (payload + 28); the rate at the server within 3%. */
-static void test_tbf_rate(void)
+/* tbf at @mbit Mbit/s, offered 1.2 x that (@per datagrams of 1000 bytes
+ * every @gap_us) for about a second: no drop, the qdisc's byte count
+ * exactly out x (payload + 28), the rate at the server within 3%. */
+static void run_tbf(const char *spec, double mbit, unsigned n, unsigned gap_us, unsigned per)
 {
-	enum { N = 1400, LEN = 1000 };
+	enum { LEN = 1000 };
 	struct relay r;
 	struct client c;
 	client_open(&c);
-	relay_start(&r, (const char *const[]){ "--workers", "2", "--up",
-					       "tbf rate 10mbit burst 10kb latency 500ms", NULL });
+	relay_start(&r, (const char *const[]){ "--workers", "2", "--up", spec, NULL });
 	__atomic_store_n(&E.nrec, 0, __ATOMIC_RELEASE);
-	/* 1028 bytes on the wire every 685 us: 12 Mbit/s */
-	unsigned got = send_count(&r, &c, N, LEN, 685);
+	unsigned got = send_burst(&r, &c, n, LEN, gap_us, per);
 	relay_stop(&r);
 	long long out = fin_get(&r, "up", "out");
-	CHECK_EQ(fin_get(&r, "up", "rx"), N);
+	CHECK_EQ(fin_get(&r, "up", "rx"), n);
 	CHECK_EQ(fin_get(&r, "up", "dropped"), 0); /* the queue stays under latency 500ms */
-	CHECK_EQ(out, N);
-	CHECK_EQ(got, N);
-	CHECK_EQ(fin_get(&r, "up", "out_bytes"), (long long)N * LEN);
+	CHECK_EQ(out, n);
+	CHECK_EQ(got, n);
+	CHECK_EQ(fin_get(&r, "up", "out_bytes"), (long long)n * LEN);
 	/* the qdisc's own count: tc -s -j "bytes" of the root */
 	const char *q = strstr(r.fin, "\"kind\":\"tbf\"");
 	CHECK(q);
 	const char *b = strstr(q, "\"bytes\":");
 	CHECK(b);
-	CHECK_EQ(strtoll(b + 8, NULL, 10), (long long)N * (LEN + 28));
-	/* the rate past the first burst (10 kb: ~10 packets), at the server */
+	CHECK_EQ(strtoll(b + 8, NULL, 10), (long long)n * (LEN + 28));
+	/* the rate past the first burst and the first 5%, at the server */
 	unsigned nrec = __atomic_load_n(&E.nrec, __ATOMIC_ACQUIRE);
-	CHECK(nrec >= N);
-	unsigned first = 50, last = nrec - 1;
+	CHECK(nrec >= n);
+	unsigned first = n / 20 + 20, last = nrec - 1;
 	double secs = (double)(E.rec_t[last] - E.rec_t[first]) / 1e9;
 	double bits = (double)(last - first) * (LEN + 28) * 8;
 	double rate = bits / secs;
-	printf("  tbf rate 10mbit: %.3f Mbit/s over %.3f s at the server (%u packets)\n", rate / 1e6,
-	       secs, last - first);
-	CHECK(fabs(rate - 10e6) <= 0.03 * 10e6);
+	printf("  %s: %.3f Mbit/s over %.3f s at the server (%u packets)\n", spec, rate / 1e6, secs,
+	       last - first);
+	CHECK(fabs(rate - mbit * 1e6) <= 0.03 * mbit * 1e6);
 	relay_free(&r);
 	close(c.fd);
+}
+
+static void test_tbf_rate(void)
+{
+	/* 1028 bytes on the wire every 685 us: 12 Mbit/s */
+	run_tbf("tbf rate 10mbit burst 10kb latency 500ms", 10, 1400, 685, 1);
+	/* 10 of them every 685 us: 120 Mbit/s */
+	run_tbf("tbf rate 100mbit burst 100kb latency 500ms", 100, 14000, 685, 10);
 }
 
 /* 64 clients on 2 workers: each reply comes back to its own socket, both
@@ -867,6 +882,105 @@ static void test_reload(void)
 	unlink(path);
 }
 
+/* --map: two clients, an htb class each with its own netem leaf; the
+ * mapped client gets its class's delay, the other the default class's. */
+static void test_map(void)
+{
+	enum { N = 20 };
+	char path[] = "/tmp/test_relay_map.XXXXXX";
+	int fd = mkstemp(path);
+	CHECK(fd >= 0);
+	close(fd);
+	write_file(path, "qdisc add dev up root handle 1: htb default 20\n"
+			 "class add dev up parent 1: classid 1:10 htb rate 100mbit\n"
+			 "class add dev up parent 1: classid 1:20 htb rate 100mbit\n"
+			 "qdisc add dev up parent 1:10 handle 10: netem delay 5ms\n"
+			 "qdisc add dev up parent 1:20 handle 20: netem delay 40ms\n");
+	struct client a, b;
+	client_open(&a);
+	client_open(&b);
+	struct sockaddr_in la = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	CHECK(bind(a.fd, (struct sockaddr *)&la, sizeof(la)) == 0);
+	socklen_t ll = sizeof(la);
+	CHECK(getsockname(a.fd, (struct sockaddr *)&la, &ll) == 0);
+	char map[64];
+	snprintf(map, sizeof(map), "127.0.0.1:%u=1:10", ntohs(la.sin_port));
+	struct relay r;
+	relay_start(&r, (const char *const[]){ "--workers", "2", "--up-batch", path, "--map", map,
+					       NULL });
+	uint64_t rtt, amax = 0, bmin = UINT64_MAX;
+	unsigned na = 0, nb = 0;
+	for (int i = 0; i < N; i++) {
+		client_send(&a, r.port, 0, (uint32_t)i, 64);
+		client_send(&b, r.port, 1, (uint32_t)i, 64);
+		/* a's replies as they come (each timed when it arrives) */
+		uint64_t t = now_ns() + 2000000;
+		for (uint64_t now; (now = now_ns()) < t;)
+			if (client_recv(&a, (int)((t - now + 999999) / 1000000), &rtt, NULL, NULL))
+				na++, amax = rtt > amax ? rtt : amax;
+	}
+	while (na < N && client_recv(&a, 1000, &rtt, NULL, NULL))
+		na++, amax = rtt > amax ? rtt : amax;
+	while (nb < N && client_recv(&b, 1000, &rtt, NULL, NULL))
+		nb++, bmin = rtt < bmin ? rtt : bmin;
+	relay_stop(&r);
+	printf("  --map %s: its longest RTT %.1f ms (class 1:10, 5 ms); the other's shortest "
+	       "%.1f ms (default 1:20, 40 ms)\n", map, amax / 1e6, bmin / 1e6);
+	CHECK_EQ(na, N);
+	CHECK_EQ(nb, N);
+	CHECK(amax < 40000000); /* none through the 40 ms class */
+	CHECK(bmin >= 40000000);
+	relay_free(&r);
+	close(a.fd);
+	close(b.fd);
+	unlink(path);
+}
+
+/* SIGHUP under load: a stream of 3000 datagrams with three reloads
+ * meanwhile (the delay 5 ms <-> 15 ms): nothing dropped, everything back. */
+static void test_reload_under_load(void)
+{
+	enum { N = 3000 };
+	char path[] = "/tmp/test_relay_hup.XXXXXX";
+	int fd = mkstemp(path);
+	CHECK(fd >= 0);
+	close(fd);
+	write_file(path, "qdisc add dev up root handle 1: netem delay 5ms limit 10000\n");
+	struct relay r;
+	struct client c;
+	client_open(&c);
+	relay_start(&r, (const char *const[]){ "--workers", "2", "--up-batch", path, NULL });
+	unsigned got = 0, hups = 0;
+	uint64_t t = now_ns();
+	for (unsigned i = 0; i < N; i++) {
+		client_send(&c, r.port, 0, i, 64);
+		if (i % 700 == 350) {
+			write_file(path, hups % 2 ? "qdisc add dev up root handle 1: netem delay 5ms limit 10000\n"
+						  : "qdisc add dev up root handle 1: netem delay 15ms limit 10000\n");
+			CHECK(kill(r.pid, SIGHUP) == 0);
+			hups++;
+		}
+		t += 200000;
+		sleep_until(t);
+		while (client_recv(&c, 0, NULL, NULL, NULL))
+			got++;
+	}
+	got += client_drain(&c, 500);
+	relay_stop(&r); /* reads the rest of its stderr */
+	unsigned applied = 0;
+	for (const char *p = strstr(r.errtext, "SIGHUP: batch files applied"); p;
+	     p = strstr(p + 1, "SIGHUP: batch files applied"))
+		applied++;
+	printf("  %u SIGHUPs during %d datagrams: %u applied, %u back\n", hups, N, applied, got);
+	CHECK_EQ(applied, hups);
+	CHECK_EQ(got, N);
+	CHECK_EQ(fin_get(&r, "up", "out"), N);
+	CHECK_EQ(fin_get(&r, "up", "dropped"), 0);
+	relay_free(&r);
+	close(c.fd);
+	unlink(path);
+}
+
 /* Bad configurations: exit 2, a message that names the token. */
 static void bad(const char *const *args, const char *want)
 {
@@ -890,6 +1004,8 @@ static void test_bad_configs(void)
 	bad((const char *const[]){ "--frobnicate", NULL }, "--frobnicate");
 	bad((const char *const[]){ "--up-batch", "/nonexistent/batch", NULL }, "/nonexistent/batch");
 	bad((const char *const[]){ "--stats", "soon", NULL }, "soon");
+	bad((const char *const[]){ "--map", "127.0.0.1=1:zz", NULL }, "1:zz");
+	bad((const char *const[]){ "--map", "::1=1:10", NULL }, "::1");
 	char path[] = "/tmp/test_relay_bad.XXXXXX";
 	int fd = mkstemp(path);
 	CHECK(fd >= 0);
@@ -978,6 +1094,8 @@ int main(int argc, char **argv)
 	RUN(test_idle);
 	RUN(test_stop_queued);
 	RUN(test_reload);
+	RUN(test_reload_under_load);
+	RUN(test_map);
 	RUN(test_ipv6);
 	echo_stop();
 	return 0;

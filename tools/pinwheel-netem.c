@@ -172,6 +172,7 @@ struct client {
 	int fd;                /* the upstream socket, connected to --to */
 	unsigned owner;
 	uint32_t hash;
+	uint32_t prio;         /* --map: pkt->priority of its datagrams */
 	struct sockaddr_storage addr;
 	socklen_t alen;
 	uint64_t last_ns;      /* the last datagram either way (owner) */
@@ -430,6 +431,7 @@ static struct client *client_get(struct worker *w, const struct sockaddr_storage
 	cl->owner = w->id;
 	cl->hash = h;
 	memcpy(&cl->addr, addr, alen);
+	cl->prio = relay_map_lookup(&R.cfg, addr);
 	cl->alen = alen;
 	cl->last_ns = pw_now_ns(R.rt);
 	for (int d = 0; d < RELAY_NDIR; d++) {
@@ -601,6 +603,7 @@ static void enqueue(struct worker *w, enum relay_dir dir, struct rpkt *p, struct
 	pw_pkt_init(&p->pkt, p->buf, len + hdr);
 	p->pkt.caplen = len;
 	p->pkt.hash = cl->hash;
+	p->pkt.priority = cl->prio;
 	p->pkt.sk = &cl->sk[dir];
 	p->cl = cl;
 	p->dir = (uint8_t)dir;
@@ -832,21 +835,32 @@ static char *tc_show(enum relay_dir d, int json)
 
 /* One report: per direction the counters, then the qdiscs.  @final adds the
  * balance.  Return: 1 if a final report's balance holds (always 1 otherwise).
+ * The rates are since the previous report (payload bits).
  * Context: main. */
 static int report(int final, const char *const tc_text[RELAY_NDIR])
 {
+	static double last_t;
+	static uint64_t last_out[RELAY_NDIR], last_bytes[RELAY_NDIR];
 	double t = (double)(pw_now_ns(R.rt) - R.t0) / 1e9;
 	int ok = 1;
 	struct dstats st[RELAY_NDIR];
 	uint64_t backlog[RELAY_NDIR];
+	double pps[RELAY_NDIR], bps[RELAY_NDIR];
 	for (int d = 0; d < RELAY_NDIR; d++) {
 		sum_dir(d, &st[d]);
+		/* the rate since the last report (payload bits) */
+		double dt = t - last_t;
+		pps[d] = dt > 0 ? (double)(st[d].out - last_out[d]) / dt : 0;
+		bps[d] = dt > 0 ? 8.0 * (double)(st[d].out_bytes - last_bytes[d]) / dt : 0;
+		last_out[d] = st[d].out;
+		last_bytes[d] = st[d].out_bytes;
 		int64_t b = (int64_t)(st[d].rx + st[d].clones) -
 			    (int64_t)(st[d].out + dropped_total(&st[d]));
 		backlog[d] = b > 0 ? (uint64_t)b : 0;
 		if (final && b != 0)
 			ok = 0;
 	}
+	last_t = t;
 	uint64_t cn = 0, ce = 0;
 	for (unsigned i = 0; i <= R.nw; i++) {
 		cn += __atomic_load_n(&R.slots[i].clients_new, __ATOMIC_RELAXED);
@@ -877,7 +891,8 @@ static int report(int final, const char *const tc_text[RELAY_NDIR])
 					       s->dropped[r]);
 					first = 0;
 				}
-			printf("},\"backlog\":%" PRIu64, backlog[d]);
+			printf("},\"backlog\":%" PRIu64 ",\"out_pps\":%.0f,\"out_bps\":%.0f", backlog[d],
+			       pps[d], bps[d]);
 			if (final)
 				printf(",\"balance\":%s", backlog[d] == 0 &&
 				       s->rx + s->clones == s->out + dropped_total(s) ? "true" : "false");
@@ -899,7 +914,8 @@ static int report(int final, const char *const tc_text[RELAY_NDIR])
 			for (unsigned r = 1; r < RD_NREASONS; r++)
 				if (s->dropped[r])
 					printf(" (%s %" PRIu64 ")", reason_name(r), s->dropped[r]);
-			printf(" backlog %" PRIu64 "\n", backlog[d]);
+			printf(" backlog %" PRIu64 " rate %.0f pps %.0f bit/s\n", backlog[d], pps[d],
+			       bps[d]);
 			if (tc_text && tc_text[d] && tc_text[d][0])
 				printf("%s\n", tc_text[d]);
 			if (final)

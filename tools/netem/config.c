@@ -30,7 +30,7 @@ const char relay_help_text[] =
 "                   [--up-batch FILE] [--down-batch FILE] [--per-queue]\n"
 "                   [--workers N] [--seed S] [--stats SECONDS] [--json]\n"
 "                   [--max-clients N] [--idle SECONDS] [--drain MS]\n"
-"                   [--max-packets N] [--help]\n"
+"                   [--max-packets N] [--map ADDR[:PORT]=MAJ:MIN]... [--help]\n"
 "\n"
 "DESCRIPTION\n"
 "    Relays UDP datagrams between clients and one server through pinwheel's\n"
@@ -76,6 +76,12 @@ const char relay_help_text[] =
 "                         sent at their time (default 1000); the rest are\n"
 "                         dropped and counted\n"
 "    --max-packets N      packets one worker may hold at once (default 65536)\n"
+"    --map ADDR[:PORT]=MAJ:MIN\n"
+"                         classify: the datagrams of clients at ADDR (and PORT)\n"
+"                         get priority MAJ:MIN both ways, as a tc filter would\n"
+"                         give them (an htb class id, e.g. 1:10); repeatable,\n"
+"                         the first match counts; others get priority 0 (htb's\n"
+"                         default class)\n"
 "    --help               this text\n"
 "\n"
 "STATISTICS\n"
@@ -181,6 +187,74 @@ void relay_format_addr(const struct sockaddr_storage *ss, char *buf, size_t len)
 	}
 }
 
+/* "MAJ:MIN" in hex, as tc writes a classid. */
+static int parse_classid(const char *v, uint32_t *out)
+{
+	char *end;
+	errno = 0;
+	if (!isxdigit((unsigned char)*v))
+		return -1;
+	unsigned long maj = strtoul(v, &end, 16);
+	if (errno || *end != ':' || maj > 0xffff)
+		return -1;
+	const char *m = end + 1;
+	if (!isxdigit((unsigned char)*m))
+		return -1;
+	unsigned long min = strtoul(m, &end, 16);
+	if (errno || *end || min > 0xffff)
+		return -1;
+	*out = (uint32_t)(maj << 16 | min);
+	return 0;
+}
+
+/* --map ADDR[:PORT]=MAJ:MIN */
+static int parse_map(const char *v, struct relay_map *m, char *err, size_t errlen)
+{
+	const char *eq = strrchr(v, '=');
+	if (!eq)
+		return fail(err, errlen, "--map: \"%s\": expected ADDR[:PORT]=MAJ:MIN", v);
+	if (parse_classid(eq + 1, &m->classid))
+		return fail(err, errlen, "--map: bad class id \"%s\" (MAJ:MIN, hexadecimal)", eq + 1);
+	char a[INET6_ADDRSTRLEN + 16];
+	size_t n = (size_t)(eq - v);
+	if (n == 0 || n + 3 >= sizeof(a))
+		return fail(err, errlen, "--map: bad address in \"%s\"", v);
+	memcpy(a, v, n);
+	a[n] = '\0';
+	/* with a port: "[V6]:P" or "A.B.C.D:P"; without: "[V6]" or "A.B.C.D" */
+	int has_port = a[0] == '[' ? strstr(a, "]:") != NULL : strchr(a, ':') != NULL;
+	if (!has_port)
+		strcat(a, ":0");
+	char aerr[256];
+	socklen_t len;
+	if (relay_parse_addr(a, &m->addr, &len, aerr, sizeof(aerr)))
+		return fail(err, errlen, "--map: %s", aerr);
+	m->any_port = !has_port;
+	return 0;
+}
+
+uint32_t relay_map_lookup(const struct relay_config *cfg, const struct sockaddr_storage *addr)
+{
+	for (unsigned i = 0; i < cfg->nmap; i++) {
+		const struct relay_map *m = &cfg->map[i];
+		if (m->addr.ss_family != addr->ss_family)
+			continue;
+		if (addr->ss_family == AF_INET6) {
+			const struct sockaddr_in6 *x = (const void *)&m->addr, *y = (const void *)addr;
+			if (memcmp(&x->sin6_addr, &y->sin6_addr, sizeof(x->sin6_addr)) ||
+			    (!m->any_port && x->sin6_port != y->sin6_port))
+				continue;
+		} else {
+			const struct sockaddr_in *x = (const void *)&m->addr, *y = (const void *)addr;
+			if (x->sin_addr.s_addr != y->sin_addr.s_addr ||
+			    (!m->any_port && x->sin_port != y->sin_port))
+				continue;
+		}
+		return m->classid;
+	}
+	return 0;
+}
+
 static int parse_uint(const char *opt, const char *v, unsigned long lo, unsigned long hi,
 		      unsigned *out, char *err, size_t errlen)
 {
@@ -231,7 +305,7 @@ int relay_parse_args(int argc, char **argv, struct relay_config *cfg, char *err,
 		static const char *const with_value[] = {
 			"--listen", "--to", "--up", "--down", "--up-batch", "--down-batch",
 			"--workers", "--seed", "--stats", "--max-clients", "--idle", "--drain",
-			"--max-packets",
+			"--max-packets", "--map",
 		};
 		size_t k, nk = sizeof(with_value) / sizeof(with_value[0]);
 		for (k = 0; k < nk; k++)
@@ -281,6 +355,12 @@ int relay_parse_args(int argc, char **argv, struct relay_config *cfg, char *err,
 		} else if (!strcmp(o, "--drain")) {
 			if (parse_uint(o, v, 0, 60000, &cfg->drain_ms, err, errlen))
 				return -1;
+		} else if (!strcmp(o, "--map")) {
+			if (cfg->nmap == RELAY_MAX_MAPS)
+				return fail(err, errlen, "--map: more than %d", RELAY_MAX_MAPS);
+			if (parse_map(v, &cfg->map[cfg->nmap], err, errlen))
+				return -1;
+			cfg->nmap++;
 		} else if (!strcmp(o, "--max-packets")) {
 			if (parse_uint(o, v, 16, 1u << 24, &cfg->max_packets, err, errlen))
 				return -1;

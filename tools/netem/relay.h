@@ -16,6 +16,16 @@
 /* The two directions: client -> server ("up"), server -> client ("down"). */
 enum relay_dir { RELAY_UP = 0, RELAY_DOWN = 1, RELAY_NDIR = 2 };
 
+/* --map ADDR[:PORT]=MAJ:MIN: a client's datagrams, both ways, get
+ * pkt->priority MAJ:MIN (htb's classid, pfifo_fast's band), as a tc filter
+ * would classify them. */
+struct relay_map {
+	struct sockaddr_storage addr; /* port 0 in it: any port */
+	int any_port;
+	uint32_t classid;
+};
+#define RELAY_MAX_MAPS 64
+
 /* What the command line asks for. */
 struct relay_config {
 	struct sockaddr_storage listen, to;
@@ -32,6 +42,8 @@ struct relay_config {
 	double idle_s;                 /* --idle: a client mapping's idle timeout */
 	unsigned drain_ms;             /* --drain: how long a stop sends queued packets */
 	unsigned max_packets;          /* --max-packets: packets a worker may hold */
+	struct relay_map map[RELAY_MAX_MAPS]; /* --map, in the order given */
+	unsigned nmap;
 	int help;                      /* --help */
 };
 
@@ -81,6 +93,13 @@ void relay_cmds_free(struct relay_cmds *c);
 int relay_dir_cmds(const struct relay_config *cfg, enum relay_dir dir, const char *dev,
 		   unsigned ntxq, const char *batch_text, const char *batch_name, int change,
 		   struct relay_cmds *out, char *err, size_t errlen);
+
+/**
+ * relay_map_lookup() - the classid of the first --map entry @addr
+ * matches (same family and address; same port unless the entry has none),
+ * or 0.
+ */
+uint32_t relay_map_lookup(const struct relay_config *cfg, const struct sockaddr_storage *addr);
 
 /* Format @ss as "A.B.C.D:PORT" or "[V6]:PORT". */
 void relay_format_addr(const struct sockaddr_storage *ss, char *buf, size_t len);
