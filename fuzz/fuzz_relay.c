@@ -9,8 +9,8 @@
  *      later words override them);
  *   2. the up batch file's text, 3. the down batch file's text (used as
  *      --up-batch / --down-batch when not empty);
- *   4. a stream of operations: a datagram (length, client, direction,
- *      sending CPU), move the clock, SIGHUP (the batch files again as
+ *   4. a stream of operations: a datagram (length, client 127.0.0.1:1000+k
+ *      classified by --map as the relay classifies it, direction, sending CPU), move the clock, SIGHUP (the batch files again as
  *      changes), show -s / -s -j.
  * The runtime and devices are set up as the relay sets them up: a CPU and
  * a TX queue per worker (at most 4 here), XPS CPU i -> queue i, watchdogs
@@ -18,7 +18,8 @@
  * Properties, beyond "no crash, no leak, no undefined behaviour":
  *  - a refused command line or configuration says why (a non-empty
  *    message), as the relay's exit status 2 does;
- *  - the addresses parsed print and parse back to the same bytes;
+ *  - the addresses parsed print and parse back to the same bytes; each
+ *    --map entry's address finds it (or an earlier entry that matches);
  *  - with --seed, every netem the commands configure names a seed;
  *  - every datagram and every duplicate comes back exactly once (sent or
  *    dropped with a valid reason), and with the clock moved 1000 s on the
@@ -193,6 +194,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
 		must(bl == (a ? cfg.to_len : cfg.listen_len), "address length");
 		must(!memcmp(&back, ss, bl), "an address that parses back differently");
 	}
+	/* --map: each entry's own address finds it, or an earlier entry (the
+	 * first match counts); the clients' priorities below come from it */
+	for (unsigned k = 0; k < cfg.nmap; k++) {
+		uint32_t c = relay_map_lookup(&cfg, &cfg.map[k].addr);
+		unsigned j;
+		for (j = 0; j < k; j++)
+			if (relay_map_lookup(&(struct relay_config){ .map = { cfg.map[j] }, .nmap = 1 },
+					     &cfg.map[k].addr))
+				break;
+		must(j < k || c == cfg.map[k].classid, "a --map entry that does not find itself");
+	}
+	uint32_t prio[NCLIENT];
+	for (int c = 0; c < NCLIENT; c++) {
+		struct sockaddr_storage ss;
+		socklen_t sl;
+		char a[32];
+		snprintf(a, sizeof(a), "127.0.0.1:%d", 1000 + c);
+		must(relay_parse_addr(a, &ss, &sl, err, sizeof(err)) == 0, "a client address");
+		prio[c] = relay_map_lookup(&cfg, &ss);
+	}
 	const char *batch[RELAY_NDIR] = { sec[1][0] ? sec[1] : NULL, sec[2][0] ? sec[2] : NULL };
 
 	/* the runtime and devices, as the relay has them */
@@ -241,6 +262,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
 			pw_pkt_init(p, NULL, (unsigned)a * 6u + 28u);
 			p->caplen = (unsigned)a * 6u;
 			p->hash = socks[cl][dir].sk_hash;
+			p->priority = prio[cl];
 			p->sk = &socks[cl][dir];
 			p->user = dir;
 			state[k] = 1;
