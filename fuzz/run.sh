@@ -12,7 +12,7 @@ secs=${2:-60}
 shift $(( $# >= 2 ? 2 : 1 ))
 here=$(cd "$(dirname "$0")" && pwd)
 targets=("$@")
-((${#targets[@]})) || targets=(timer hrtimer tc dist qdisc)
+((${#targets[@]})) || targets=(timer hrtimer tc dist qdisc relay)
 out=${FUZZ_OUT:-$build/fuzz-out}
 mkdir -p "$out"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}

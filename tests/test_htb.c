@@ -779,6 +779,44 @@ static void test_netem_loss_leaf(void)
 	}
 }
 
+/* netem loss under htb and under tbf: a lost packet is no parent's
+ * backlog (netem answers the kernel's __NET_XMIT_BYPASS; before, htb and
+ * tbf counted every loss in their qlen forever: found by fuzz_relay). */
+static void test_lossy_leaf(void)
+{
+	struct pw_netdev *dev = setup("default 10");
+	tc_ok(L.rt, "class add dev eth0 parent 1: classid 1:10 htb rate 100mbit");
+	tc_ok(L.rt, "qdisc add dev eth0 parent 1:10 handle 10: netem delay 1ms loss 30% seed 5");
+	for (int k = 0; k < 300; k++) {
+		send_from(dev, 0, 500, 0, 0, NULL);
+		check_backlog(dev);
+	}
+	advance_to(pw_now_ns(L.rt) + 100 * MS);
+	check_backlog(dev);
+	long long lost = (long long)L.drop_by[PW_DROP_NETEM_LOSS];
+	CHECK(lost > 30 && lost < 150);
+	CHECK_EQ(L.sent + lost, 300);
+	struct pw_qdisc_stats st;
+	CHECK_EQ(pw_netdev_qdisc_stats(dev, 0, &st), 0);
+	CHECK_EQ(st.qlen, 0);
+	CHECK_EQ(st.drops, lost); /* the kernel's htb counts its leaf's losses too */
+	teardown(dev);
+
+	struct pw_runtime *rt = sim_create(2, 1000, T0, 0);
+	ledger_init(rt);
+	CHECK_EQ(pw_netdev_create(rt, "eth0", 1, &drv, NULL, &dev), 0);
+	tc_ok(rt, "qdisc add dev eth0 root handle 1: tbf rate 100mbit burst 20k limit 100000");
+	tc_ok(rt, "qdisc add dev eth0 parent 1:1 handle 10: netem loss 50% seed 9");
+	for (int k = 0; k < 200; k++) {
+		send_from(dev, 0, 500, 0, 0, NULL);
+		check_backlog(dev);
+	}
+	pw_sim_advance(rt, 100 * MS);
+	check_backlog(dev);
+	CHECK_EQ(L.sent + L.drop_by[PW_DROP_NETEM_LOSS], 200);
+	teardown(dev);
+}
+
 int main(void)
 {
 	test_one_class_model();
@@ -793,6 +831,7 @@ int main(void)
 	test_teardown();
 	test_tbf_graft();
 	test_netem_loss_leaf();
+	test_lossy_leaf();
 	printf("test_htb: ok\n");
 	return 0;
 }

@@ -12,8 +12,9 @@
  * one already CE: INET_ECN_set_ce() succeeds on it) is marked CE instead
  * of dropped (and still counted as a drop, as the kernel's
  * qdisc_qstats_drop() on the mark); a lost packet goes to the drop
- * list with PW_DROP_NETEM_LOSS and enqueue returns NET_XMIT_SUCCESS (the
- * kernel's __NET_XMIT_BYPASS); a duplicate is cloned through the device's
+ * list with PW_DROP_NETEM_LOSS and enqueue returns NET_XMIT_SUCCESS |
+ * PW__NET_XMIT_BYPASS (the kernel's: success to the sender, a drop to a
+ * parent qdisc, which must not count it as queued); a duplicate is cloned through the device's
  * clone op and enqueued at the root of the queue with duplication off; the
  * corrupt draw flips one bit of pkt->data below caplen; a full queue
  * (limit packets) drops; then either the reorder branch sends the packet

@@ -1,0 +1,55 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# pinwheel-netem's figures: packets/s, relay CPU per datagram and direction,
+# and the latency added beyond the configured delay (p50/p99, beside the
+# OS's own lateness for a sleep of that delay), for the plain forwarder
+# (pfifo), netem delay, netem delay+jitter+loss and tbf at 1 Gbit/s, each
+# with 1 and 2 workers, REPEAT times; then the median of each figure over
+# the repeats, as a markdown table.  Not a test (nothing is asserted); on a
+# shared 2-core VM the load generator, the echo server and the relay share
+# the cores, so the packet rates are the machine's, not the relay's.
+#
+#   bash bench/relay.sh BUILD-DIR [SECONDS] [REPEAT]
+set -eu
+build=${1:?usage: bash bench/relay.sh BUILD-DIR [SECONDS] [REPEAT]}
+secs=${2:-3}
+repeat=${3:-1}
+relay=$build/tools/pinwheel-netem
+load=$build/bench/pinwheel-relay-load
+[[ -x $relay && -x $load ]] || { echo "relay.sh: build pinwheel-netem and pinwheel-relay-load first" >&2; exit 2; }
+echo "# $(date -u +%FT%TZ) $(uname -r), $(nproc) CPUs: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); load: $(cut -d' ' -f1-3 /proc/loadavg)"
+specs=(
+	"0|pfifo"
+	"10|netem delay 10ms limit 100000"
+	"10|netem delay 10ms 2ms loss 1% limit 100000"
+	"0|tbf rate 1gbit burst 1mb latency 10ms"
+)
+json=$(mktemp)
+trap 'rm -f "$json"' EXIT
+for ((r = 0; r < repeat; r++)); do
+	for w in 1 2; do
+		for s in "${specs[@]}"; do
+			d=${s%%|*}
+			spec=${s#*|}
+			"$load" "$relay" --workers "$w" --up "$spec" --delay-ms "$d" --secs "$secs" |
+				tee -a "$json" | grep -v '^{'
+		done
+	done
+done
+echo "# load after: $(cut -d' ' -f1-3 /proc/loadavg)"
+# medians over the repeats (one JSON object a line from pinwheel-relay-load)
+python3 - "$json" <<'PY' || echo "(python3 missing: no summary)"
+import json, sys, statistics
+rows = {}
+for line in open(sys.argv[1]):
+    if line.startswith('{'):
+        j = json.loads(line)
+        rows.setdefault((j['workers'], j['spec']), []).append(j)
+print("| workers | up | echoes/s | relay CPU ns per datagram and direction | added p50 (us) | added p99 (us) | OS sleep lateness p50 / p99 (us) |")
+print("|---|---|---|---|---|---|---|")
+for (w, spec), js in rows.items():
+    m = lambda k: statistics.median(x[k] for x in js)
+    print(f"| {w} | `{spec}` | {m('pps'):.0f} | {m('cpu_ns_per_pkt'):.0f} | {m('added_p50_us'):.0f} | {m('added_p99_us'):.0f} | {m('sleep_late_p50_us'):.0f} / {m('sleep_late_p99_us'):.0f} |")
+print(f"(medians of {len(next(iter(rows.values())))} runs each)")
+PY

@@ -1,0 +1,447 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pinwheel-relay-load: load and latency through pinwheel-netem, on loopback.
+ *
+ *   pinwheel-relay-load RELAY-BINARY [--workers N] [--up SPEC] [--delay-ms D]
+ *                       [--secs S] [--rate PPS] [--len BYTES] [--clients K]
+ *
+ * Starts an echo server (a thread: recvmmsg/sendmmsg), then the relay
+ * (fork/exec: --listen 127.0.0.1:0 --to the echo server --workers N --up
+ * SPEC), then K client sockets.  Two phases, each S seconds:
+ *  1. throughput: one sender thread offers datagrams as fast as sendmmsg
+ *     takes them (32 a call, round robin over the clients), a receiver
+ *     thread counts the echoes; the relay's CPU time (/proc/PID/stat, user
+ *     + system) over the phase, divided by the datagrams it relayed in both
+ *     directions, is its CPU per datagram and direction;
+ *  2. latency: the same clients at RATE datagrams/s (default 2000), every
+ *     RTT recorded; "added" (p50, p99) is the RTT's percentile minus the
+ *     configured delay (D, ms) minus the direct RTT's median to the echo
+ *     server (measured first, the same way, without the relay); beside it,
+ *     the OS's lateness of a plain epoll_pwait2 sleep of D ms (1 ms if 0),
+ *     measured just before: what "at most the OS wake-up jitter" compares.
+ * Prints one line per phase, and a JSON line with everything.
+ * Threads: main, the echo server, a sender, a receiver.  Not a test: it
+ * prints figures and checks nothing but that the relay ran and stopped.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define BATCH 32
+#define MAXC 64
+#define MAXLAT (1 << 20)
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void die(const char *what)
+{
+	fprintf(stderr, "pinwheel-relay-load: %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+static struct sockaddr_in loopback(uint16_t port)
+{
+	struct sockaddr_in a;
+	memset(&a, 0, sizeof(a));
+	a.sin_family = AF_INET;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	a.sin_port = htons(port);
+	return a;
+}
+
+/* ------------------------------------------------------------ echo */
+
+static int echo_fd, stop_echo;
+
+static void *echo_main(void *arg)
+{
+	(void)arg;
+	static char bufs[BATCH][2048];
+	struct mmsghdr m[BATCH];
+	struct iovec iov[BATCH];
+	struct sockaddr_in from[BATCH];
+	while (!__atomic_load_n(&stop_echo, __ATOMIC_ACQUIRE)) {
+		struct pollfd p = { echo_fd, POLLIN, 0 };
+		if (poll(&p, 1, 50) <= 0)
+			continue;
+		for (int i = 0; i < BATCH; i++) {
+			iov[i] = (struct iovec){ bufs[i], sizeof(bufs[i]) };
+			m[i].msg_hdr = (struct msghdr){ .msg_name = &from[i],
+							.msg_namelen = sizeof(from[i]),
+							.msg_iov = &iov[i], .msg_iovlen = 1 };
+		}
+		int n = recvmmsg(echo_fd, m, BATCH, MSG_DONTWAIT, NULL);
+		if (n <= 0)
+			continue;
+		for (int i = 0; i < n; i++)
+			iov[i].iov_len = m[i].msg_len;
+		sendmmsg(echo_fd, m, (unsigned)n, MSG_DONTWAIT);
+	}
+	return NULL;
+}
+
+/* ------------------------------------------------------------ clients */
+
+static int cfd[MAXC], nclients = 8;
+static struct sockaddr_in target;
+static size_t dlen = 64;
+static int phase_stop;
+static uint64_t sent, received;
+static uint64_t *lat; /* RTTs of the latency phase */
+static unsigned nlat;
+static double rate_pps = 2000;
+static int paced;
+
+static void *sender(void *arg)
+{
+	(void)arg;
+	static char bufs[BATCH][2048];
+	struct mmsghdr m[BATCH];
+	struct iovec iov[BATCH];
+	uint64_t next = now_ns();
+	int c = 0;
+	while (!__atomic_load_n(&phase_stop, __ATOMIC_ACQUIRE)) {
+		if (paced) {
+			uint64_t t = now_ns();
+			if (t < next) {
+				struct timespec ts = { 0, (long)(next - t) };
+				nanosleep(&ts, NULL);
+				continue;
+			}
+			next += (uint64_t)(1e9 / rate_pps);
+			memcpy(bufs[0], &t, 8);
+			if (sendto(cfd[c], bufs[0], dlen, 0, (struct sockaddr *)&target,
+				   sizeof(target)) > 0)
+				__atomic_fetch_add(&sent, 1, __ATOMIC_RELAXED);
+			c = (c + 1) % nclients;
+			continue;
+		}
+		uint64_t t = now_ns();
+		for (int i = 0; i < BATCH; i++) {
+			memcpy(bufs[i], &t, 8);
+			iov[i] = (struct iovec){ bufs[i], dlen };
+			m[i].msg_hdr = (struct msghdr){ .msg_name = &target,
+							.msg_namelen = sizeof(target),
+							.msg_iov = &iov[i], .msg_iovlen = 1 };
+		}
+		int n = sendmmsg(cfd[c], m, BATCH, 0);
+		if (n > 0)
+			__atomic_fetch_add(&sent, (uint64_t)n, __ATOMIC_RELAXED);
+		c = (c + 1) % nclients;
+	}
+	return NULL;
+}
+
+static void *receiver(void *arg)
+{
+	(void)arg;
+	int ep = epoll_create1(0);
+	for (int i = 0; i < nclients; i++) {
+		struct epoll_event ev = { .events = EPOLLIN, .data.u32 = (uint32_t)i };
+		epoll_ctl(ep, EPOLL_CTL_ADD, cfd[i], &ev);
+	}
+	static char bufs[BATCH][2048];
+	struct mmsghdr m[BATCH];
+	struct iovec iov[BATCH];
+	struct epoll_event evs[MAXC];
+	while (!__atomic_load_n(&phase_stop, __ATOMIC_ACQUIRE)) {
+		int ne = epoll_wait(ep, evs, MAXC, 50);
+		for (int e = 0; e < ne; e++) {
+			int fd = cfd[evs[e].data.u32];
+			for (int i = 0; i < BATCH; i++) {
+				iov[i] = (struct iovec){ bufs[i], sizeof(bufs[i]) };
+				m[i].msg_hdr = (struct msghdr){ .msg_iov = &iov[i], .msg_iovlen = 1 };
+			}
+			int n = recvmmsg(fd, m, BATCH, MSG_DONTWAIT, NULL);
+			if (n <= 0)
+				continue;
+			uint64_t t = now_ns();
+			for (int i = 0; i < n; i++) {
+				uint64_t s;
+				memcpy(&s, bufs[i], 8);
+				if (paced && nlat < MAXLAT)
+					lat[nlat++] = t - s;
+			}
+			__atomic_fetch_add(&received, (uint64_t)n, __ATOMIC_RELAXED);
+		}
+	}
+	close(ep);
+	return NULL;
+}
+
+/* One phase of @secs against @port; the echoes received. */
+static uint64_t phase(uint16_t port, double secs, int pace)
+{
+	target = loopback(port);
+	paced = pace;
+	sent = received = 0;
+	nlat = 0;
+	phase_stop = 0;
+	pthread_t s, r;
+	pthread_create(&r, NULL, receiver, NULL);
+	pthread_create(&s, NULL, sender, NULL);
+	struct timespec ts = { (time_t)secs, (long)((secs - (double)(time_t)secs) * 1e9) };
+	nanosleep(&ts, NULL);
+	__atomic_store_n(&phase_stop, 1, __ATOMIC_RELEASE);
+	pthread_join(s, NULL);
+	pthread_join(r, NULL);
+	/* what was still in flight: not counted (it was after the phase) */
+	return received;
+}
+
+/* (Re)open the client sockets.  Context: main, between phases. */
+static void open_clients(void)
+{
+	int sz = 8 << 20;
+	for (int i = 0; i < nclients; i++) {
+		if (cfd[i] > 0)
+			close(cfd[i]);
+		cfd[i] = socket(AF_INET, SOCK_DGRAM, 0);
+		if (cfd[i] < 0)
+			die("socket");
+		setsockopt(cfd[i], SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
+	}
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static void percentiles(uint64_t *p50, uint64_t *p99)
+{
+	if (!nlat) {
+		*p50 = *p99 = 0;
+		return;
+	}
+	qsort(lat, nlat, sizeof(lat[0]), cmp_u64);
+	*p50 = lat[nlat / 2];
+	*p99 = lat[(size_t)nlat * 99 / 100];
+}
+
+static double proc_cpu_s(pid_t pid)
+{
+	char path[64], buf[4096];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return 0;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	char *p = strrchr(buf, ')');
+	if (!p)
+		return 0;
+	unsigned long ut = 0, st = 0;
+	/* fields after ")": state(3) ... utime(14) stime(15) */
+	sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st);
+	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
+/* The OS wake-up lateness of a thread sleeping @ms in epoll_pwait2 (the
+ * relay's sleep), @n times: p50 and p99 in *@p50 / *@p99 (ns). */
+static void wake_lateness(double ms, unsigned n, uint64_t *p50, uint64_t *p99)
+{
+	int ep = epoll_create1(0);
+	uint64_t *l = malloc(sizeof(*l) * n);
+	if (ep < 0 || !l)
+		die("wake_lateness");
+	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+	uint64_t d = (uint64_t)(ms * 1e6);
+	for (unsigned i = 0; i < n; i++) {
+		struct epoll_event ev;
+		struct timespec ts = { (time_t)(d / 1000000000ull), (long)(d % 1000000000ull) };
+		uint64_t t = now_ns() + d;
+		epoll_pwait2(ep, &ev, 1, &ts, NULL);
+		uint64_t e = now_ns();
+		l[i] = e > t ? e - t : 0;
+	}
+	qsort(l, n, sizeof(*l), cmp_u64);
+	*p50 = l[n / 2];
+	*p99 = l[(size_t)n * 99 / 100];
+	free(l);
+	close(ep);
+}
+
+/* Start the relay: its pid, its port in *@port (exits on failure). */
+static pid_t start_relay(const char *relay, const char *to, const char *workers, const char *spec,
+			 uint16_t *port)
+{
+	int ep[2];
+	if (pipe(ep))
+		die("pipe");
+	pid_t pid = fork();
+	if (pid == 0) {
+		dup2(ep[1], 2);
+		int null = open("/dev/null", O_WRONLY);
+		dup2(null, 1);
+		execl(relay, relay, "--listen", "127.0.0.1:0", "--to", to, "--workers", workers,
+		      "--up", spec, "--max-packets", "1000000", (char *)NULL);
+		_exit(127);
+	}
+	close(ep[1]);
+	char errbuf[4096];
+	size_t elen = 0;
+	*port = 0;
+	while (elen < sizeof(errbuf) - 1) {
+		ssize_t n = read(ep[0], errbuf + elen, sizeof(errbuf) - 1 - elen);
+		if (n <= 0)
+			break;
+		elen += (size_t)n;
+		errbuf[elen] = '\0';
+		char *r = strstr(errbuf, "ready: listening on 127.0.0.1:");
+		if (r && strchr(r, ',')) {
+			*port = (uint16_t)atoi(r + strlen("ready: listening on 127.0.0.1:"));
+			break;
+		}
+	}
+	close(ep[0]); /* the relay's later stderr: EPIPE, ignored */
+	if (!*port) {
+		fprintf(stderr, "pinwheel-relay-load: the relay did not start: %s\n", errbuf);
+		exit(1);
+	}
+	return pid;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fprintf(stderr, "usage: pinwheel-relay-load RELAY [--workers N] [--up SPEC] "
+				"[--delay-ms D] [--secs S] [--rate PPS] [--len BYTES] [--clients K]\n");
+		return 2;
+	}
+	const char *relay = argv[1], *workers = "1", *spec = "pfifo";
+	double delay_ms = 0, secs = 3;
+	int latency_only = 0;
+	for (int i = 2; i + 1 < argc; i += 2) {
+		if (!strcmp(argv[i], "--latency-only"))
+			latency_only = atoi(argv[i + 1]);
+		else if (!strcmp(argv[i], "--workers"))
+			workers = argv[i + 1];
+		else if (!strcmp(argv[i], "--up"))
+			spec = argv[i + 1];
+		else if (!strcmp(argv[i], "--delay-ms"))
+			delay_ms = atof(argv[i + 1]);
+		else if (!strcmp(argv[i], "--secs"))
+			secs = atof(argv[i + 1]);
+		else if (!strcmp(argv[i], "--rate"))
+			rate_pps = atof(argv[i + 1]);
+		else if (!strcmp(argv[i], "--len"))
+			dlen = (size_t)atoi(argv[i + 1]);
+		else if (!strcmp(argv[i], "--clients"))
+			nclients = atoi(argv[i + 1]);
+		else {
+			fprintf(stderr, "pinwheel-relay-load: unknown option %s\n", argv[i]);
+			return 2;
+		}
+	}
+	if (nclients < 1 || nclients > MAXC || dlen < 8 || dlen > 2048 || rate_pps <= 0)
+		return 2;
+	signal(SIGPIPE, SIG_IGN);
+	lat = malloc(sizeof(*lat) * MAXLAT);
+	if (!lat)
+		die("malloc");
+
+	echo_fd = socket(AF_INET, SOCK_DGRAM, 0);
+	int sz = 8 << 20;
+	setsockopt(echo_fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
+	setsockopt(echo_fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
+	struct sockaddr_in ea = loopback(0);
+	if (bind(echo_fd, (struct sockaddr *)&ea, sizeof(ea)))
+		die("bind");
+	socklen_t el = sizeof(ea);
+	getsockname(echo_fd, (struct sockaddr *)&ea, &el);
+	uint16_t eport = ntohs(ea.sin_port);
+	pthread_t et;
+	pthread_create(&et, NULL, echo_main, NULL);
+	open_clients();
+
+	/* the direct RTT, without the relay */
+	phase(eport, 1.0, 1);
+	uint64_t d50, d99;
+	percentiles(&d50, &d99);
+
+	char to[64];
+	snprintf(to, sizeof(to), "127.0.0.1:%u", eport);
+	uint16_t rport;
+	int st;
+	pid_t pid = start_relay(relay, to, workers, spec, &rport);
+
+	double c0 = proc_cpu_s(pid);
+	uint64_t t0 = now_ns();
+	uint64_t got = latency_only ? 0 : phase(rport, secs, 0);
+	double el_s = (double)(now_ns() - t0) / 1e9;
+	double cpu = proc_cpu_s(pid) - c0;
+	uint64_t offered = sent;
+	double pps = (double)got / el_s;
+	/* both directions: each echo went through up and down */
+	double cpu_ns = got ? cpu * 1e9 / (2.0 * (double)got) : 0;
+
+	/* a fresh relay and fresh sockets for the latency phase: the old
+	 * ones hold what was still in flight at the end of the throughput
+	 * phase */
+	kill(pid, SIGTERM);
+	waitpid(pid, &st, 0);
+	if (!WIFEXITED(st) || WEXITSTATUS(st) > 1) {
+		fprintf(stderr, "pinwheel-relay-load: the relay failed (status %d)\n", st);
+		return 1;
+	}
+	open_clients();
+	/* what the OS adds to a sleep of the delay, just before */
+	uint64_t w50, w99;
+	wake_lateness(delay_ms > 0 ? delay_ms : 1.0, delay_ms > 0 ? (unsigned)(500 / delay_ms) + 20 : 500,
+		      &w50, &w99);
+	pid = start_relay(relay, to, workers, spec, &rport);
+	struct timespec settle = { 0, 500000000 };
+	nanosleep(&settle, NULL);
+	phase(rport, secs, 1);
+	uint64_t p50, p99;
+	percentiles(&p50, &p99);
+	uint64_t lat_n = nlat;
+	double dly = delay_ms * 1e6;
+	double add50 = (double)p50 - dly - (double)d50, add99 = (double)p99 - dly - (double)d50;
+
+	kill(pid, SIGTERM);
+	waitpid(pid, &st, 0);
+	__atomic_store_n(&stop_echo, 1, __ATOMIC_RELEASE);
+	pthread_join(et, NULL);
+
+	printf("workers %s, up '%s': %.0f echoes/s (offered %.0f/s), relay CPU %.2f s = %.0f ns "
+	       "per datagram and direction\n",
+	       workers, spec, pps, (double)offered / el_s, cpu, cpu_ns);
+	printf("  at %.0f/s: RTT p50 %.1f us p99 %.1f us (%llu samples); direct p50 %.1f us p99 "
+	       "%.1f us; added beyond the delay: p50 %.1f us, p99 %.1f us; the OS's lateness of "
+	       "a %.0f ms sleep: p50 %.1f us, p99 %.1f us\n",
+	       rate_pps, p50 / 1e3, p99 / 1e3, (unsigned long long)lat_n, d50 / 1e3, d99 / 1e3,
+	       add50 / 1e3, add99 / 1e3, delay_ms > 0 ? delay_ms : 1.0, w50 / 1e3, w99 / 1e3);
+	printf("{\"workers\":%s,\"spec\":\"%s\",\"pps\":%.0f,\"offered_pps\":%.0f,\"cpu_ns_per_pkt\":%.0f,"
+	       "\"rtt_p50_us\":%.1f,\"rtt_p99_us\":%.1f,\"direct_p50_us\":%.1f,\"direct_p99_us\":%.1f,"
+	       "\"added_p50_us\":%.1f,\"added_p99_us\":%.1f,\"sleep_late_p50_us\":%.1f,"
+	       "\"sleep_late_p99_us\":%.1f,\"exit\":%d}\n",
+	       workers, spec, pps, (double)offered / el_s, cpu_ns, p50 / 1e3, p99 / 1e3, d50 / 1e3,
+	       d99 / 1e3, add50 / 1e3, add99 / 1e3, w50 / 1e3, w99 / 1e3,
+	       WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+	free(lat);
+	return WIFEXITED(st) && WEXITSTATUS(st) <= 1 ? 0 : 1;
+}

@@ -1,0 +1,1102 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pinwheel-netem end to end, on loopback: the built binary (argv[1]) run
+ * with fork/exec between this test's clients and an echo server thread.
+ * Each part starts a relay with --json, sends timestamped datagrams, stops
+ * it with SIGTERM and reads the final statistics line; every part checks
+ * the balance (rx + clones == out + dropped, backlog 0) and the exit status.
+ *
+ * Parts: the OS wake-up jitter (a plain sleep, measured first: the delay
+ * tolerance is built from it), delay (never early, mean within the
+ * tolerance), loss (binomial bounds, and the same count again with the
+ * same --seed), duplication, tbf rate (bytes exact, rate within 3% at 10
+ * Mbit/s), reordering (about the share asked sent at once), Gilbert-Elliott
+ * loss (burst lengths of mean 1/r), many clients on 2 workers (each reply
+ * to its own socket, both workers used; --per-queue: a netem per queue),
+ * --stats reports while running, --max-clients, the idle timer, stop with packets queued
+ * (dropped and counted; and a drain that sends them), SIGHUP with packets
+ * queued (kept), IPv6, bad configurations (exit 2, the message names the
+ * token), --help.
+ *
+ * Threads: main (clients, the relay's parent) and the echo server.  Timing
+ * tolerances are generous (a loaded 2-core VM): the test asserts what the
+ * qdiscs guarantee (never early, counts, balances) tightly and the times
+ * loosely.  Label relay, RUN_SERIAL: it runs on the real clock.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check.h"
+
+static const char *relay_bin;
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void sleep_until(uint64_t t)
+{
+	struct timespec ts = { (time_t)(t / 1000000000ull), (long)(t % 1000000000ull) };
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
+}
+
+static void sleep_ms(unsigned ms)
+{
+	sleep_until(now_ns() + (uint64_t)ms * 1000000ull);
+}
+
+/* ------------------------------------------------------------ echo server */
+
+#define MAX_REC 16384
+
+static struct {
+	int fd;
+	int family;
+	uint16_t port;
+	int stop;
+	pthread_t th;
+	/* arrivals, for the rate part */
+	uint64_t rec_t[MAX_REC];
+	uint32_t rec_len[MAX_REC];
+	unsigned nrec; /* atomic */
+	uint64_t received;
+} E;
+
+static void *echo_main(void *arg)
+{
+	(void)arg;
+	char buf[65536];
+	while (!__atomic_load_n(&E.stop, __ATOMIC_ACQUIRE)) {
+		struct pollfd p = { E.fd, POLLIN, 0 };
+		if (poll(&p, 1, 20) <= 0)
+			continue;
+		for (;;) {
+			struct sockaddr_storage a;
+			socklen_t al = sizeof(a);
+			ssize_t n = recvfrom(E.fd, buf, sizeof(buf), MSG_DONTWAIT, (struct sockaddr *)&a,
+					     &al);
+			if (n < 0)
+				break;
+			unsigned k = __atomic_load_n(&E.nrec, __ATOMIC_RELAXED);
+			if (k < MAX_REC) {
+				E.rec_t[k] = now_ns();
+				E.rec_len[k] = (uint32_t)n;
+				__atomic_store_n(&E.nrec, k + 1, __ATOMIC_RELEASE);
+			}
+			__atomic_fetch_add(&E.received, 1, __ATOMIC_RELAXED);
+			sendto(E.fd, buf, (size_t)n, 0, (struct sockaddr *)&a, al);
+		}
+	}
+	return NULL;
+}
+
+static int echo_start(int family)
+{
+	memset(&E, 0, sizeof(E));
+	E.family = family;
+	E.fd = socket(family, SOCK_DGRAM, 0);
+	CHECK(E.fd >= 0);
+	int sz = 4 << 20;
+	setsockopt(E.fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
+	struct sockaddr_storage a;
+	memset(&a, 0, sizeof(a));
+	socklen_t al;
+	if (family == AF_INET6) {
+		struct sockaddr_in6 *a6 = (void *)&a;
+		a6->sin6_family = AF_INET6;
+		a6->sin6_addr = in6addr_loopback;
+		al = sizeof(*a6);
+	} else {
+		struct sockaddr_in *a4 = (void *)&a;
+		a4->sin_family = AF_INET;
+		a4->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		al = sizeof(*a4);
+	}
+	if (bind(E.fd, (struct sockaddr *)&a, al)) {
+		close(E.fd);
+		return -1;
+	}
+	al = sizeof(a);
+	CHECK(getsockname(E.fd, (struct sockaddr *)&a, &al) == 0);
+	E.port = ntohs(family == AF_INET6 ? ((struct sockaddr_in6 *)&a)->sin6_port
+					  : ((struct sockaddr_in *)&a)->sin_port);
+	CHECK(pthread_create(&E.th, NULL, echo_main, NULL) == 0);
+	return 0;
+}
+
+static void echo_stop(void)
+{
+	__atomic_store_n(&E.stop, 1, __ATOMIC_RELEASE);
+	pthread_join(E.th, NULL);
+	close(E.fd);
+}
+
+/* ------------------------------------------------------------ the relay */
+
+struct relay {
+	pid_t pid;
+	int err_fd;
+	char out_path[64];
+	uint16_t port;
+	char errtext[16384];
+	size_t errlen;
+	char *out;       /* its stdout, after stop */
+	const char *fin; /* the final JSON line in out */
+};
+
+static void read_err(struct relay *r, int timeout_ms, const char *until)
+{
+	uint64_t end = now_ns() + (uint64_t)timeout_ms * 1000000ull;
+	while (r->errlen < sizeof(r->errtext) - 1) {
+		if (until && strstr(r->errtext, until) && strchr(strstr(r->errtext, until), '\n'))
+			return;
+		uint64_t now = now_ns();
+		if (now >= end)
+			return;
+		struct pollfd p = { r->err_fd, POLLIN, 0 };
+		if (poll(&p, 1, (int)((end - now) / 1000000ull) + 1) <= 0)
+			continue;
+		ssize_t n = read(r->err_fd, r->errtext + r->errlen, sizeof(r->errtext) - 1 - r->errlen);
+		if (n <= 0)
+			return;
+		r->errlen += (size_t)n;
+		r->errtext[r->errlen] = '\0';
+	}
+}
+
+/* Start the relay: --listen LOOPBACK:0 --to the echo server --json, then
+ * @args (NULL-terminated).  Returns 0 once it is ready (r->port set), or
+ * its exit status (it exited: bad config) with its stderr in r->errtext. */
+static int relay_spawn(struct relay *r, const char *const *args, int no_defaults)
+{
+	memset(r, 0, sizeof(*r));
+	char to[64], listen[64];
+	if (E.family == AF_INET6) {
+		snprintf(to, sizeof(to), "[::1]:%u", E.port);
+		snprintf(listen, sizeof(listen), "[::1]:0");
+	} else {
+		snprintf(to, sizeof(to), "127.0.0.1:%u", E.port);
+		snprintf(listen, sizeof(listen), "127.0.0.1:0");
+	}
+	const char *argv[64];
+	int n = 0;
+	argv[n++] = relay_bin;
+	if (!no_defaults) {
+		argv[n++] = "--listen";
+		argv[n++] = listen;
+		argv[n++] = "--to";
+		argv[n++] = to;
+		argv[n++] = "--json";
+	}
+	for (int i = 0; args[i]; i++)
+		argv[n++] = args[i];
+	argv[n] = NULL;
+	snprintf(r->out_path, sizeof(r->out_path), "/tmp/test_relay.XXXXXX");
+	int ofd = mkstemp(r->out_path);
+	CHECK(ofd >= 0);
+	int ep[2];
+	CHECK(pipe(ep) == 0);
+	r->pid = fork();
+	CHECK(r->pid >= 0);
+	if (r->pid == 0) {
+		dup2(ofd, 1);
+		dup2(ep[1], 2);
+		close(ep[0]);
+		execv(relay_bin, (char *const *)argv);
+		_exit(127);
+	}
+	close(ofd);
+	close(ep[1]);
+	r->err_fd = ep[0];
+	read_err(r, 10000, "ready:");
+	const char *rd = strstr(r->errtext, "ready: listening on ");
+	if (rd) {
+		const char *colon = strchr(rd, ',');
+		while (colon > rd && colon[-1] != ':')
+			colon--;
+		r->port = (uint16_t)atoi(colon);
+		CHECK(r->port != 0);
+		return 0;
+	}
+	int st;
+	CHECK(waitpid(r->pid, &st, 0) == r->pid);
+	read_err(r, 1000, NULL);
+	close(r->err_fd);
+	unlink(r->out_path);
+	CHECK(WIFEXITED(st));
+	return WEXITSTATUS(st);
+}
+
+static void relay_start(struct relay *r, const char *const *args)
+{
+	int rc = relay_spawn(r, args, 0);
+	if (rc) {
+		fprintf(stderr, "relay did not start (exit %d): %s\n", rc, r->errtext);
+		abort();
+	}
+}
+
+/* SIGTERM, wait, read the final line; check exit 0 and both balances. */
+static void relay_stop(struct relay *r)
+{
+	CHECK(kill(r->pid, SIGTERM) == 0);
+	int st;
+	CHECK(waitpid(r->pid, &st, 0) == r->pid);
+	read_err(r, 200, NULL);
+	close(r->err_fd);
+	FILE *f = fopen(r->out_path, "r");
+	CHECK(f);
+	size_t cap = 1 << 16, len = 0;
+	r->out = malloc(cap);
+	size_t n;
+	while ((n = fread(r->out + len, 1, cap - len - 1, f)) > 0) {
+		len += n;
+		if (len == cap - 1) {
+			cap *= 2;
+			r->out = realloc(r->out, cap);
+			CHECK(r->out);
+		}
+	}
+	r->out[len] = '\0';
+	fclose(f);
+	unlink(r->out_path);
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+		fprintf(stderr, "relay exit %d\nstderr: %s\nstdout: %s\n", st, r->errtext, r->out);
+		abort();
+	}
+	r->fin = strstr(r->out, "\"final\":true");
+	CHECK(r->fin);
+	while (r->fin > r->out && r->fin[-1] != '\n')
+		r->fin--;
+	CHECK(strstr(r->fin, "\"balance\":true"));
+	CHECK(!strstr(r->fin, "\"balance\":false"));
+}
+
+/* A counter of the final line: @dir "up"/"down" (NULL: top level), @key. */
+static long long fin_get(const struct relay *r, const char *dir, const char *key)
+{
+	const char *s = r->fin, *end = strchr(s, '\n');
+	if (!end)
+		end = s + strlen(s);
+	if (dir) {
+		char k[32];
+		snprintf(k, sizeof(k), "\"%s\":{\"rx\"", dir);
+		s = strstr(s, k);
+		CHECK(s);
+		const char *dn = strstr(s + 1, "\"down\":{\"rx\"");
+		if (dn && dn < end)
+			end = dn;
+	}
+	char k[64];
+	snprintf(k, sizeof(k), "\"%s\":", key);
+	const char *p = strstr(s, k);
+	if (!p || p >= end)
+		return 0; /* absent: a drop reason that did not happen */
+	return strtoll(p + strlen(k), NULL, 10);
+}
+
+static void relay_free(struct relay *r)
+{
+	free(r->out);
+	r->out = NULL;
+}
+
+/* ------------------------------------------------------------ clients */
+
+struct client {
+	int fd;
+};
+
+static int client_open(struct client *c)
+{
+	c->fd = socket(E.family, SOCK_DGRAM, 0);
+	CHECK(c->fd >= 0);
+	int sz = 4 << 20;
+	setsockopt(c->fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
+	return 0;
+}
+
+static void client_send(struct client *c, uint16_t port, uint32_t id, uint32_t seq, size_t len)
+{
+	char buf[2048];
+	CHECK(len >= 16 && len <= sizeof(buf));
+	memset(buf, 0x5a, len);
+	uint64_t t = now_ns();
+	memcpy(buf, &t, 8);
+	memcpy(buf + 8, &seq, 4);
+	memcpy(buf + 12, &id, 4);
+	struct sockaddr_storage a;
+	memset(&a, 0, sizeof(a));
+	socklen_t al;
+	if (E.family == AF_INET6) {
+		struct sockaddr_in6 *a6 = (void *)&a;
+		a6->sin6_family = AF_INET6;
+		a6->sin6_addr = in6addr_loopback;
+		a6->sin6_port = htons(port);
+		al = sizeof(*a6);
+	} else {
+		struct sockaddr_in *a4 = (void *)&a;
+		a4->sin_family = AF_INET;
+		a4->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		a4->sin_port = htons(port);
+		al = sizeof(*a4);
+	}
+	CHECK(sendto(c->fd, buf, len, 0, (struct sockaddr *)&a, al) == (ssize_t)len);
+}
+
+/* Receive one reply within @timeout_ms: 1 with its RTT (ns), seq and id; 0 on timeout. */
+static int client_recv(struct client *c, int timeout_ms, uint64_t *rtt, uint32_t *seq, uint32_t *id)
+{
+	struct pollfd p = { c->fd, POLLIN, 0 };
+	if (poll(&p, 1, timeout_ms) <= 0)
+		return 0;
+	char buf[65536];
+	ssize_t n = recv(c->fd, buf, sizeof(buf), MSG_DONTWAIT);
+	if (n < 16)
+		return 0;
+	uint64_t t;
+	memcpy(&t, buf, 8);
+	if (rtt)
+		*rtt = now_ns() - t;
+	if (seq)
+		memcpy(seq, buf + 8, 4);
+	if (id)
+		memcpy(id, buf + 12, 4);
+	return 1;
+}
+
+/* Receive every reply until @quiet_ms pass without one; the count. */
+static unsigned client_drain(struct client *c, int quiet_ms)
+{
+	unsigned n = 0;
+	while (client_recv(c, quiet_ms, NULL, NULL, NULL))
+		n++;
+	return n;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* ------------------------------------------------------------ parts */
+
+static uint64_t jitter_p99_ns, jitter_mean_ns;
+
+/* The OS wake-up jitter: how late a plain 1 ms sleep wakes. */
+static void test_wake_jitter(void)
+{
+	enum { N = 200 };
+	uint64_t late[N], sum = 0;
+	for (int i = 0; i < N; i++) {
+		uint64_t t = now_ns() + 1000000;
+		sleep_until(t);
+		late[i] = now_ns() - t;
+		sum += late[i];
+	}
+	qsort(late, N, sizeof(late[0]), cmp_u64);
+	jitter_mean_ns = sum / N;
+	jitter_p99_ns = late[N * 99 / 100];
+	printf("  OS wake-up lateness of a 1 ms sleep: mean %.1f us, p50 %.1f us, p99 %.1f us\n",
+	       jitter_mean_ns / 1e3, late[N / 2] / 1e3, jitter_p99_ns / 1e3);
+}
+
+/* netem delay 20ms up: no reply earlier than 20 ms; the mean within the
+ * tolerance (the plain forwarder's RTT plus a few wake-up jitters). */
+static void test_delay(void)
+{
+	enum { N = 200 };
+	struct relay r;
+	/* the plain forwarder first: the RTT without the delay */
+	struct client c;
+	client_open(&c);
+	relay_start(&r, (const char *const[]){ "--workers", "1", "--up", "pfifo", NULL });
+	uint64_t base[N];
+	unsigned nb = 0;
+	for (int i = 0; i < N; i++) {
+		client_send(&c, r.port, 0, (uint32_t)i, 64);
+		uint64_t rtt;
+		if (client_recv(&c, 1000, &rtt, NULL, NULL))
+			base[nb++] = rtt;
+	}
+	relay_stop(&r);
+	CHECK_EQ(nb, N);
+	qsort(base, nb, sizeof(base[0]), cmp_u64);
+	CHECK_EQ(fin_get(&r, "up", "out"), N);
+	relay_free(&r);
+
+	relay_start(&r, (const char *const[]){ "--workers", "2", "--up", "netem delay 20ms", NULL });
+	uint64_t rtts[N], sum = 0, rtt;
+	unsigned n = 0;
+	uint64_t t = now_ns();
+	for (int i = 0; i < N; i++) {
+		client_send(&c, r.port, 0, (uint32_t)i, 64);
+		t += 2000000; /* one every 2 ms: 10 in flight */
+		/* wait in poll, so each reply is timed when it arrives */
+		for (uint64_t now; (now = now_ns()) < t;)
+			if (client_recv(&c, (int)((t - now + 999999) / 1000000), &rtt, NULL, NULL))
+				rtts[n++] = rtt, sum += rtt;
+	}
+	while (n < N && client_recv(&c, 1000, &rtt, NULL, NULL))
+		rtts[n++] = rtt, sum += rtt;
+	relay_stop(&r);
+	CHECK_EQ(n, N);
+	qsort(rtts, n, sizeof(rtts[0]), cmp_u64);
+	double mean = (double)sum / n;
+	double base50 = (double)base[nb / 2];
+	double tol = 3e6 + base50 + 4.0 * (double)jitter_p99_ns;
+	printf("  delay 20ms: RTT min %.3f ms, p50 %.3f, mean %.3f, p99 %.3f (plain forwarder p50 "
+	       "%.3f ms; tolerance on the mean +%.3f ms)\n",
+	       rtts[0] / 1e6, rtts[n / 2] / 1e6, mean / 1e6, rtts[n * 99 / 100] / 1e6, base50 / 1e6,
+	       tol / 1e6);
+	CHECK(rtts[0] >= 20000000);            /* never early */
+	CHECK(mean <= 20e6 + tol);
+	CHECK(rtts[n / 2] <= 20e6 + tol);
+	CHECK_EQ(fin_get(&r, "up", "out"), N);
+	CHECK_EQ(fin_get(&r, "up", "dropped"), 0);
+	relay_free(&r);
+	close(c.fd);
+}
+
+/* Send @n datagrams of @len bytes, @per every @gap_us, then count the replies. */
+static unsigned send_burst(struct relay *r, struct client *c, unsigned n, size_t len,
+			   unsigned gap_us, unsigned per)
+{
+	unsigned got = 0;
+	uint64_t t = now_ns();
+	for (unsigned i = 0; i < n; i++) {
+		client_send(c, r->port, 0, i, len);
+		if ((i + 1) % per)
+			continue;
+		t += (uint64_t)gap_us * 1000;
+		sleep_until(t);
+		while (client_recv(c, 0, NULL, NULL, NULL))
+			got++;
+	}
+	return got + client_drain(c, 300);
+}
+
+static unsigned send_count(struct relay *r, struct client *c, unsigned n, size_t len,
+			   unsigned gap_us)
+{
+	return send_burst(r, c, n, len, gap_us, 1);
+}
+
+/* A loss count within 5 standard deviations of n p. */
+static void check_binomial(long long k, unsigned n, double p)
+{
+	double mu = n * p, sd = sqrt(n * p * (1 - p));
+	printf("    %lld of %u (expected %.0f +- %.1f)\n", k, n, mu, sd);
+	CHECK(k >= mu - 5 * sd && k <= mu + 5 * sd);
+}
+
+/* netem loss 10% over 3000 datagrams with --seed: binomial bounds, every
+ * datagram accounted for, and the same count again with the same seed. */
+static void test_loss(void)
+{
+	enum { N = 3000 };
+	long long lost[2];
+	for (int run = 0; run < 2; run++) {
+		struct relay r;
+		struct client c;
+		client_open(&c);
+		relay_start(&r, (const char *const[]){ "--workers", "1", "--seed", "7", "--up",
+						       "netem loss 10%", NULL });
+		unsigned got = send_count(&r, &c, N, 100, 100);
+		relay_stop(&r);
+		lost[run] = fin_get(&r, "up", "netem_loss");
+		check_binomial(lost[run], N, 0.10);
+		CHECK_EQ(fin_get(&r, "up", "rx"), N);
+		CHECK_EQ(fin_get(&r, "up", "out") + lost[run], N);
+		CHECK_EQ(fin_get(&r, "up", "dropped"), lost[run]);
+		CHECK_EQ(got, fin_get(&r, "up", "out")); /* what left came back */
+		relay_free(&r);
+		close(c.fd);
+	}
+	CHECK_EQ(lost[0], lost[1]); /* the seed decides */
+}
+
+/* netem delay 10ms reorder 25%: about a quarter are sent at once (tc
+ * sets gap 1), so they come back before the ones sent earlier. */
+static void test_reorder(void)
+{
+	enum { N = 1000 };
+	struct relay r;
+	struct client c;
+	client_open(&c);
+	relay_start(&r, (const char *const[]){ "--workers", "1", "--seed", "11", "--up",
+					       "netem delay 10ms reorder 25%", NULL });
+	unsigned got = 0, early = 0, inversions = 0;
+	uint32_t last = 0;
+	uint64_t t = now_ns(), rtt;
+	uint32_t seq;
+	for (unsigned i = 0; i < N; i++) {
+		client_send(&c, r.port, 0, i, 64);
+		t += 500000;
+		for (uint64_t now; (now = now_ns()) < t;)
+			if (client_recv(&c, (int)((t - now + 999999) / 1000000), &rtt, &seq, NULL)) {
+				got++, early += rtt < 5000000;
+				inversions += got > 1 && seq < last;
+				last = seq;
+			}
+	}
+	while (client_recv(&c, 300, &rtt, &seq, NULL)) {
+		got++, early += rtt < 5000000;
+		inversions += seq < last;
+		last = seq;
+	}
+	relay_stop(&r);
+	CHECK_EQ(got, N);
+	printf("  reorder 25%%: %u of %u sent at once, %u arrived before an earlier one was\n",
+	       early, N, inversions);
+	check_binomial(early, N, 0.25);
+	CHECK(inversions > 0);
+	relay_free(&r);
+	close(c.fd);
+}
+
+/* netem loss gemodel 5% 50%: losses come in bursts of mean 1/r = 2. */
+static void test_gemodel(void)
+{
+	enum { N = 3000 };
+	struct relay r;
+	struct client c;
+	client_open(&c);
+	relay_start(&r, (const char *const[]){ "--workers", "1", "--seed", "5", "--up",
+					       "netem loss gemodel 5% 50%", NULL });
+	static unsigned char seen[N];
+	memset(seen, 0, sizeof(seen));
+	uint64_t t = now_ns();
+	uint32_t seq;
+	for (unsigned i = 0; i < N; i++) {
+		client_send(&c, r.port, 0, i, 64);
+		t += 100000;
+		sleep_until(t);
+		while (client_recv(&c, 0, NULL, &seq, NULL))
+			if (seq < N)
+				seen[seq] = 1;
+	}
+	while (client_recv(&c, 300, NULL, &seq, NULL))
+		if (seq < N)
+			seen[seq] = 1;
+	relay_stop(&r);
+	unsigned lost = 0, bursts = 0;
+	for (unsigned i = 0; i < N; i++)
+		if (!seen[i]) {
+			lost++;
+			bursts += i == 0 || seen[i - 1];
+		}
+	CHECK_EQ(lost, fin_get(&r, "up", "netem_loss"));
+	CHECK(bursts > 0);
+	double mean = (double)lost / bursts;
+	printf("  gemodel 5%% 50%%: %u lost in %u bursts, mean burst %.2f (1/r = 2)\n", lost, bursts,
+	       mean);
+	/* stationary loss p / (p + r) = 9.1%: ~270 losses in ~135 bursts */
+	CHECK(lost > 150 && lost < 420);
+	CHECK(mean > 1.5 && mean < 2.7);
+	relay_free(&r);
+	close(c.fd);
+}
+
+/* netem duplicate 20%: clones counted, each one delivered. */
+static void test_duplicate(void)
+{
+	enum { N = 2000 };
+	struct relay r;
+	struct client c;
+	client_open(&c);
+	relay_start(&r, (const char *const[]){ "--workers", "2", "--seed", "3", "--up",
+					       "netem duplicate 20%", NULL });
+	unsigned got = send_count(&r, &c, N, 100, 100);
+	relay_stop(&r);
+	long long clones = fin_get(&r, "up", "clones");
+	check_binomial(clones, N, 0.20);
+	CHECK_EQ(fin_get(&r, "up", "rx"), N);
+	CHECK_EQ(fin_get(&r, "up", "out"), N + clones);
+	CHECK_EQ(got, N + clones);
+	CHECK_EQ(fin_get(&r, "down", "rx"), N + clones);
+	relay_free(&r);
+	close(c.fd);
+}
+
+/* tbf at @mbit Mbit/s, offered 1.2 x that (@per datagrams of 1000 bytes
+ * every @gap_us) for about a second: no drop, the qdisc's byte count
+ * exactly out x (payload + 28), the rate at the server within 3%. */
+static void run_tbf(const char *spec, double mbit, unsigned n, unsigned gap_us, unsigned per)
+{
+	enum { LEN = 1000 };
+	struct relay r;
+	struct client c;
+	client_open(&c);
+	relay_start(&r, (const char *const[]){ "--workers", "2", "--up", spec, NULL });
+	__atomic_store_n(&E.nrec, 0, __ATOMIC_RELEASE);
+	unsigned got = send_burst(&r, &c, n, LEN, gap_us, per);
+	relay_stop(&r);
+	long long out = fin_get(&r, "up", "out");
+	CHECK_EQ(fin_get(&r, "up", "rx"), n);
+	CHECK_EQ(fin_get(&r, "up", "dropped"), 0); /* the queue stays under latency 500ms */
+	CHECK_EQ(out, n);
+	CHECK_EQ(got, n);
+	CHECK_EQ(fin_get(&r, "up", "out_bytes"), (long long)n * LEN);
+	/* the qdisc's own count: tc -s -j "bytes" of the root */
+	const char *q = strstr(r.fin, "\"kind\":\"tbf\"");
+	CHECK(q);
+	const char *b = strstr(q, "\"bytes\":");
+	CHECK(b);
+	CHECK_EQ(strtoll(b + 8, NULL, 10), (long long)n * (LEN + 28));
+	/* the rate past the first burst and the first 5%, at the server */
+	unsigned nrec = __atomic_load_n(&E.nrec, __ATOMIC_ACQUIRE);
+	CHECK(nrec >= n);
+	unsigned first = n / 20 + 20, last = nrec - 1;
+	double secs = (double)(E.rec_t[last] - E.rec_t[first]) / 1e9;
+	double bits = (double)(last - first) * (LEN + 28) * 8;
+	double rate = bits / secs;
+	printf("  %s: %.3f Mbit/s over %.3f s at the server (%u packets)\n", spec, rate / 1e6, secs,
+	       last - first);
+	CHECK(fabs(rate - mbit * 1e6) <= 0.03 * mbit * 1e6);
+	relay_free(&r);
+	close(c.fd);
+}
+
+static void test_tbf_rate(void)
+{
+	/* 1028 bytes on the wire every 685 us: 12 Mbit/s */
+	run_tbf("tbf rate 10mbit burst 10kb latency 500ms", 10, 1400, 685, 1);
+	/* 10 of them every 685 us: 120 Mbit/s */
+	run_tbf("tbf rate 100mbit burst 100kb latency 500ms", 100, 14000, 685, 10);
+}
+
+/* 64 clients on 2 workers: each reply comes back to its own socket, both
+ * workers take clients, a mapping per client. */
+static void test_many_clients(void)
+{
+	enum { NC = 64, PER = 20 };
+	struct relay r;
+	struct client c[NC];
+	for (int i = 0; i < NC; i++)
+		client_open(&c[i]);
+	relay_start(&r, (const char *const[]){ "--workers", "2", "--up", "netem delay 5ms",
+					       "--per-queue", "--down", "netem delay 5ms", NULL });
+	for (int k = 0; k < PER; k++)
+		for (int i = 0; i < NC; i++)
+			client_send(&c[i], r.port, (uint32_t)i, (uint32_t)k, 64);
+	unsigned got = 0;
+	for (int i = 0; i < NC; i++) {
+		uint32_t id, seq;
+		while (client_recv(&c[i], 500, NULL, &seq, &id)) {
+			CHECK_EQ(id, i);
+			got++;
+			if (got % PER == 0)
+				break;
+		}
+	}
+	relay_stop(&r);
+	CHECK_EQ(got, NC * PER);
+	CHECK_EQ(fin_get(&r, NULL, "clients_new"), NC);
+	CHECK_EQ(fin_get(&r, "up", "out"), NC * PER);
+	CHECK_EQ(fin_get(&r, "down", "out"), NC * PER);
+	const char *w = strstr(r.fin, "\"worker_rx\":[");
+	CHECK(w);
+	long long w0 = strtoll(w + 13, NULL, 10);
+	long long w1 = strtoll(strchr(w, ',') + 1, NULL, 10);
+	printf("  %d clients: worker 0 took %lld datagrams, worker 1 %lld\n", NC, w0, w1);
+	CHECK(w0 > 0 && w1 > 0);
+	CHECK_EQ(w0 + w1, 2 * NC * PER);
+	/* --per-queue: an mq root with a netem per TX queue, each one used */
+	const char *up = strstr(r.fin, "\"up\":{");
+	const char *down = strstr(r.fin, "\"down\":{");
+	CHECK(up && down);
+	const char *mq = strstr(up, "\"kind\":\"mq\"");
+	CHECK(mq && mq < down);
+	unsigned nnetem = 0;
+	for (const char *q = strstr(up, "\"kind\":\"netem\""); q && q < down;
+	     q = strstr(q + 1, "\"kind\":\"netem\"")) {
+		const char *pk = strstr(q, "\"packets\":");
+		CHECK(pk && strtoll(pk + 10, NULL, 10) > 0);
+		nnetem++;
+	}
+	CHECK_EQ(nnetem, 2);
+	relay_free(&r);
+	for (int i = 0; i < NC; i++)
+		close(c[i].fd);
+}
+
+/* --max-clients 4: the others' datagrams are dropped and counted. */
+static void test_max_clients(void)
+{
+	enum { NC = 8 };
+	struct relay r;
+	struct client c[NC];
+	relay_start(&r, (const char *const[]){ "--workers", "1", "--max-clients", "4", "--stats",
+					       "0.1", NULL });
+	unsigned got = 0;
+	for (int i = 0; i < NC; i++) {
+		client_open(&c[i]);
+		client_send(&c[i], r.port, (uint32_t)i, 0, 64);
+		got += client_recv(&c[i], i < 4 ? 1000 : 100, NULL, NULL, NULL);
+	}
+	relay_stop(&r);
+	CHECK_EQ(got, 4);
+	CHECK_EQ(fin_get(&r, "up", "rx"), NC);
+	CHECK_EQ(fin_get(&r, "up", "max_clients"), NC - 4);
+	CHECK_EQ(fin_get(&r, NULL, "clients_new"), 4);
+	CHECK(strstr(r.out, "\"final\":false")); /* --stats 0.1: reports while running */
+	relay_free(&r);
+	for (int i = 0; i < NC; i++)
+		close(c[i].fd);
+}
+
+/* --idle 0.2: a quiet client's mapping expires; its next datagram makes a
+ * new one. */
+static void test_idle(void)
+{
+	struct relay r;
+	struct client c;
+	client_open(&c);
+	relay_start(&r, (const char *const[]){ "--workers", "1", "--idle", "0.2", NULL });
+	client_send(&c, r.port, 0, 0, 64);
+	CHECK(client_recv(&c, 1000, NULL, NULL, NULL));
+	sleep_ms(700);
+	client_send(&c, r.port, 0, 1, 64);
+	CHECK(client_recv(&c, 1000, NULL, NULL, NULL));
+	relay_stop(&r);
+	CHECK_EQ(fin_get(&r, NULL, "clients_new"), 2);
+	CHECK(fin_get(&r, NULL, "clients_expired") >= 1);
+	relay_free(&r);
+	close(c.fd);
+}
+
+/* Stop with packets queued: a delay beyond the drain drops them
+ * (dev_destroy) and the balance holds; one within it sends them. */
+static void test_stop_queued(void)
+{
+	enum { N = 100 };
+	struct relay r;
+	struct client c;
+	client_open(&c);
+	relay_start(&r, (const char *const[]){ "--workers", "2", "--drain", "200", "--up",
+					       "netem delay 5s", NULL });
+	for (int i = 0; i < N; i++)
+		client_send(&c, r.port, 0, (uint32_t)i, 64);
+	sleep_ms(100);
+	uint64_t t = now_ns();
+	relay_stop(&r);
+	double stop_ms = (double)(now_ns() - t) / 1e6;
+	printf("  stop with %d queued for 5 s, --drain 200: exited in %.0f ms\n", N, stop_ms);
+	CHECK(stop_ms < 3000);
+	CHECK_EQ(fin_get(&r, "up", "rx"), N);
+	CHECK_EQ(fin_get(&r, "up", "out"), 0);
+	CHECK_EQ(fin_get(&r, "up", "dev_destroy"), N);
+	relay_free(&r);
+
+	relay_start(&r, (const char *const[]){ "--workers", "2", "--drain", "2000", "--up",
+					       "netem delay 300ms", NULL });
+	for (int i = 0; i < N; i++)
+		client_send(&c, r.port, 0, (uint32_t)i, 64);
+	sleep_ms(50);
+	relay_stop(&r);
+	CHECK_EQ(fin_get(&r, "up", "rx"), N);
+	CHECK_EQ(fin_get(&r, "up", "out"), N);
+	CHECK_EQ(fin_get(&r, "up", "dropped"), 0);
+	relay_free(&r);
+	close(c.fd);
+}
+
+static void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	CHECK(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/* SIGHUP with packets queued: the batch file, changed, applies as a
+ * change; what was queued is kept and sent; new packets see the new delay. */
+static void test_reload(void)
+{
+	enum { N = 20 };
+	char path[] = "/tmp/test_relay_batch.XXXXXX";
+	int fd = mkstemp(path);
+	CHECK(fd >= 0);
+	close(fd);
+	write_file(path, "# the up link\nqdisc add dev up root handle 1: netem delay 600ms\n");
+	struct relay r;
+	struct client c;
+	client_open(&c);
+	relay_start(&r, (const char *const[]){ "--workers", "2", "--up-batch", path, NULL });
+	for (int i = 0; i < N; i++)
+		client_send(&c, r.port, 0, (uint32_t)i, 64);
+	sleep_ms(50);
+	write_file(path, "qdisc add dev up root handle 1: netem delay 10ms\n");
+	CHECK(kill(r.pid, SIGHUP) == 0);
+	read_err(&r, 3000, "SIGHUP: batch files");
+	CHECK(strstr(r.errtext, "SIGHUP: batch files applied"));
+	uint64_t rtt;
+	uint32_t seq;
+	unsigned fast = 0;
+	for (int i = 0; i < N; i++) {
+		client_send(&c, r.port, 0, (uint32_t)(N + i), 64);
+		while (client_recv(&c, 0, &rtt, &seq, NULL))
+			fast += seq >= N && rtt < 300000000;
+		sleep_ms(2);
+	}
+	unsigned old = 0, total = 0;
+	while (client_recv(&c, 1500, &rtt, &seq, NULL)) {
+		total++;
+		if (seq < N)
+			old++;
+		else
+			fast += rtt < 300000000;
+	}
+	relay_stop(&r);
+	printf("  SIGHUP: %u of %d queued before kept and sent, %u of %d after at the new delay\n",
+	       old, N, fast, N);
+	CHECK_EQ(old, N);
+	CHECK(fast >= N / 2); /* loose: a reply can wait behind the old ones' wake-ups */
+	CHECK_EQ(fin_get(&r, "up", "out"), 2 * N);
+	CHECK_EQ(fin_get(&r, "up", "dropped"), 0);
+	CHECK(strstr(r.fin, "\"delay\":0.01") || strstr(r.fin, "\"delay\":1e-02"));
+	relay_free(&r);
+	close(c.fd);
+	unlink(path);
+}
+
+/* --map: two clients, an htb class each with its own netem leaf; the
+ * mapped client gets its class's delay, the other the default class's. */
+static void test_map(void)
+{
+	enum { N = 20 };
+	char path[] = "/tmp/test_relay_map.XXXXXX";
+	int fd = mkstemp(path);
+	CHECK(fd >= 0);
+	close(fd);
+	write_file(path, "qdisc add dev up root handle 1: htb default 20\n"
+			 "class add dev up parent 1: classid 1:10 htb rate 100mbit\n"
+			 "class add dev up parent 1: classid 1:20 htb rate 100mbit\n"
+			 "qdisc add dev up parent 1:10 handle 10: netem delay 5ms\n"
+			 "qdisc add dev up parent 1:20 handle 20: netem delay 40ms\n");
+	struct client a, b;
+	client_open(&a);
+	client_open(&b);
+	struct sockaddr_in la = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	CHECK(bind(a.fd, (struct sockaddr *)&la, sizeof(la)) == 0);
+	socklen_t ll = sizeof(la);
+	CHECK(getsockname(a.fd, (struct sockaddr *)&la, &ll) == 0);
+	char map[64];
+	snprintf(map, sizeof(map), "127.0.0.1:%u=1:10", ntohs(la.sin_port));
+	struct relay r;
+	relay_start(&r, (const char *const[]){ "--workers", "2", "--up-batch", path, "--map", map,
+					       NULL });
+	uint64_t rtt, amax = 0, bmin = UINT64_MAX;
+	unsigned na = 0, nb = 0;
+	for (int i = 0; i < N; i++) {
+		client_send(&a, r.port, 0, (uint32_t)i, 64);
+		client_send(&b, r.port, 1, (uint32_t)i, 64);
+		/* a's replies as they come (each timed when it arrives) */
+		uint64_t t = now_ns() + 2000000;
+		for (uint64_t now; (now = now_ns()) < t;)
+			if (client_recv(&a, (int)((t - now + 999999) / 1000000), &rtt, NULL, NULL))
+				na++, amax = rtt > amax ? rtt : amax;
+	}
+	while (na < N && client_recv(&a, 1000, &rtt, NULL, NULL))
+		na++, amax = rtt > amax ? rtt : amax;
+	while (nb < N && client_recv(&b, 1000, &rtt, NULL, NULL))
+		nb++, bmin = rtt < bmin ? rtt : bmin;
+	relay_stop(&r);
+	printf("  --map %s: its longest RTT %.1f ms (class 1:10, 5 ms); the other's shortest "
+	       "%.1f ms (default 1:20, 40 ms)\n", map, amax / 1e6, bmin / 1e6);
+	CHECK_EQ(na, N);
+	CHECK_EQ(nb, N);
+	CHECK(amax < 40000000); /* none through the 40 ms class */
+	CHECK(bmin >= 40000000);
+	relay_free(&r);
+	close(a.fd);
+	close(b.fd);
+	unlink(path);
+}
+
+/* SIGHUP under load: a stream of 3000 datagrams with three reloads
+ * meanwhile (the delay 5 ms <-> 15 ms): nothing dropped, everything back. */
+static void test_reload_under_load(void)
+{
+	enum { N = 3000 };
+	char path[] = "/tmp/test_relay_hup.XXXXXX";
+	int fd = mkstemp(path);
+	CHECK(fd >= 0);
+	close(fd);
+	write_file(path, "qdisc add dev up root handle 1: netem delay 5ms limit 10000\n");
+	struct relay r;
+	struct client c;
+	client_open(&c);
+	relay_start(&r, (const char *const[]){ "--workers", "2", "--up-batch", path, NULL });
+	unsigned got = 0, hups = 0;
+	uint64_t t = now_ns();
+	for (unsigned i = 0; i < N; i++) {
+		client_send(&c, r.port, 0, i, 64);
+		if (i % 700 == 350) {
+			write_file(path, hups % 2 ? "qdisc add dev up root handle 1: netem delay 5ms limit 10000\n"
+						  : "qdisc add dev up root handle 1: netem delay 15ms limit 10000\n");
+			CHECK(kill(r.pid, SIGHUP) == 0);
+			hups++;
+		}
+		t += 200000;
+		sleep_until(t);
+		while (client_recv(&c, 0, NULL, NULL, NULL))
+			got++;
+	}
+	got += client_drain(&c, 500);
+	relay_stop(&r); /* reads the rest of its stderr */
+	unsigned applied = 0;
+	for (const char *p = strstr(r.errtext, "SIGHUP: batch files applied"); p;
+	     p = strstr(p + 1, "SIGHUP: batch files applied"))
+		applied++;
+	printf("  %u SIGHUPs during %d datagrams: %u applied, %u back\n", hups, N, applied, got);
+	CHECK_EQ(applied, hups);
+	CHECK_EQ(got, N);
+	CHECK_EQ(fin_get(&r, "up", "out"), N);
+	CHECK_EQ(fin_get(&r, "up", "dropped"), 0);
+	relay_free(&r);
+	close(c.fd);
+	unlink(path);
+}
+
+/* Bad configurations: exit 2, a message that names the token. */
+static void bad(const char *const *args, const char *want)
+{
+	struct relay r;
+	int rc = relay_spawn(&r, args, 0);
+	if (rc != 2 || !strstr(r.errtext, want)) {
+		fprintf(stderr, "bad config: exit %d (want 2), stderr \"%s\" (want \"%s\")\n", rc,
+			r.errtext, want);
+		abort();
+	}
+	printf("    exit 2: %.*s\n", (int)strcspn(r.errtext, "\n"), r.errtext);
+}
+
+static void test_bad_configs(void)
+{
+	bad((const char *const[]){ "--up", "netem delya 20ms", NULL }, "delya");
+	bad((const char *const[]){ "--down", "netem delay 20ms loss 200%", NULL }, "loss");
+	bad((const char *const[]){ "--up", "tbf rate 10mbit", NULL }, "burst");
+	bad((const char *const[]){ "--up", "bogus", NULL }, "bogus");
+	bad((const char *const[]){ "--workers", "0", NULL }, "--workers");
+	bad((const char *const[]){ "--frobnicate", NULL }, "--frobnicate");
+	bad((const char *const[]){ "--up-batch", "/nonexistent/batch", NULL }, "/nonexistent/batch");
+	bad((const char *const[]){ "--stats", "soon", NULL }, "soon");
+	bad((const char *const[]){ "--map", "127.0.0.1=1:zz", NULL }, "1:zz");
+	bad((const char *const[]){ "--map", "::1=1:10", NULL }, "::1");
+	char path[] = "/tmp/test_relay_bad.XXXXXX";
+	int fd = mkstemp(path);
+	CHECK(fd >= 0);
+	close(fd);
+	write_file(path, "qdisc add dev up root handle 1: htb default 10\n"
+			 "class add dev up parent 1: classid 1:10 htb rate 10mbit ceil 5zbit\n");
+	char want[128];
+	snprintf(want, sizeof(want), "%s:2", path);
+	bad((const char *const[]){ "--up-batch", path, NULL }, want);
+	bad((const char *const[]){ "--up-batch", path, NULL }, "Illegal \"ceil\"");
+	unlink(path);
+	struct relay r;
+	int rc = relay_spawn(&r, (const char *const[]){ "--listen", "127.0.0.1:99999", "--to",
+							"127.0.0.1:7", NULL }, 1);
+	CHECK_EQ(rc, 2);
+	CHECK(strstr(r.errtext, "99999"));
+	rc = relay_spawn(&r, (const char *const[]){ "--listen", "localhost:9", "--to",
+						    "127.0.0.1:7", NULL }, 1);
+	CHECK_EQ(rc, 2);
+	CHECK(strstr(r.errtext, "localhost"));
+	rc = relay_spawn(&r, (const char *const[]){ "--listen", "127.0.0.1:0", NULL }, 1);
+	CHECK_EQ(rc, 2);
+	CHECK(strstr(r.errtext, "--to"));
+}
+
+static void test_help(void)
+{
+	char cmd[4096];
+	snprintf(cmd, sizeof(cmd), "'%s' --help", relay_bin);
+	FILE *p = popen(cmd, "r");
+	CHECK(p);
+	char buf[16384];
+	size_t n = fread(buf, 1, sizeof(buf) - 1, p);
+	buf[n] = '\0';
+	CHECK_EQ(pclose(p), 0);
+	CHECK(strstr(buf, "SYNOPSIS") && strstr(buf, "--listen") && strstr(buf, "EXIT STATUS"));
+}
+
+/* IPv6 on ::1 (skipped where the host has none). */
+static void test_ipv6(void)
+{
+	echo_stop();
+	if (echo_start(AF_INET6)) {
+		printf("  SKIP: no IPv6 loopback\n");
+		CHECK(echo_start(AF_INET) == 0);
+		return;
+	}
+	struct relay r;
+	struct client c;
+	client_open(&c);
+	relay_start(&r, (const char *const[]){ "--workers", "2", "--up", "netem delay 1ms", NULL });
+	unsigned got = send_count(&r, &c, 50, 200, 200);
+	relay_stop(&r);
+	CHECK_EQ(got, 50);
+	const char *q = strstr(r.fin, "\"kind\":\"netem\"");
+	CHECK(q);
+	const char *b = strstr(q, "\"bytes\":");
+	CHECK(b);
+	CHECK_EQ(strtoll(b + 8, NULL, 10), 50LL * (200 + 48)); /* IPv6 + UDP headers */
+	relay_free(&r);
+	close(c.fd);
+	echo_stop();
+	CHECK(echo_start(AF_INET) == 0);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fprintf(stderr, "usage: test_relay PATH-TO-pinwheel-netem\n");
+		return 2;
+	}
+	relay_bin = argv[1];
+	signal(SIGPIPE, SIG_IGN);
+	CHECK(echo_start(AF_INET) == 0);
+	RUN(test_help);
+	RUN(test_bad_configs);
+	RUN(test_wake_jitter);
+	RUN(test_delay);
+	RUN(test_loss);
+	RUN(test_duplicate);
+	RUN(test_reorder);
+	RUN(test_gemodel);
+	RUN(test_tbf_rate);
+	RUN(test_many_clients);
+	RUN(test_max_clients);
+	RUN(test_idle);
+	RUN(test_stop_queued);
+	RUN(test_reload);
+	RUN(test_reload_under_load);
+	RUN(test_map);
+	RUN(test_ipv6);
+	echo_stop();
+	return 0;
+}

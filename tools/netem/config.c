@@ -1,0 +1,568 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pinwheel-netem's configuration: the command line (relay_parse_args),
+ * addresses (relay_parse_addr), and the tc commands each direction's device
+ * is set up with (relay_dir_cmds), from a spec or a batch file's text.
+ * Every function here is pure: it reads its arguments, writes its outputs
+ * and allocates only what it returns, so the fuzzer can run it.
+ * Threads: the caller's (the main thread; the fuzzer's).  Locks: none.
+ */
+#define _GNU_SOURCE
+#include "relay.h"
+
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char relay_help_text[] =
+"NAME\n"
+"    pinwheel-netem - an unprivileged network emulator for UDP\n"
+"\n"
+"SYNOPSIS\n"
+"    pinwheel-netem --listen ADDR:PORT --to ADDR:PORT\n"
+"                   [--up 'QDISC SPEC'] [--down 'QDISC SPEC']\n"
+"                   [--up-batch FILE] [--down-batch FILE] [--per-queue]\n"
+"                   [--workers N] [--seed S] [--stats SECONDS] [--json]\n"
+"                   [--max-clients N] [--idle SECONDS] [--drain MS]\n"
+"                   [--max-packets N] [--map ADDR[:PORT]=MAJ:MIN]... [--help]\n"
+"\n"
+"DESCRIPTION\n"
+"    Relays UDP datagrams between clients and one server through pinwheel's\n"
+"    userspace qdiscs (netem, tbf, htb, fq, the fifos, mq), without root.\n"
+"    A datagram a client sends to the --listen address is sent to the --to\n"
+"    address through device \"up\"; what the server answers comes back to\n"
+"    that client through device \"down\", from the --listen address.  Each\n"
+"    client address gets its own upstream socket (a NAT-like mapping),\n"
+"    forgotten after --idle seconds without traffic.\n"
+"\n"
+"    A device has one TX queue per worker.  Worker i receives on its own\n"
+"    SO_REUSEPORT socket and enqueues on TX queue i (XPS); qdisc watchdogs\n"
+"    are pinned to the CPU that arms them.  Without a spec a device keeps the\n"
+"    kernel's default: mq with a pfifo_fast per queue.  Packet length, for\n"
+"    rates and byte limits, is the UDP payload plus 28 bytes (IPv4 and UDP\n"
+"    headers) or 48 (IPv6).\n"
+"\n"
+"OPTIONS\n"
+"    --listen ADDR:PORT   where clients send (A.B.C.D:PORT or [V6]:PORT; port 0\n"
+"                         picks one, printed on stderr when ready)\n"
+"    --to ADDR:PORT       the server\n"
+"    --up SPEC, --down SPEC\n"
+"                         the root qdisc of a direction: what follows\n"
+"                         \"tc qdisc add dev up root\", e.g.\n"
+"                         'netem delay 40ms 5ms distribution normal loss 1%'\n"
+"                         or 'tbf rate 10mbit burst 32kb latency 50ms'\n"
+"    --up-batch FILE, --down-batch FILE\n"
+"                         whole tc commands, one a line, as tc -batch reads\n"
+"                         them (qdisc add|change|replace|del, class add|...),\n"
+"                         naming device up or down; run after the spec\n"
+"    --per-queue          install each spec under an mq root, one copy per TX\n"
+"                         queue (scales with workers; a rate is then per worker)\n"
+"    --workers N          worker threads, one per CPU (default: online CPUs;\n"
+"                         at most 64)\n"
+"    --seed S             seed every netem that names none (distinct per qdisc):\n"
+"                         reproducible loss, duplication, jitter decisions\n"
+"    --stats SECONDS      print statistics every SECONDS (default: only at exit)\n"
+"    --json               statistics as one JSON object a line\n"
+"    --max-clients N      client mappings at most (default 4096); datagrams of\n"
+"                         new clients past it are dropped and counted\n"
+"    --idle SECONDS       a client mapping's idle timeout (default 60)\n"
+"    --drain MS           at SIGINT/SIGTERM, how long queued packets are still\n"
+"                         sent at their time (default 1000); the rest are\n"
+"                         dropped and counted\n"
+"    --max-packets N      packets one worker may hold at once (default 65536)\n"
+"    --map ADDR[:PORT]=MAJ:MIN\n"
+"                         classify: the datagrams of clients at ADDR (and PORT)\n"
+"                         get priority MAJ:MIN both ways, as a tc filter would\n"
+"                         give them (an htb class id, e.g. 1:10); repeatable,\n"
+"                         the first match counts; others get priority 0 (htb's\n"
+"                         default class)\n"
+"    --help               this text\n"
+"\n"
+"STATISTICS\n"
+"    Per direction: rx (datagrams received), clones (netem duplicates), out\n"
+"    (sent), dropped by reason (the qdiscs' reasons, and max_clients,\n"
+"    no_memory, send_error), backlog; then the qdiscs as \"tc -s qdisc show\"\n"
+"    prints them (with --json: as \"tc -s -j\").  At exit the balance\n"
+"    rx + clones == out + dropped, backlog 0, is checked and printed.\n"
+"\n"
+"SIGNALS\n"
+"    SIGHUP   re-read the batch files and apply them as changes (qdisc add and\n"
+"             replace become qdisc change; class add and replace, class\n"
+"             change): queued packets are kept\n"
+"    SIGINT, SIGTERM\n"
+"             stop receiving, send what is queued up to --drain, print the\n"
+"             final statistics, exit\n"
+"\n"
+"EXIT STATUS\n"
+"    0 after a stop whose statistics balance; 1 if they do not, or on a\n"
+"    failure while running; 2 for a bad command line or configuration (the\n"
+"    message names the token and the reason; nothing was started).\n"
+"\n"
+"EXAMPLE\n"
+"    pinwheel-netem --listen 127.0.0.1:9000 --to 127.0.0.1:7 \\\n"
+"        --up 'netem delay 20ms 2ms loss 1%' --down 'tbf rate 10mbit burst 32kb latency 50ms'\n";
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	if (err && errlen) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return -1;
+}
+
+int relay_parse_addr(const char *s, struct sockaddr_storage *ss, socklen_t *len, char *err,
+		     size_t errlen)
+{
+	char host[INET6_ADDRSTRLEN + 8];
+	const char *port;
+	memset(ss, 0, sizeof(*ss));
+	if (!s || !*s)
+		return fail(err, errlen, "an empty address");
+	if (s[0] == '[') {
+		const char *close = strchr(s, ']');
+		if (!close || close[1] != ':')
+			return fail(err, errlen, "\"%s\": expected [IPV6]:PORT", s);
+		size_t n = (size_t)(close - s - 1);
+		if (n == 0 || n >= sizeof(host))
+			return fail(err, errlen, "\"%s\": bad IPv6 address", s);
+		memcpy(host, s + 1, n);
+		host[n] = '\0';
+		port = close + 2;
+	} else {
+		const char *colon = strrchr(s, ':');
+		if (!colon)
+			return fail(err, errlen, "\"%s\": expected ADDR:PORT", s);
+		if (memchr(s, ':', (size_t)(colon - s)))
+			return fail(err, errlen, "\"%s\": an IPv6 address needs brackets: [ADDR]:PORT",
+				    s);
+		size_t n = (size_t)(colon - s);
+		if (n == 0 || n >= sizeof(host))
+			return fail(err, errlen, "\"%s\": bad address", s);
+		memcpy(host, s, n);
+		host[n] = '\0';
+		port = colon + 1;
+	}
+	char *end;
+	errno = 0;
+	unsigned long p = strtoul(port, &end, 10);
+	if (!*port || *end || errno || p > 65535 || !isdigit((unsigned char)*port))
+		return fail(err, errlen, "\"%s\": bad port \"%s\" (0..65535)", s, port);
+	struct sockaddr_in *a4 = (struct sockaddr_in *)ss;
+	struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)ss;
+	if (inet_pton(AF_INET, host, &a4->sin_addr) == 1) {
+		a4->sin_family = AF_INET;
+		a4->sin_port = htons((uint16_t)p);
+		*len = sizeof(*a4);
+		return 0;
+	}
+	if (inet_pton(AF_INET6, host, &a6->sin6_addr) == 1) {
+		a6->sin6_family = AF_INET6;
+		a6->sin6_port = htons((uint16_t)p);
+		*len = sizeof(*a6);
+		return 0;
+	}
+	return fail(err, errlen, "\"%s\": \"%s\" is not a numeric IPv4 or IPv6 address", s, host);
+}
+
+void relay_format_addr(const struct sockaddr_storage *ss, char *buf, size_t len)
+{
+	char h[INET6_ADDRSTRLEN];
+	if (ss->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *a6 = (const struct sockaddr_in6 *)ss;
+		inet_ntop(AF_INET6, &a6->sin6_addr, h, sizeof(h));
+		snprintf(buf, len, "[%s]:%u", h, ntohs(a6->sin6_port));
+	} else {
+		const struct sockaddr_in *a4 = (const struct sockaddr_in *)ss;
+		inet_ntop(AF_INET, &a4->sin_addr, h, sizeof(h));
+		snprintf(buf, len, "%s:%u", h, ntohs(a4->sin_port));
+	}
+}
+
+/* "MAJ:MIN" in hex, as tc writes a classid. */
+static int parse_classid(const char *v, uint32_t *out)
+{
+	char *end;
+	errno = 0;
+	if (!isxdigit((unsigned char)*v))
+		return -1;
+	unsigned long maj = strtoul(v, &end, 16);
+	if (errno || *end != ':' || maj > 0xffff)
+		return -1;
+	const char *m = end + 1;
+	if (!isxdigit((unsigned char)*m))
+		return -1;
+	unsigned long min = strtoul(m, &end, 16);
+	if (errno || *end || min > 0xffff)
+		return -1;
+	*out = (uint32_t)(maj << 16 | min);
+	return 0;
+}
+
+/* --map ADDR[:PORT]=MAJ:MIN */
+static int parse_map(const char *v, struct relay_map *m, char *err, size_t errlen)
+{
+	const char *eq = strrchr(v, '=');
+	if (!eq)
+		return fail(err, errlen, "--map: \"%s\": expected ADDR[:PORT]=MAJ:MIN", v);
+	if (parse_classid(eq + 1, &m->classid))
+		return fail(err, errlen, "--map: bad class id \"%s\" (MAJ:MIN, hexadecimal)", eq + 1);
+	char a[INET6_ADDRSTRLEN + 16];
+	size_t n = (size_t)(eq - v);
+	if (n == 0 || n + 3 >= sizeof(a))
+		return fail(err, errlen, "--map: bad address in \"%s\"", v);
+	memcpy(a, v, n);
+	a[n] = '\0';
+	/* with a port: "[V6]:P" or "A.B.C.D:P"; without: "[V6]" or "A.B.C.D" */
+	int has_port = a[0] == '[' ? strstr(a, "]:") != NULL : strchr(a, ':') != NULL;
+	if (!has_port)
+		strcat(a, ":0");
+	char aerr[256];
+	socklen_t len;
+	if (relay_parse_addr(a, &m->addr, &len, aerr, sizeof(aerr)))
+		return fail(err, errlen, "--map: %s", aerr);
+	m->any_port = !has_port;
+	return 0;
+}
+
+uint32_t relay_map_lookup(const struct relay_config *cfg, const struct sockaddr_storage *addr)
+{
+	for (unsigned i = 0; i < cfg->nmap; i++) {
+		const struct relay_map *m = &cfg->map[i];
+		if (m->addr.ss_family != addr->ss_family)
+			continue;
+		if (addr->ss_family == AF_INET6) {
+			const struct sockaddr_in6 *x = (const void *)&m->addr, *y = (const void *)addr;
+			if (memcmp(&x->sin6_addr, &y->sin6_addr, sizeof(x->sin6_addr)) ||
+			    (!m->any_port && x->sin6_port != y->sin6_port))
+				continue;
+		} else {
+			const struct sockaddr_in *x = (const void *)&m->addr, *y = (const void *)addr;
+			if (x->sin_addr.s_addr != y->sin_addr.s_addr ||
+			    (!m->any_port && x->sin_port != y->sin_port))
+				continue;
+		}
+		return m->classid;
+	}
+	return 0;
+}
+
+static int parse_uint(const char *opt, const char *v, unsigned long lo, unsigned long hi,
+		      unsigned *out, char *err, size_t errlen)
+{
+	char *end;
+	errno = 0;
+	unsigned long x = strtoul(v, &end, 10);
+	if (!*v || *end || errno || !isdigit((unsigned char)*v) || x < lo || x > hi)
+		return fail(err, errlen, "%s: bad value \"%s\" (an integer %lu..%lu)", opt, v, lo,
+			    hi);
+	*out = (unsigned)x;
+	return 0;
+}
+
+static int parse_secs(const char *opt, const char *v, double lo, double hi, double *out,
+		      char *err, size_t errlen)
+{
+	char *end;
+	errno = 0;
+	double x = strtod(v, &end);
+	if (!*v || *end || errno || !isfinite(x) || x < lo || x > hi)
+		return fail(err, errlen, "%s: bad value \"%s\" (seconds, %g..%g)", opt, v, lo, hi);
+	*out = x;
+	return 0;
+}
+
+int relay_parse_args(int argc, char **argv, struct relay_config *cfg, char *err, size_t errlen)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->max_clients = RELAY_DEF_CLIENTS;
+	cfg->idle_s = RELAY_DEF_IDLE_S;
+	cfg->drain_ms = RELAY_DEF_DRAIN_MS;
+	cfg->max_packets = RELAY_DEF_PACKETS;
+	int have_listen = 0, have_to = 0;
+	for (int i = 1; i < argc; i++) {
+		const char *o = argv[i];
+		if (!strcmp(o, "--help") || !strcmp(o, "-h")) {
+			cfg->help = 1;
+			return 0;
+		}
+		if (!strcmp(o, "--json")) {
+			cfg->json = 1;
+			continue;
+		}
+		if (!strcmp(o, "--per-queue")) {
+			cfg->per_queue = 1;
+			continue;
+		}
+		static const char *const with_value[] = {
+			"--listen", "--to", "--up", "--down", "--up-batch", "--down-batch",
+			"--workers", "--seed", "--stats", "--max-clients", "--idle", "--drain",
+			"--max-packets", "--map",
+		};
+		size_t k, nk = sizeof(with_value) / sizeof(with_value[0]);
+		for (k = 0; k < nk; k++)
+			if (!strcmp(o, with_value[k]))
+				break;
+		if (k == nk)
+			return fail(err, errlen, "unknown option \"%s\" (see --help)", o);
+		if (i + 1 >= argc)
+			return fail(err, errlen, "%s needs a value", o);
+		const char *v = argv[++i];
+		char aerr[256];
+		if (!strcmp(o, "--listen") || !strcmp(o, "--to")) {
+			int lis = !strcmp(o, "--listen");
+			if (relay_parse_addr(v, lis ? &cfg->listen : &cfg->to,
+					     lis ? &cfg->listen_len : &cfg->to_len, aerr, sizeof(aerr)))
+				return fail(err, errlen, "%s: %s", o, aerr);
+			*(lis ? &have_listen : &have_to) = 1;
+		} else if (!strcmp(o, "--up") || !strcmp(o, "--down")) {
+			size_t n = strspn(v, " \t");
+			if (!v[n])
+				return fail(err, errlen, "%s: an empty qdisc spec", o);
+			cfg->spec[o[2] == 'u' ? RELAY_UP : RELAY_DOWN] = v;
+		} else if (!strcmp(o, "--up-batch") || !strcmp(o, "--down-batch")) {
+			if (!*v)
+				return fail(err, errlen, "%s: an empty file name", o);
+			cfg->batch[o[2] == 'u' ? RELAY_UP : RELAY_DOWN] = v;
+		} else if (!strcmp(o, "--workers")) {
+			if (parse_uint(o, v, 1, RELAY_MAX_WORKERS, &cfg->workers, err, errlen))
+				return -1;
+		} else if (!strcmp(o, "--seed")) {
+			char *end;
+			errno = 0;
+			unsigned long long s = strtoull(v, &end, 10);
+			if (!*v || *end || errno || !isdigit((unsigned char)*v))
+				return fail(err, errlen, "--seed: bad value \"%s\" (an integer)", v);
+			cfg->seed = s;
+			cfg->has_seed = 1;
+		} else if (!strcmp(o, "--stats")) {
+			if (parse_secs(o, v, 0, 86400, &cfg->stats_s, err, errlen))
+				return -1;
+		} else if (!strcmp(o, "--max-clients")) {
+			if (parse_uint(o, v, 1, 1u << 22, &cfg->max_clients, err, errlen))
+				return -1;
+		} else if (!strcmp(o, "--idle")) {
+			if (parse_secs(o, v, 0.001, 86400, &cfg->idle_s, err, errlen))
+				return -1;
+		} else if (!strcmp(o, "--drain")) {
+			if (parse_uint(o, v, 0, 60000, &cfg->drain_ms, err, errlen))
+				return -1;
+		} else if (!strcmp(o, "--map")) {
+			if (cfg->nmap == RELAY_MAX_MAPS)
+				return fail(err, errlen, "--map: more than %d", RELAY_MAX_MAPS);
+			if (parse_map(v, &cfg->map[cfg->nmap], err, errlen))
+				return -1;
+			cfg->nmap++;
+		} else if (!strcmp(o, "--max-packets")) {
+			if (parse_uint(o, v, 16, 1u << 24, &cfg->max_packets, err, errlen))
+				return -1;
+		}
+	}
+	if (!have_listen)
+		return fail(err, errlen, "--listen ADDR:PORT is required (see --help)");
+	if (!have_to)
+		return fail(err, errlen, "--to ADDR:PORT is required (see --help)");
+	if (cfg->listen.ss_family != cfg->to.ss_family) {
+		/* an IPv4 server behind an IPv6 listener works (the upstream
+		 * socket is the server's family); nothing to refuse */
+	}
+	if (cfg->to.ss_family == AF_INET
+		    ? ((struct sockaddr_in *)&cfg->to)->sin_port == 0
+		    : ((struct sockaddr_in6 *)&cfg->to)->sin6_port == 0)
+		return fail(err, errlen, "--to: port 0 is no server port");
+	return 0;
+}
+
+/* ------------------------------------------------------------ commands */
+
+void relay_cmds_free(struct relay_cmds *c)
+{
+	for (size_t i = 0; i < c->n; i++) {
+		free(c->cmd[i]);
+		free(c->where[i]);
+	}
+	free(c->cmd);
+	free(c->where);
+	memset(c, 0, sizeof(*c));
+}
+
+static int cmds_push(struct relay_cmds *c, char *cmd, const char *fmt, ...)
+{
+	if (!cmd)
+		return -1;
+	if (c->n == c->cap) {
+		size_t nc = c->cap ? 2 * c->cap : 8;
+		char **a = realloc(c->cmd, nc * sizeof(*a));
+		if (!a) {
+			free(cmd);
+			return -1;
+		}
+		c->cmd = a;
+		char **b = realloc(c->where, nc * sizeof(*b));
+		if (!b) {
+			free(cmd);
+			return -1;
+		}
+		c->where = b;
+		c->cap = nc;
+	}
+	va_list ap;
+	va_start(ap, fmt);
+	char *w = NULL;
+	int r = vasprintf(&w, fmt, ap);
+	va_end(ap);
+	if (r < 0) {
+		free(cmd);
+		return -1;
+	}
+	c->cmd[c->n] = cmd;
+	c->where[c->n] = w;
+	c->n++;
+	return 0;
+}
+
+/* Whether @s has the word @w (separated as tc separates words: blanks,
+ * tabs, CR, LF). */
+static int has_word(const char *s, const char *w)
+{
+	static const char ws[] = " \t\r\n";
+	size_t n = strlen(w);
+	for (const char *p = s; *p;) {
+		p += strspn(p, ws);
+		size_t k = strcspn(p, ws);
+		if (k == n && !strncmp(p, w, n))
+			return 1;
+		p += k;
+	}
+	return 0;
+}
+
+/* @cmd with " seed N" appended when it configures a netem that names no
+ * seed; takes @cmd (freed or returned). */
+static char *with_seed(const struct relay_config *cfg, char *cmd, uint64_t n)
+{
+	if (!cmd || !cfg->has_seed || !has_word(cmd, "netem") || has_word(cmd, "seed"))
+		return cmd;
+	char *s = NULL;
+	if (asprintf(&s, "%s seed %llu", cmd, (unsigned long long)(cfg->seed + n)) < 0)
+		s = NULL;
+	free(cmd);
+	return s;
+}
+
+/* Turn "qdisc add|replace ..." / "class add|replace ..." into "... change ...". */
+static char *as_change(char *cmd)
+{
+	char *p = cmd + strspn(cmd, " \t");
+	size_t w1 = strcspn(p, " \t");
+	if (!((w1 == 5 && !strncmp(p, "qdisc", 5)) || (w1 == 5 && !strncmp(p, "class", 5))))
+		return cmd;
+	char *q = p + w1;
+	q += strspn(q, " \t");
+	size_t w2 = strcspn(q, " \t");
+	if (!((w2 == 3 && !strncmp(q, "add", 3)) || (w2 == 7 && !strncmp(q, "replace", 7))))
+		return cmd;
+	char *s = NULL;
+	if (asprintf(&s, "%.*schange%s", (int)(q - cmd), cmd, q + w2) < 0)
+		s = NULL;
+	free(cmd);
+	return s;
+}
+
+int relay_dir_cmds(const struct relay_config *cfg, enum relay_dir dir, const char *dev,
+		   unsigned ntxq, const char *batch_text, const char *batch_name, int change,
+		   struct relay_cmds *out, char *err, size_t errlen)
+{
+	memset(out, 0, sizeof(*out));
+	const char *opt = dir == RELAY_UP ? "--up" : "--down";
+	uint64_t nseed = (uint64_t)dir * 100000;
+	const char *spec = cfg->spec[dir];
+	char *c;
+	if (spec && !change) {
+		if (cfg->per_queue && ntxq > 1) {
+			if (asprintf(&c, "qdisc add dev %s root handle 1: mq", dev) < 0)
+				c = NULL;
+			if (cmds_push(out, c, "%s", opt))
+				goto oom;
+			for (unsigned q = 1; q <= ntxq; q++) {
+				if (asprintf(&c, "qdisc add dev %s parent 1:%x %s", dev, q, spec) < 0)
+					c = NULL;
+				if (cmds_push(out, with_seed(cfg, c, nseed++), "%s", opt))
+					goto oom;
+			}
+		} else {
+			if (asprintf(&c, "qdisc add dev %s root %s", dev, spec) < 0)
+				c = NULL;
+			if (cmds_push(out, with_seed(cfg, c, nseed++), "%s", opt))
+				goto oom;
+		}
+	}
+	if (batch_text) {
+		size_t lineno = 0, first = 0;
+		const char *p = batch_text;
+		char *line = NULL;
+		size_t len = 0;
+		while (*p) {
+			const char *nl = strchr(p, '\n');
+			size_t n = nl ? (size_t)(nl - p) : strlen(p);
+			lineno++;
+			if (!line)
+				first = lineno;
+			while (n > 0 && p[n - 1] == '\r')
+				n--;
+			const char *hash = memchr(p, '#', n);
+			if (hash)
+				n = (size_t)(hash - p);
+			int cont = n > 0 && p[n - 1] == '\\';
+			if (cont)
+				n--;
+			char *nlp = realloc(line, len + n + 2);
+			if (!nlp)
+				goto oom_line;
+			line = nlp;
+			memcpy(line + len, p, n);
+			len += n;
+			line[len] = '\0';
+			p = nl ? nl + 1 : p + strlen(p);
+			if (cont && *p) {
+				line[len++] = ' ';
+				line[len] = '\0';
+				continue;
+			}
+			/* a whole command: skip blanks and a leading "tc" */
+			char *s = line + strspn(line, " \t");
+			if (!strncmp(s, "tc", 2) && (s[2] == ' ' || s[2] == '\t'))
+				s += 2 + strspn(s + 2, " \t");
+			if (*s) {
+				char *cmd = strdup(s);
+				/* a change keeps the seed the add gave */
+				cmd = !cmd ? NULL : change ? as_change(cmd) : with_seed(cfg, cmd, nseed);
+				nseed++;
+				if (cmds_push(out, cmd, "%s:%zu", batch_name, first))
+					goto oom_line;
+			}
+			free(line);
+			line = NULL;
+			len = 0;
+		}
+		free(line);
+		(void)first;
+		goto done;
+oom_line:
+		free(line);
+		goto oom;
+	}
+done:
+	return 0;
+oom:
+	relay_cmds_free(out);
+	return fail(err, errlen, "out of memory");
+}

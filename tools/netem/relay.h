@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pinwheel-netem's configuration: the command line, addresses, and the tc
+ * commands each direction is set up with (tools/netem/config.c).  Pure
+ * functions of their arguments: no runtime, no sockets, no globals, so
+ * the fuzzer (fuzz/fuzz_relay.c) and the tests can call them.
+ * Threads: whoever calls them (the main thread, the fuzzer); no locks.
+ */
+#ifndef PW_RELAY_H
+#define PW_RELAY_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+/* The two directions: client -> server ("up"), server -> client ("down"). */
+enum relay_dir { RELAY_UP = 0, RELAY_DOWN = 1, RELAY_NDIR = 2 };
+
+/* --map ADDR[:PORT]=MAJ:MIN: a client's datagrams, both ways, get
+ * pkt->priority MAJ:MIN (htb's classid, pfifo_fast's band), as a tc filter
+ * would classify them. */
+struct relay_map {
+	struct sockaddr_storage addr; /* port 0 in it: any port */
+	int any_port;
+	uint32_t classid;
+};
+#define RELAY_MAX_MAPS 64
+
+/* What the command line asks for. */
+struct relay_config {
+	struct sockaddr_storage listen, to;
+	socklen_t listen_len, to_len;
+	const char *spec[RELAY_NDIR];  /* --up / --down: what follows "root" */
+	const char *batch[RELAY_NDIR]; /* --up-batch / --down-batch: file names */
+	int per_queue;                 /* --per-queue: the spec per TX queue under mq */
+	unsigned workers;              /* --workers (0: one per online CPU) */
+	uint64_t seed;                 /* --seed */
+	int has_seed;
+	double stats_s;                /* --stats (0: only at exit) */
+	int json;                      /* --json */
+	unsigned max_clients;          /* --max-clients */
+	double idle_s;                 /* --idle: a client mapping's idle timeout */
+	unsigned drain_ms;             /* --drain: how long a stop sends queued packets */
+	unsigned max_packets;          /* --max-packets: packets a worker may hold */
+	struct relay_map map[RELAY_MAX_MAPS]; /* --map, in the order given */
+	unsigned nmap;
+	int help;                      /* --help */
+};
+
+/* Defaults. */
+#define RELAY_MAX_WORKERS   64
+#define RELAY_DEF_CLIENTS   4096
+#define RELAY_DEF_IDLE_S    60.0
+#define RELAY_DEF_DRAIN_MS  1000
+#define RELAY_DEF_PACKETS   65536
+
+/**
+ * relay_parse_args() - fill @cfg from @argc/@argv (argv[0] is the program).
+ * Return: 0; -1 with a message naming the bad option or value in @err.
+ * Nothing is opened (batch files are read by relay_dir_cmds()).
+ */
+int relay_parse_args(int argc, char **argv, struct relay_config *cfg, char *err, size_t errlen);
+
+/**
+ * relay_parse_addr() - "A.B.C.D:PORT", "[V6]:PORT" or "HOST:PORT" with a
+ * numeric host into @ss.  Return: 0; -1 with the reason in @err.
+ */
+int relay_parse_addr(const char *s, struct sockaddr_storage *ss, socklen_t *len, char *err,
+		     size_t errlen);
+
+/* A list of tc commands, each with where it came from ("--up", "FILE:LINE"). */
+struct relay_cmds {
+	char **cmd;
+	char **where;
+	size_t n, cap;
+};
+
+void relay_cmds_free(struct relay_cmds *c);
+
+/**
+ * relay_dir_cmds() - the tc commands that set up direction @dir's device
+ * @dev (of @ntxq TX queues): from the spec ("qdisc add dev DEV root
+ * SPEC", or with per_queue an mq root and the spec under each of its
+ * classes), then the batch file's lines (@batch_text: the file's text,
+ * NULL when there is none; @batch_name names it in messages).  Batch
+ * lines are read as tc -batch reads them ('#' comments, '\' joins lines,
+ * a leading "tc" word dropped, blank lines skipped).  With a seed, every
+ * netem that names none gets " seed N", N distinct per qdisc.
+ * @change: the SIGHUP form: batch lines only, "qdisc add|replace" and
+ * "class add|replace" turned into "... change".
+ * Return: 0; -1 with a message in @err (out of memory).
+ */
+int relay_dir_cmds(const struct relay_config *cfg, enum relay_dir dir, const char *dev,
+		   unsigned ntxq, const char *batch_text, const char *batch_name, int change,
+		   struct relay_cmds *out, char *err, size_t errlen);
+
+/**
+ * relay_map_lookup() - the classid of the first --map entry @addr
+ * matches (same family and address; same port unless the entry has none),
+ * or 0.
+ */
+uint32_t relay_map_lookup(const struct relay_config *cfg, const struct sockaddr_storage *addr);
+
+/* Format @ss as "A.B.C.D:PORT" or "[V6]:PORT". */
+void relay_format_addr(const struct sockaddr_storage *ss, char *buf, size_t len);
+
+/* The --help text. */
+extern const char relay_help_text[];
+
+#endif /* PW_RELAY_H */

@@ -1,0 +1,1328 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pinwheel-netem: an unprivileged network emulator for UDP, on pinwheel's
+ * qdiscs and timers.  The command line and the tc commands it builds are in
+ * tools/netem/config.c; this file owns everything that runs: the runtime,
+ * the two devices, the sockets, the worker threads, the packet pools, the
+ * client mappings, statistics, signals and the stop.
+ *
+ * What it does
+ * ------------
+ * Clients send datagrams to --listen; each goes through device "up" (its
+ * qdiscs: a spec, a batch file of tc commands, or the default mq of
+ * pfifo_fast) and, when a qdisc releases it, out of the client's own
+ * upstream socket, connected to --to.  The server's answers arrive on that
+ * upstream socket, go through device "down", and leave from the --listen
+ * address to the client.  A client is its source address; its mapping (the
+ * upstream socket) is forgotten after --idle seconds without a datagram
+ * either way.
+ *
+ * Threads
+ * -------
+ *  - main: parses, configures (pw_tc), opens the sockets, starts the
+ *    workers, then waits for signals (sigtimedwait, all signals blocked in
+ *    every thread) and prints statistics; SIGHUP runs the batch files as
+ *    changes (pw_tc from main: the layer's configuration lock serialises
+ *    it against the data path's grace periods); SIGINT/SIGTERM stop.
+ *  - N workers, worker i serving CPU i of the runtime (pw_cpu_enter) with
+ *    its own loop instead of pinwheel's worker threads, because it must
+ *    sleep on sockets and timers at once: epoll_pwait2() with a nanosecond
+ *    timeout to pw_next_expiry_ns(), then receive (recvmmsg, 32 a call, at
+ *    most 4 calls a socket a round), pw_run_timers(), pw_run_work() (the
+ *    NET_TX work), and send what the qdiscs released (sendmmsg).  Worker i
+ *    has its own SO_REUSEPORT listening socket, so the kernel spreads
+ *    clients over workers by their address hash, and owns the clients
+ *    whose first datagram it received: their upstream sockets are in its
+ *    epoll set, so the replies come back to the same CPU.  XPS maps CPU i
+ *    to TX queue i of both devices; under an mq root each queue is its own
+ *    qdisc and lock, under a single root (a spec without --per-queue: one
+ *    link, one rate) the queues share it.  Watchdogs are pinned
+ *    (pw_net_set_watchdog_pinned) and migration is off, so every timer a
+ *    worker arms is on its own CPU and its own epoll timeout covers it; the
+ *    only timers armed from elsewhere are main's (a tc command's
+ *    estimator or watchdog), and main kicks every worker (an eventfd in
+ *    each epoll set) after each tc command.  As a safety net a worker never
+ *    sleeps longer than 100 ms.
+ *
+ * Packets and their ownership
+ * ---------------------------
+ * A packet is a struct rpkt: the pw_pkt, its client, its direction, its
+ * home pool and 2 KiB of bytes inline (a larger datagram, up to 64 KiB, gets
+ * a malloc'd buffer: recvmmsg reads into the inline bytes and a per-worker
+ * overflow area).  Each worker has a pool: a free list only it touches and
+ * a lock-free stack others push to (a whole-stack exchange is the only pop,
+ * so no ABA); it grows on demand up to --max-packets and never shrinks
+ * while running.  A packet handed to pw_dev_queue_xmit() belongs to the
+ * layer until it comes back through ops.xmit (appended to the sending
+ * thread's sendmmsg batch, freed after the send) or ops.drop (counted by
+ * reason, freed), on whatever thread that happens.  A netem duplicate is
+ * ops.clone: a packet from the calling worker's pool (malloc'd on a thread
+ * that is no worker), counted as a clone.  Every packet holds a reference
+ * on its client, so a mapping that expires while its packets are queued
+ * lives until the last one is sent or dropped; the last reference closes
+ * the upstream socket.
+ *
+ * Nothing is lost silently: a datagram that cannot get a packet is still
+ * read (into the overflow area) and counted dropped (no_memory), one from
+ * a new client past --max-clients is counted (max_clients), a failed send
+ * (send_error); per direction, rx + clones == out + dropped + in flight at
+ * every instant, and the stop checks it with in flight 0.
+ *
+ * Locks: none of this file's own on the data path.  Counters are per
+ * worker (a slot for threads that are no worker), relaxed atomic adds,
+ * summed by main.  The client tables are per worker, touched only by their
+ * worker (the idle timer is pinned, so it runs there too), and by main
+ * after the workers are joined.
+ *
+ * Stop: main sets "stopping" and kicks; each worker removes its sockets
+ * from its epoll set and says so; then main waits until nothing is in
+ * flight or --drain ms have passed, sets "stop_now", joins the workers,
+ * prints the qdiscs, destroys the devices (what is still queued is dropped
+ * as dev_destroy), releases the clients and prints the balance.
+ *
+ * Costs (per datagram, one direction): a pool pop and push, one
+ * pw_dev_queue_xmit() (one queue lock round trip; a netem or tbf adds its
+ * watchdog's hrtimer start when it throttles), 1/32 of a recvmmsg and of a
+ * sendmmsg (a run of packets for one socket: the down direction's batches
+ * share the listening socket, the up direction's are per client), two
+ * relaxed atomic adds on the worker's own counters, one hash lookup.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <pinwheel/pinwheel.h>
+#include <pinwheel/net.h>
+
+#include "netem/relay.h"
+
+#define BATCH      32          /* datagrams a recvmmsg / sendmmsg */
+#define RX_ROUNDS  4           /* recvmmsg calls a socket a round */
+#define INLINE_BUF 2048        /* bytes a packet holds inline */
+#define MAX_DGRAM  65536       /* the largest UDP payload, rounded up */
+#define MAX_SLEEP_NS 100000000ull
+
+/* The relay's own drop reasons, after the layer's. */
+enum {
+	RD_MAX_CLIENTS = PW_DROP_REASON_MAX,
+	RD_NO_MEMORY,
+	RD_SOCKET_ERROR,
+	RD_SEND_ERROR,
+	RD_NREASONS
+};
+
+static const char *reason_name(unsigned r)
+{
+	switch (r) {
+	case RD_MAX_CLIENTS: return "max_clients";
+	case RD_NO_MEMORY: return "no_memory";
+	case RD_SOCKET_ERROR: return "socket_error";
+	case RD_SEND_ERROR: return "send_error";
+	default: return pw_drop_reason_name((enum pw_drop_reason)r);
+	}
+}
+
+struct client;
+
+struct rpkt {
+	struct pw_pkt pkt;     /* first: the layer's pointer is ours */
+	struct rpkt *fnext;    /* free-list link */
+	struct client *cl;     /* holds a reference */
+	uint8_t dir;
+	int16_t home;          /* its worker's pool, -1: malloc'd, freed with free() */
+	char *buf;             /* the bytes: inl, or a malloc'd buffer */
+	char inl[INLINE_BUF];
+};
+
+struct pool {
+	struct rpkt *local;    /* the owner's */
+	struct rpkt *remote;   /* atomic: pushed by other threads */
+	unsigned allocated;    /* the owner's */
+};
+
+/* One slot of counters (a worker's, or the shared one of other threads). */
+struct dstats {
+	uint64_t rx, rx_bytes, clones, out, out_bytes;
+	uint64_t dropped[RD_NREASONS];
+};
+
+struct slot {
+	struct dstats d[RELAY_NDIR];
+	uint64_t clients_new, clients_expired;
+} __attribute__((aligned(64)));
+
+struct client {
+	uint32_t refcnt;       /* atomic */
+	int fd;                /* the upstream socket, connected to --to */
+	unsigned owner;
+	uint32_t hash;
+	uint32_t prio;         /* --map: pkt->priority of its datagrams */
+	struct sockaddr_storage addr;
+	socklen_t alen;
+	uint64_t last_ns;      /* the last datagram either way (owner) */
+	struct pw_timer timer; /* the idle timer, pinned on the owner */
+	struct pw_sock sk[RELAY_NDIR];
+	struct client *hnext;
+	int linked;
+};
+
+struct worker {
+	unsigned id;
+	pthread_t th;
+	int started;
+	int ep, kick_fd, lfd;
+	int listening;         /* atomic: 0 once it stopped receiving */
+	struct pool pool;
+	struct client **tab;
+	unsigned tab_mask, nclients;
+	/* receive */
+	struct mmsghdr rmsg[BATCH];
+	struct iovec riov[BATCH][2];
+	struct sockaddr_storage raddr[BATCH];
+	struct rpkt *rp[BATCH];
+	char *overflow;        /* BATCH * MAX_DGRAM */
+	/* send */
+	struct mmsghdr tmsg[BATCH];
+	struct iovec tiov[BATCH];
+	int tfd[BATCH];
+	struct rpkt *tp[BATCH];
+	unsigned nt;
+} __attribute__((aligned(64)));
+
+static struct {
+	struct relay_config cfg;
+	struct pw_runtime *rt;
+	struct pw_netdev *dev[RELAY_NDIR];
+	unsigned nw;
+	struct worker *w;
+	struct slot *slots;    /* nw + 1: the last for threads that are no worker */
+	uint32_t nclients;     /* atomic */
+	int stopping, stop_now; /* atomic */
+	uint64_t idle_ns;
+	uint64_t t0;
+	char *batch_text[RELAY_NDIR];
+} R;
+
+static __thread struct worker *tl_w;
+
+#define ADD(field, v) __atomic_fetch_add(&(field), (v), __ATOMIC_RELAXED)
+
+/* The calling thread's counter slot.  Any thread. */
+static struct slot *my_slot(void)
+{
+	return &R.slots[tl_w ? tl_w->id : R.nw];
+}
+
+/* ------------------------------------------------------------ packets */
+
+/* A packet from @w's pool, or NULL (pool at --max-packets, or no memory).
+ * Context: @w's thread. */
+static struct rpkt *rpkt_alloc(struct worker *w)
+{
+	struct pool *pl = &w->pool;
+	if (!pl->local)
+		pl->local = __atomic_exchange_n(&pl->remote, NULL, __ATOMIC_ACQUIRE);
+	struct rpkt *p = pl->local;
+	if (p) {
+		pl->local = p->fnext;
+		return p;
+	}
+	if (pl->allocated >= R.cfg.max_packets)
+		return NULL;
+	p = malloc(sizeof(*p));
+	if (!p)
+		return NULL;
+	p->home = (int16_t)w->id;
+	p->buf = p->inl;
+	pl->allocated++;
+	return p;
+}
+
+/* Give @p back to @w's pool without touching its client.  @w's thread. */
+static void rpkt_unget(struct worker *w, struct rpkt *p)
+{
+	p->fnext = w->pool.local;
+	w->pool.local = p;
+}
+
+static void client_put(struct client *cl);
+
+/* Free @p: its big buffer, its client reference, back to its pool.  Any thread. */
+static void rpkt_free(struct rpkt *p)
+{
+	struct client *cl = p->cl;
+	if (p->buf != p->inl) {
+		free(p->buf);
+		p->buf = p->inl;
+	}
+	p->cl = NULL;
+	if (p->home < 0) {
+		free(p);
+	} else if (tl_w && tl_w->id == (unsigned)p->home) {
+		rpkt_unget(tl_w, p);
+	} else {
+		struct pool *pl = &R.w[p->home].pool;
+		struct rpkt *head = __atomic_load_n(&pl->remote, __ATOMIC_RELAXED);
+		do
+			p->fnext = head;
+		while (!__atomic_compare_exchange_n(&pl->remote, &head, p, true, __ATOMIC_RELEASE,
+						    __ATOMIC_RELAXED));
+	}
+	if (cl)
+		client_put(cl);
+}
+
+/* ------------------------------------------------------------ clients */
+
+static void client_hold(struct client *cl)
+{
+	__atomic_fetch_add(&cl->refcnt, 1, __ATOMIC_RELAXED);
+}
+
+/* The last reference closes the upstream socket.  Any thread. */
+static void client_put(struct client *cl)
+{
+	if (__atomic_sub_fetch(&cl->refcnt, 1, __ATOMIC_ACQ_REL))
+		return;
+	if (cl->fd >= 0)
+		close(cl->fd);
+	__atomic_fetch_sub(&R.nclients, 1, __ATOMIC_RELAXED);
+	free(cl);
+}
+
+static void sock_noop(struct pw_sock *sk)
+{
+	(void)sk;
+}
+
+static uint32_t addr_hash(const struct sockaddr_storage *a)
+{
+	const unsigned char *b;
+	size_t n;
+	if (a->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *a6 = (const void *)a;
+		b = (const unsigned char *)&a6->sin6_addr;
+		n = 16;
+		uint32_t h = 2166136261u ^ a6->sin6_port;
+		for (size_t i = 0; i < n; i++)
+			h = (h ^ b[i]) * 16777619u;
+		return h ^ (h >> 15);
+	}
+	const struct sockaddr_in *a4 = (const void *)a;
+	uint32_t h = (uint32_t)a4->sin_addr.s_addr * 0x9e3779b1u ^ (uint32_t)a4->sin_port * 0x85ebca6bu;
+	return h ^ (h >> 16);
+}
+
+static bool addr_eq(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
+{
+	if (a->ss_family != b->ss_family)
+		return false;
+	if (a->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *x = (const void *)a, *y = (const void *)b;
+		return x->sin6_port == y->sin6_port &&
+		       !memcmp(&x->sin6_addr, &y->sin6_addr, sizeof(x->sin6_addr)) &&
+		       x->sin6_scope_id == y->sin6_scope_id;
+	}
+	const struct sockaddr_in *x = (const void *)a, *y = (const void *)b;
+	return x->sin_port == y->sin_port && x->sin_addr.s_addr == y->sin_addr.s_addr;
+}
+
+static uint64_t idle_expires_jiffies(uint64_t deadline_ns)
+{
+	uint64_t now = pw_now_ns(R.rt);
+	uint64_t hz = pw_runtime_hz(R.rt);
+	uint64_t d = deadline_ns > now ? deadline_ns - now : 0;
+	return pw_jiffies(R.rt) + (d * hz + 999999999ull) / 1000000000ull + 1;
+}
+
+/* Take @cl out of its owner's table and epoll set.  Context: the owner's
+ * thread, or main after the workers are joined. */
+static void client_unlink(struct worker *w, struct client *cl)
+{
+	if (!cl->linked)
+		return;
+	struct client **pp = &w->tab[cl->hash & w->tab_mask];
+	while (*pp && *pp != cl)
+		pp = &(*pp)->hnext;
+	if (*pp)
+		*pp = cl->hnext;
+	cl->linked = 0;
+	w->nclients--;
+	epoll_ctl(w->ep, EPOLL_CTL_DEL, cl->fd, NULL);
+}
+
+/* The idle timer: on the owner's CPU (pinned).  A client with traffic
+ * since it was armed is re-armed for the rest; an idle one is forgotten
+ * (its table and timer references dropped: packets still queued keep it). */
+static void client_timer(struct pw_timer *t)
+{
+	struct client *cl = pw_container_of(t, struct client, timer);
+	uint64_t deadline = cl->last_ns + R.idle_ns;
+	if (deadline > pw_now_ns(R.rt) && !__atomic_load_n(&R.stopping, __ATOMIC_RELAXED)) {
+		pw_mod_timer(t, idle_expires_jiffies(deadline));
+		return;
+	}
+	struct worker *w = &R.w[cl->owner];
+	int linked = cl->linked;
+	client_unlink(w, cl);
+	ADD(R.slots[w->id].clients_expired, 1);
+	if (linked)
+		client_put(cl); /* the table's */
+	client_put(cl);         /* the timer's */
+}
+
+/* @w's client for @addr: found, or made (NULL with the drop reason in
+ * *@why).  Context: @w's thread. */
+static struct client *client_get(struct worker *w, const struct sockaddr_storage *addr,
+				 socklen_t alen, unsigned *why)
+{
+	uint32_t h = addr_hash(addr);
+	for (struct client *cl = w->tab[h & w->tab_mask]; cl; cl = cl->hnext)
+		if (cl->hash == h && addr_eq(&cl->addr, addr))
+			return cl;
+	if (__atomic_add_fetch(&R.nclients, 1, __ATOMIC_RELAXED) > R.cfg.max_clients) {
+		__atomic_fetch_sub(&R.nclients, 1, __ATOMIC_RELAXED);
+		*why = RD_MAX_CLIENTS;
+		return NULL;
+	}
+	struct client *cl = calloc(1, sizeof(*cl));
+	if (!cl) {
+		__atomic_fetch_sub(&R.nclients, 1, __ATOMIC_RELAXED);
+		*why = RD_NO_MEMORY;
+		return NULL;
+	}
+	cl->fd = socket(R.cfg.to.ss_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (cl->fd < 0 || connect(cl->fd, (const struct sockaddr *)&R.cfg.to, R.cfg.to_len)) {
+		if (cl->fd >= 0)
+			close(cl->fd);
+		free(cl);
+		__atomic_fetch_sub(&R.nclients, 1, __ATOMIC_RELAXED);
+		*why = RD_SOCKET_ERROR;
+		return NULL;
+	}
+	int sz = 1 << 20;
+	setsockopt(cl->fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
+	setsockopt(cl->fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = cl };
+	if (epoll_ctl(w->ep, EPOLL_CTL_ADD, cl->fd, &ev)) {
+		close(cl->fd);
+		free(cl);
+		__atomic_fetch_sub(&R.nclients, 1, __ATOMIC_RELAXED);
+		*why = RD_SOCKET_ERROR;
+		return NULL;
+	}
+	cl->refcnt = 2; /* the table's and the timer's */
+	cl->owner = w->id;
+	cl->hash = h;
+	memcpy(&cl->addr, addr, alen);
+	cl->prio = relay_map_lookup(&R.cfg, addr);
+	cl->alen = alen;
+	cl->last_ns = pw_now_ns(R.rt);
+	for (int d = 0; d < RELAY_NDIR; d++) {
+		pw_sock_init(&cl->sk[d], R.rt, sock_noop);
+		cl->sk[d].sk_hash = h;
+	}
+	pw_timer_setup(R.rt, &cl->timer, client_timer, PW_TIMER_PINNED);
+	pw_mod_timer(&cl->timer, idle_expires_jiffies(cl->last_ns + R.idle_ns));
+	cl->hnext = w->tab[h & w->tab_mask];
+	w->tab[h & w->tab_mask] = cl;
+	cl->linked = 1;
+	w->nclients++;
+	ADD(R.slots[w->id].clients_new, 1);
+	return cl;
+}
+
+/* ------------------------------------------------------------ the driver */
+
+/* Send @w's batch: runs of one socket each through sendmmsg.  Every
+ * packet is counted (out or send_error) and freed.  Context: @w's thread. */
+static void tx_flush(struct worker *w)
+{
+	struct slot *s = &R.slots[w->id];
+	unsigned i = 0;
+	while (i < w->nt) {
+		unsigned j = i + 1;
+		while (j < w->nt && w->tfd[j] == w->tfd[i])
+			j++;
+		while (i < j) {
+			int r = sendmmsg(w->tfd[i], &w->tmsg[i], j - i, MSG_DONTWAIT);
+			if (r < 0 && errno == EINTR)
+				continue;
+			unsigned k = r > 0 ? (unsigned)r : 1;
+			for (unsigned m = i; m < i + k; m++) {
+				struct rpkt *p = w->tp[m];
+				if (r > 0) {
+					ADD(s->d[p->dir].out, 1);
+					ADD(s->d[p->dir].out_bytes, p->pkt.caplen);
+				} else {
+					ADD(s->d[p->dir].dropped[RD_SEND_ERROR], 1);
+				}
+				rpkt_free(p);
+			}
+			i += k;
+		}
+	}
+	w->nt = 0;
+}
+
+static void dest_of(struct rpkt *p, int *fd, const struct sockaddr_storage **to, socklen_t *tolen)
+{
+	struct client *cl = p->cl;
+	if (p->dir == RELAY_UP) {
+		*fd = cl->fd;
+		*to = NULL;
+		*tolen = 0;
+	} else {
+		*fd = R.w[cl->owner].lfd;
+		*to = &cl->addr;
+		*tolen = cl->alen;
+	}
+}
+
+/* ops.xmit: on the CPU running the queue.  A worker batches; another
+ * thread (main, at a tc command) sends at once. */
+static int dev_xmit(struct pw_netdev *dev, unsigned txq, struct pw_pkt *pkt, void *ctx)
+{
+	(void)dev, (void)txq, (void)ctx;
+	struct rpkt *p = (struct rpkt *)pkt;
+	int fd;
+	const struct sockaddr_storage *to;
+	socklen_t tolen;
+	dest_of(p, &fd, &to, &tolen);
+	struct worker *w = tl_w;
+	if (w) {
+		if (w->nt == BATCH)
+			tx_flush(w);
+		unsigned i = w->nt++;
+		w->tiov[i] = (struct iovec){ p->buf, p->pkt.caplen };
+		w->tmsg[i].msg_hdr = (struct msghdr){
+			.msg_name = (void *)to, .msg_namelen = tolen,
+			.msg_iov = &w->tiov[i], .msg_iovlen = 1,
+		};
+		w->tfd[i] = fd;
+		w->tp[i] = p;
+		return PW_NETDEV_TX_OK;
+	}
+	struct slot *s = my_slot();
+	ssize_t r = sendto(fd, p->buf, p->pkt.caplen, MSG_DONTWAIT, (const struct sockaddr *)to,
+			   tolen);
+	if (r >= 0) {
+		ADD(s->d[p->dir].out, 1);
+		ADD(s->d[p->dir].out_bytes, p->pkt.caplen);
+	} else {
+		ADD(s->d[p->dir].dropped[RD_SEND_ERROR], 1);
+	}
+	rpkt_free(p);
+	return PW_NETDEV_TX_OK;
+}
+
+/* ops.drop: any thread acting on the device. */
+static void dev_drop(struct pw_netdev *dev, struct pw_pkt *pkt, enum pw_drop_reason r, void *ctx)
+{
+	(void)dev, (void)ctx;
+	struct rpkt *p = (struct rpkt *)pkt;
+	unsigned why = r > 0 && r < PW_DROP_REASON_MAX ? (unsigned)r : RD_SEND_ERROR;
+	ADD(my_slot()->d[p->dir].dropped[why], 1);
+	rpkt_free(p);
+}
+
+/* ops.clone (netem duplicate): under a queue lock, so no call into the
+ * layer; from the calling worker's pool, malloc'd elsewhere. */
+static struct pw_pkt *dev_clone(struct pw_netdev *dev, const struct pw_pkt *pkt, void *ctx)
+{
+	(void)dev, (void)ctx;
+	const struct rpkt *src = (const struct rpkt *)pkt;
+	struct rpkt *c;
+	if (tl_w) {
+		c = rpkt_alloc(tl_w);
+	} else {
+		c = malloc(sizeof(*c));
+		if (c) {
+			c->home = -1;
+			c->buf = c->inl;
+		}
+	}
+	if (!c)
+		return NULL;
+	if (src->buf != src->inl) {
+		char *b = malloc(pkt->caplen);
+		if (!b) {
+			if (c->home < 0)
+				free(c);
+			else
+				rpkt_unget(tl_w, c);
+			return NULL;
+		}
+		c->buf = b;
+	}
+	memcpy(c->buf, src->buf, pkt->caplen);
+	pw_pkt_init(&c->pkt, c->buf, pkt->len);
+	c->pkt.caplen = pkt->caplen;
+	c->pkt.hash = pkt->hash;
+	c->pkt.priority = pkt->priority;
+	c->pkt.tstamp_ns = pkt->tstamp_ns;
+	c->pkt.sk = pkt->sk;
+	c->pkt.ecn = pkt->ecn;
+	c->cl = src->cl;
+	c->dir = src->dir;
+	client_hold(c->cl);
+	ADD(my_slot()->d[c->dir].clones, 1);
+	return &c->pkt;
+}
+
+static const struct pw_netdev_ops dev_ops = {
+	.xmit = dev_xmit, .drop = dev_drop, .clone = dev_clone,
+};
+
+/* ------------------------------------------------------------ receive */
+
+/* Hand @p (@len payload bytes, from @cl) to direction @dir.  @w's thread. */
+static void enqueue(struct worker *w, enum relay_dir dir, struct rpkt *p, struct client *cl,
+		    uint32_t len)
+{
+	struct slot *s = &R.slots[w->id];
+	uint32_t hdr = R.cfg.to.ss_family == AF_INET6 ? 48 : 28;
+	if (dir == RELAY_DOWN)
+		hdr = cl->addr.ss_family == AF_INET6 ? 48 : 28;
+	pw_pkt_init(&p->pkt, p->buf, len + hdr);
+	p->pkt.caplen = len;
+	p->pkt.hash = cl->hash;
+	p->pkt.priority = cl->prio;
+	p->pkt.sk = &cl->sk[dir];
+	p->cl = cl;
+	p->dir = (uint8_t)dir;
+	client_hold(cl);
+	ADD(s->d[dir].rx, 1);
+	ADD(s->d[dir].rx_bytes, len);
+	pw_dev_queue_xmit(R.dev[dir], &p->pkt);
+}
+
+/* Read up to RX_ROUNDS batches from @fd: the listening socket (@cl NULL:
+ * direction up, a client per source address) or @cl's upstream socket
+ * (direction down).  Return 1 if it stopped with data perhaps left.
+ * Context: @w's thread. */
+static int rx(struct worker *w, int fd, struct client *cl)
+{
+	struct slot *s = &R.slots[w->id];
+	enum relay_dir dir = cl ? RELAY_DOWN : RELAY_UP;
+	for (int round = 0; round < RX_ROUNDS; round++) {
+		unsigned k;
+		for (k = 0; k < BATCH; k++) {
+			struct rpkt *p = rpkt_alloc(w);
+			w->rp[k] = p;
+			char *ov = w->overflow + (size_t)k * MAX_DGRAM;
+			if (p) {
+				w->riov[k][0] = (struct iovec){ p->inl, INLINE_BUF };
+				w->riov[k][1] = (struct iovec){ ov, MAX_DGRAM - INLINE_BUF };
+			} else {
+				/* no packet: read it anyway, to count it */
+				w->riov[k][0] = (struct iovec){ ov, MAX_DGRAM };
+				w->riov[k][1] = (struct iovec){ NULL, 0 };
+			}
+			w->rmsg[k].msg_hdr = (struct msghdr){
+				.msg_name = cl ? NULL : &w->raddr[k],
+				.msg_namelen = cl ? 0 : sizeof(w->raddr[k]),
+				.msg_iov = w->riov[k], .msg_iovlen = 2,
+			};
+		}
+		int n = recvmmsg(fd, w->rmsg, BATCH, MSG_DONTWAIT, NULL);
+		int got = n > 0 ? n : 0;
+		for (int i = 0; i < got; i++) {
+			struct rpkt *p = w->rp[i];
+			uint32_t len = w->rmsg[i].msg_len;
+			if (!p) {
+				ADD(s->d[dir].rx, 1);
+				ADD(s->d[dir].rx_bytes, len);
+				ADD(s->d[dir].dropped[RD_NO_MEMORY], 1);
+				continue;
+			}
+			if (len > INLINE_BUF) {
+				char *b = malloc(len);
+				if (!b) {
+					ADD(s->d[dir].rx, 1);
+					ADD(s->d[dir].rx_bytes, len);
+					ADD(s->d[dir].dropped[RD_NO_MEMORY], 1);
+					rpkt_unget(w, p);
+					continue;
+				}
+				memcpy(b, p->inl, INLINE_BUF);
+				memcpy(b + INLINE_BUF, w->overflow + (size_t)i * MAX_DGRAM,
+				       len - INLINE_BUF);
+				p->buf = b;
+			}
+			struct client *c = cl;
+			if (!c) {
+				unsigned why = 0;
+				c = client_get(w, &w->raddr[i], w->rmsg[i].msg_hdr.msg_namelen, &why);
+				if (!c) {
+					ADD(s->d[dir].rx, 1);
+					ADD(s->d[dir].rx_bytes, len);
+					ADD(s->d[dir].dropped[why], 1);
+					if (p->buf != p->inl) {
+						free(p->buf);
+						p->buf = p->inl;
+					}
+					rpkt_unget(w, p);
+					continue;
+				}
+			}
+			c->last_ns = pw_now_ns(R.rt);
+			enqueue(w, dir, p, c, len);
+		}
+		for (unsigned i = (unsigned)got; i < BATCH; i++)
+			if (w->rp[i])
+				rpkt_unget(w, w->rp[i]);
+		tx_flush(w);
+		if (n < BATCH)
+			return 0; /* empty (EAGAIN), or an error to retry next round */
+	}
+	return 1;
+}
+
+/* ------------------------------------------------------------ workers */
+
+#define TAG_KICK   ((void *)1)
+#define TAG_LISTEN ((void *)2)
+
+static void stop_listening(struct worker *w)
+{
+	epoll_ctl(w->ep, EPOLL_CTL_DEL, w->lfd, NULL);
+	for (unsigned b = 0; b <= w->tab_mask; b++)
+		for (struct client *cl = w->tab[b]; cl; cl = cl->hnext)
+			epoll_ctl(w->ep, EPOLL_CTL_DEL, cl->fd, NULL);
+	__atomic_store_n(&w->listening, 0, __ATOMIC_RELEASE);
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	tl_w = w;
+	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	if (cores > 0 && R.nw <= (unsigned)cores) {
+		cpu_set_t set;
+		CPU_ZERO(&set);
+		CPU_SET(w->id, &set);
+		pthread_setaffinity_np(pthread_self(), sizeof(set), &set); /* best effort */
+	}
+	if (pw_cpu_enter(R.rt, w->id)) {
+		fprintf(stderr, "pinwheel-netem: worker %u cannot serve its CPU\n", w->id);
+		abort();
+	}
+	struct epoll_event ev[64];
+	int busy = 0;
+	while (!__atomic_load_n(&R.stop_now, __ATOMIC_ACQUIRE)) {
+		if (__atomic_load_n(&w->listening, __ATOMIC_RELAXED) &&
+		    __atomic_load_n(&R.stopping, __ATOMIC_ACQUIRE))
+			stop_listening(w);
+		uint64_t now = pw_now_ns(R.rt);
+		uint64_t next = pw_next_expiry_ns(R.rt, w->id);
+		uint64_t wait = busy || next <= now ? 0 : next - now;
+		if (wait > MAX_SLEEP_NS)
+			wait = MAX_SLEEP_NS;
+		struct timespec ts = { (time_t)(wait / 1000000000ull), (long)(wait % 1000000000ull) };
+		int n = epoll_pwait2(w->ep, ev, 64, &ts, NULL);
+		if (n < 0 && errno == ENOSYS) /* before Linux 5.11: milliseconds, rounded up */
+			n = epoll_wait(w->ep, ev, 64, (int)((wait + 999999) / 1000000));
+		busy = 0;
+		for (int i = 0; i < n; i++) {
+			void *tag = ev[i].data.ptr;
+			if (tag == TAG_KICK) {
+				uint64_t v;
+				if (read(w->kick_fd, &v, sizeof(v)) < 0) {
+					/* EAGAIN: another read took it */
+				}
+			} else if (tag == TAG_LISTEN) {
+				busy |= rx(w, w->lfd, NULL);
+			} else {
+				struct client *cl = tag;
+				busy |= rx(w, cl->fd, cl);
+			}
+		}
+		pw_run_timers(R.rt, w->id);
+		if (pw_run_work(R.rt, w->id) > 0)
+			busy = 1;
+		tx_flush(w);
+	}
+	tx_flush(w);
+	pw_cpu_exit(R.rt);
+	return NULL;
+}
+
+static void kick_all(void)
+{
+	uint64_t one = 1;
+	for (unsigned i = 0; i < R.nw; i++)
+		if (write(R.w[i].kick_fd, &one, sizeof(one)) < 0) {
+			/* the counter is full: the worker is awake anyway */
+		}
+}
+
+/* ------------------------------------------------------------ statistics */
+
+static void sum_dir(enum relay_dir d, struct dstats *t)
+{
+	memset(t, 0, sizeof(*t));
+	for (unsigned i = 0; i <= R.nw; i++) {
+		const struct dstats *s = &R.slots[i].d[d];
+		t->rx += __atomic_load_n(&s->rx, __ATOMIC_RELAXED);
+		t->rx_bytes += __atomic_load_n(&s->rx_bytes, __ATOMIC_RELAXED);
+		t->clones += __atomic_load_n(&s->clones, __ATOMIC_RELAXED);
+		t->out += __atomic_load_n(&s->out, __ATOMIC_RELAXED);
+		t->out_bytes += __atomic_load_n(&s->out_bytes, __ATOMIC_RELAXED);
+		for (unsigned r = 1; r < RD_NREASONS; r++)
+			t->dropped[r] += __atomic_load_n(&s->dropped[r], __ATOMIC_RELAXED);
+	}
+}
+
+static uint64_t dropped_total(const struct dstats *t)
+{
+	uint64_t n = 0;
+	for (unsigned r = 1; r < RD_NREASONS; r++)
+		n += t->dropped[r];
+	return n;
+}
+
+/* Packets in direction @d's device (or in a send batch) now. */
+static int64_t in_flight(enum relay_dir d)
+{
+	struct dstats t;
+	sum_dir(d, &t);
+	return (int64_t)(t.rx + t.clones) - (int64_t)(t.out + dropped_total(&t));
+}
+
+static const char *const dev_name[RELAY_NDIR] = { "up", "down" };
+
+/* "tc -s qdisc show dev X" (or -j): malloc'd, trailing newline removed. */
+static char *tc_show(enum relay_dir d, int json)
+{
+	char cmd[64], err[512];
+	snprintf(cmd, sizeof(cmd), "qdisc show dev %s", dev_name[d]);
+	for (size_t cap = 1 << 14; cap <= (1u << 26); cap *= 4) {
+		char *out = malloc(cap);
+		if (!out)
+			return NULL;
+		out[0] = '\0';
+		int rc = pw_tc(R.rt, cmd, PW_TC_STATS | (json ? PW_TC_JSON : 0), out, cap, err,
+			       sizeof(err));
+		if (rc == -ENOSPC) {
+			free(out);
+			continue;
+		}
+		size_t n = strlen(out);
+		while (n && out[n - 1] == '\n')
+			out[--n] = '\0';
+		return out;
+	}
+	return NULL;
+}
+
+/* One report: per direction the counters, then the qdiscs.  @final adds the
+ * balance.  Return: 1 if a final report's balance holds (always 1 otherwise).
+ * The rates are since the previous report (payload bits).
+ * Context: main. */
+static int report(int final, const char *const tc_text[RELAY_NDIR])
+{
+	static double last_t;
+	static uint64_t last_out[RELAY_NDIR], last_bytes[RELAY_NDIR];
+	double t = (double)(pw_now_ns(R.rt) - R.t0) / 1e9;
+	int ok = 1;
+	struct dstats st[RELAY_NDIR];
+	uint64_t backlog[RELAY_NDIR];
+	double pps[RELAY_NDIR], bps[RELAY_NDIR];
+	for (int d = 0; d < RELAY_NDIR; d++) {
+		sum_dir(d, &st[d]);
+		/* the rate since the last report (payload bits) */
+		double dt = t - last_t;
+		pps[d] = dt > 0 ? (double)(st[d].out - last_out[d]) / dt : 0;
+		bps[d] = dt > 0 ? 8.0 * (double)(st[d].out_bytes - last_bytes[d]) / dt : 0;
+		last_out[d] = st[d].out;
+		last_bytes[d] = st[d].out_bytes;
+		int64_t b = (int64_t)(st[d].rx + st[d].clones) -
+			    (int64_t)(st[d].out + dropped_total(&st[d]));
+		backlog[d] = b > 0 ? (uint64_t)b : 0;
+		if (final && b != 0)
+			ok = 0;
+	}
+	last_t = t;
+	uint64_t cn = 0, ce = 0;
+	for (unsigned i = 0; i <= R.nw; i++) {
+		cn += __atomic_load_n(&R.slots[i].clients_new, __ATOMIC_RELAXED);
+		ce += __atomic_load_n(&R.slots[i].clients_expired, __ATOMIC_RELAXED);
+	}
+	if (R.cfg.json) {
+		printf("{\"time\":%.3f,\"final\":%s,\"clients\":%u,\"clients_new\":%" PRIu64
+		       ",\"clients_expired\":%" PRIu64,
+		       t, final ? "true" : "false", __atomic_load_n(&R.nclients, __ATOMIC_RELAXED),
+		       cn, ce);
+		printf(",\"worker_rx\":[");
+		for (unsigned i = 0; i < R.nw; i++)
+			printf("%s%" PRIu64, i ? "," : "",
+			       __atomic_load_n(&R.slots[i].d[RELAY_UP].rx, __ATOMIC_RELAXED) +
+			       __atomic_load_n(&R.slots[i].d[RELAY_DOWN].rx, __ATOMIC_RELAXED));
+		printf("]");
+		for (int d = 0; d < RELAY_NDIR; d++) {
+			const struct dstats *s = &st[d];
+			printf(",\"%s\":{\"rx\":%" PRIu64 ",\"rx_bytes\":%" PRIu64 ",\"clones\":%" PRIu64
+			       ",\"out\":%" PRIu64 ",\"out_bytes\":%" PRIu64 ",\"dropped\":%" PRIu64
+			       ",\"drops\":{",
+			       dev_name[d], s->rx, s->rx_bytes, s->clones, s->out, s->out_bytes,
+			       dropped_total(s));
+			int first = 1;
+			for (unsigned r = 1; r < RD_NREASONS; r++)
+				if (s->dropped[r]) {
+					printf("%s\"%s\":%" PRIu64, first ? "" : ",", reason_name(r),
+					       s->dropped[r]);
+					first = 0;
+				}
+			printf("},\"backlog\":%" PRIu64 ",\"out_pps\":%.0f,\"out_bps\":%.0f", backlog[d],
+			       pps[d], bps[d]);
+			if (final)
+				printf(",\"balance\":%s", backlog[d] == 0 &&
+				       s->rx + s->clones == s->out + dropped_total(s) ? "true" : "false");
+			if (tc_text && tc_text[d] && tc_text[d][0])
+				printf(",\"qdisc\":%s", tc_text[d]);
+			printf("}");
+		}
+		printf("}\n");
+	} else {
+		printf("--- %.3f s%s: %u clients (%" PRIu64 " new, %" PRIu64 " expired)\n", t,
+		       final ? " (final)" : "", __atomic_load_n(&R.nclients, __ATOMIC_RELAXED), cn,
+		       ce);
+		for (int d = 0; d < RELAY_NDIR; d++) {
+			const struct dstats *s = &st[d];
+			printf("dev %s: rx %" PRIu64 " (%" PRIu64 " bytes) clones %" PRIu64
+			       " out %" PRIu64 " (%" PRIu64 " bytes) dropped %" PRIu64,
+			       dev_name[d], s->rx, s->rx_bytes, s->clones, s->out, s->out_bytes,
+			       dropped_total(s));
+			for (unsigned r = 1; r < RD_NREASONS; r++)
+				if (s->dropped[r])
+					printf(" (%s %" PRIu64 ")", reason_name(r), s->dropped[r]);
+			printf(" backlog %" PRIu64 " rate %.0f pps %.0f bit/s\n", backlog[d], pps[d],
+			       bps[d]);
+			if (tc_text && tc_text[d] && tc_text[d][0])
+				printf("%s\n", tc_text[d]);
+			if (final)
+				printf("balance %s: rx %" PRIu64 " + clones %" PRIu64 " = out %" PRIu64
+				       " + dropped %" PRIu64 ", backlog %" PRIu64 ": %s\n",
+				       dev_name[d], s->rx, s->clones, s->out, dropped_total(s),
+				       backlog[d],
+				       backlog[d] == 0 && s->rx + s->clones == s->out + dropped_total(s)
+					       ? "ok" : "MISMATCH");
+		}
+	}
+	fflush(stdout);
+	return ok;
+}
+
+static void periodic_report(void)
+{
+	char *tc[RELAY_NDIR];
+	for (int d = 0; d < RELAY_NDIR; d++)
+		tc[d] = tc_show(d, R.cfg.json);
+	report(0, (const char *const *)tc);
+	for (int d = 0; d < RELAY_NDIR; d++)
+		free(tc[d]);
+}
+
+/* ------------------------------------------------------------ setup */
+
+static char *read_file(const char *path, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "r");
+	if (!f) {
+		snprintf(err, errlen, "cannot open \"%s\": %s", path, strerror(errno));
+		return NULL;
+	}
+	size_t cap = 4096, len = 0;
+	char *buf = malloc(cap);
+	while (buf) {
+		size_t n = fread(buf + len, 1, cap - len - 1, f);
+		len += n;
+		if (len < cap - 1)
+			break;
+		if (cap >= (64u << 20)) {
+			snprintf(err, errlen, "\"%s\" is larger than 64 MiB", path);
+			free(buf);
+			fclose(f);
+			return NULL;
+		}
+		char *nb = realloc(buf, cap * 2);
+		if (!nb)
+			free(buf);
+		buf = nb;
+		cap *= 2;
+	}
+	if (!buf) {
+		snprintf(err, errlen, "\"%s\": out of memory", path);
+		fclose(f);
+		return NULL;
+	}
+	if (ferror(f)) {
+		snprintf(err, errlen, "cannot read \"%s\": %s", path, strerror(errno));
+		free(buf);
+		fclose(f);
+		return NULL;
+	}
+	buf[len] = '\0';
+	fclose(f);
+	if (memchr(buf, '\0', len)) {
+		snprintf(err, errlen, "\"%s\" is not a text file (a NUL byte)", path);
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+/* Run direction @d's commands (@change: the SIGHUP form).  0, or -1 with
+ * the failing command's origin and pw_tc's message printed.  Context: main. */
+static int apply_dir(enum relay_dir d, int change, const char *who)
+{
+	struct relay_cmds c;
+	char err[4096];
+	if (relay_dir_cmds(&R.cfg, d, dev_name[d], R.nw, R.batch_text[d], R.cfg.batch[d], change,
+			   &c, err, sizeof(err))) {
+		fprintf(stderr, "pinwheel-netem: %s%s\n", who, err);
+		return -1;
+	}
+	int rc = 0;
+	for (size_t i = 0; i < c.n; i++) {
+		err[0] = '\0';
+		int r = pw_tc(R.rt, c.cmd[i], 0, NULL, 0, err, sizeof(err));
+		if (r) {
+			size_t n = strlen(err);
+			while (n && err[n - 1] == '\n')
+				err[--n] = '\0';
+			fprintf(stderr, "pinwheel-netem: %s%s: \"tc %s\" failed: %s\n", who,
+				c.where[i], c.cmd[i], err[0] ? err : strerror(-r));
+			rc = -1;
+			break;
+		}
+	}
+	relay_cmds_free(&c);
+	return rc;
+}
+
+static int open_listener(struct worker *w, char *err, size_t errlen)
+{
+	int fd = socket(R.cfg.listen.ss_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		snprintf(err, errlen, "socket: %s", strerror(errno));
+		return -1;
+	}
+	int one = 1, sz = 4 << 20;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
+	setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
+	if (bind(fd, (struct sockaddr *)&R.cfg.listen, R.cfg.listen_len)) {
+		char a[80];
+		relay_format_addr(&R.cfg.listen, a, sizeof(a));
+		snprintf(err, errlen, "--listen %s: cannot bind: %s", a, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	/* port 0: the others bind the port the first one got */
+	struct sockaddr_storage got;
+	socklen_t gl = sizeof(got);
+	if (getsockname(fd, (struct sockaddr *)&got, &gl) == 0) {
+		if (got.ss_family == AF_INET6)
+			((struct sockaddr_in6 *)&R.cfg.listen)->sin6_port =
+				((struct sockaddr_in6 *)&got)->sin6_port;
+		else
+			((struct sockaddr_in *)&R.cfg.listen)->sin_port =
+				((struct sockaddr_in *)&got)->sin_port;
+	}
+	w->lfd = fd;
+	return 0;
+}
+
+static int setup_worker(struct worker *w, unsigned id, char *err, size_t errlen)
+{
+	w->id = id;
+	w->lfd = w->ep = w->kick_fd = -1;
+	unsigned nb = 16;
+	while (nb < 2 * (R.cfg.max_clients / R.nw + 1) && nb < (1u << 20))
+		nb <<= 1;
+	w->tab = calloc(nb, sizeof(*w->tab));
+	w->tab_mask = nb - 1;
+	w->overflow = malloc((size_t)BATCH * MAX_DGRAM);
+	w->ep = epoll_create1(EPOLL_CLOEXEC);
+	w->kick_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (!w->tab || !w->overflow || w->ep < 0 || w->kick_fd < 0) {
+		snprintf(err, errlen, "worker %u: %s", id, strerror(errno ? errno : ENOMEM));
+		return -1;
+	}
+	if (open_listener(w, err, errlen))
+		return -1;
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = TAG_KICK };
+	struct epoll_event el = { .events = EPOLLIN, .data.ptr = TAG_LISTEN };
+	if (epoll_ctl(w->ep, EPOLL_CTL_ADD, w->kick_fd, &ev) ||
+	    epoll_ctl(w->ep, EPOLL_CTL_ADD, w->lfd, &el)) {
+		snprintf(err, errlen, "epoll: %s", strerror(errno));
+		return -1;
+	}
+	w->listening = 1;
+	return 0;
+}
+
+/* Free everything (main, workers joined or never started). */
+static void teardown(void)
+{
+	for (int d = 0; d < RELAY_NDIR; d++) {
+		pw_netdev_destroy(R.dev[d]); /* what is queued: dropped, dev_destroy */
+		R.dev[d] = NULL;
+	}
+	for (unsigned i = 0; R.w && i < R.nw; i++) {
+		struct worker *w = &R.w[i];
+		for (unsigned b = 0; w->tab && b <= w->tab_mask; b++) {
+			struct client *cl = w->tab[b];
+			while (cl) {
+				struct client *next = cl->hnext;
+				client_unlink(w, cl);
+				if (pw_timer_delete_sync(&cl->timer) == 1)
+					client_put(cl); /* the timer's */
+				client_put(cl);         /* the table's */
+				cl = next;
+			}
+		}
+	}
+	for (unsigned i = 0; R.w && i < R.nw; i++) {
+		struct worker *w = &R.w[i];
+		struct rpkt *lists[2] = { w->pool.local,
+					  __atomic_exchange_n(&w->pool.remote, NULL, __ATOMIC_ACQUIRE) };
+		for (int l = 0; l < 2; l++)
+			for (struct rpkt *p = lists[l], *n; p; p = n) {
+				n = p->fnext;
+				free(p);
+			}
+		free(w->tab);
+		free(w->overflow);
+		if (w->lfd >= 0)
+			close(w->lfd);
+		if (w->ep >= 0)
+			close(w->ep);
+		if (w->kick_fd >= 0)
+			close(w->kick_fd);
+	}
+	free(R.w);
+	R.w = NULL;
+	pw_runtime_destroy(R.rt);
+	R.rt = NULL;
+	free(R.slots);
+	for (int d = 0; d < RELAY_NDIR; d++)
+		free(R.batch_text[d]);
+}
+
+static int setup(char *err, size_t errlen)
+{
+	for (int d = 0; d < RELAY_NDIR; d++)
+		if (R.cfg.batch[d]) {
+			R.batch_text[d] = read_file(R.cfg.batch[d], err, errlen);
+			if (!R.batch_text[d])
+				return -1;
+		}
+	/* a descriptor per client: raise the soft limit to the hard one */
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl); /* best effort: past it, socket_error drops */
+	}
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	R.nw = R.cfg.workers ? R.cfg.workers
+			     : (unsigned)(cpus < 1 ? 1 : cpus > RELAY_MAX_WORKERS ? RELAY_MAX_WORKERS
+									       : cpus);
+	R.idle_ns = (uint64_t)(R.cfg.idle_s * 1e9);
+	struct pw_config pc;
+	pw_config_init(&pc);
+	pc.ncpus = R.nw;
+	int rc = pw_runtime_create(&pc, &R.rt);
+	if (rc) {
+		snprintf(err, errlen, "cannot create the runtime: %s", strerror(-rc));
+		return -1;
+	}
+	pw_set_migration(R.rt, PW_MIGRATION_OFF);
+	pw_net_set_watchdog_pinned(R.rt, 1);
+	R.slots = aligned_alloc(64, (R.nw + 1) * sizeof(*R.slots));
+	if (!R.slots) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	memset(R.slots, 0, (R.nw + 1) * sizeof(*R.slots));
+	for (int d = 0; d < RELAY_NDIR; d++) {
+		rc = pw_netdev_create(R.rt, dev_name[d], R.nw, &dev_ops, NULL, &R.dev[d]);
+		if (rc) {
+			snprintf(err, errlen, "cannot create device %s: %s", dev_name[d],
+				 strerror(-rc));
+			return -1;
+		}
+		for (unsigned q = 0; q < R.nw; q++) {
+			uint64_t m = 1ull << q;
+			pw_netdev_set_xps(R.dev[d], q, &m, R.nw);
+		}
+	}
+	for (int d = 0; d < RELAY_NDIR; d++)
+		if (apply_dir(d, 0, "")) {
+			err[0] = '\0'; /* printed */
+			return -1;
+		}
+	R.w = aligned_alloc(64, R.nw * sizeof(*R.w));
+	if (!R.w) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	memset(R.w, 0, R.nw * sizeof(*R.w));
+	for (unsigned i = 0; i < R.nw; i++)
+		R.w[i].lfd = R.w[i].ep = R.w[i].kick_fd = -1;
+	for (unsigned i = 0; i < R.nw; i++)
+		if (setup_worker(&R.w[i], i, err, errlen))
+			return -1;
+	return 0;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void reload(void)
+{
+	int ok = 1;
+	for (int d = 0; d < RELAY_NDIR; d++) {
+		if (!R.cfg.batch[d])
+			continue;
+		char err[512];
+		char *text = read_file(R.cfg.batch[d], err, sizeof(err));
+		if (!text) {
+			fprintf(stderr, "pinwheel-netem: SIGHUP: %s (kept the old configuration)\n",
+				err);
+			ok = 0;
+			continue;
+		}
+		free(R.batch_text[d]);
+		R.batch_text[d] = text;
+		if (apply_dir(d, 1, "SIGHUP: "))
+			ok = 0;
+	}
+	kick_all();
+	fprintf(stderr, "pinwheel-netem: SIGHUP: batch files %s\n",
+		ok ? "applied" : "applied up to the first failure");
+}
+
+int main(int argc, char **argv)
+{
+	char err[1024];
+	if (relay_parse_args(argc, argv, &R.cfg, err, sizeof(err))) {
+		fprintf(stderr, "pinwheel-netem: %s\n", err);
+		return 2;
+	}
+	if (R.cfg.help) {
+		fputs(relay_help_text, stdout);
+		return 0;
+	}
+	/* every thread inherits the mask: signals are taken by main only */
+	sigset_t sigs;
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	err[0] = '\0';
+	if (setup(err, sizeof(err))) {
+		if (err[0])
+			fprintf(stderr, "pinwheel-netem: %s\n", err);
+		teardown();
+		return 2;
+	}
+	R.t0 = pw_now_ns(R.rt);
+	for (unsigned i = 0; i < R.nw; i++) {
+		int r = pthread_create(&R.w[i].th, NULL, worker_main, &R.w[i]);
+		if (r) {
+			fprintf(stderr, "pinwheel-netem: cannot start worker %u: %s\n", i,
+				strerror(r));
+			__atomic_store_n(&R.stop_now, 1, __ATOMIC_RELEASE);
+			kick_all();
+			for (unsigned j = 0; j < i; j++)
+				pthread_join(R.w[j].th, NULL);
+			teardown();
+			return 1;
+		}
+		R.w[i].started = 1;
+	}
+	char la[80], ta[80];
+	relay_format_addr(&R.cfg.listen, la, sizeof(la));
+	relay_format_addr(&R.cfg.to, ta, sizeof(ta));
+	fprintf(stderr, "pinwheel-netem: ready: listening on %s, to %s, %u workers\n", la, ta,
+		R.nw);
+
+	uint64_t period = (uint64_t)(R.cfg.stats_s * 1e9);
+	uint64_t next_stats = period ? mono_ns() + period : UINT64_MAX;
+	for (;;) {
+		struct timespec ts = { 3600, 0 };
+		if (next_stats != UINT64_MAX) {
+			uint64_t now = mono_ns(), d = next_stats > now ? next_stats - now : 0;
+			ts.tv_sec = (time_t)(d / 1000000000ull);
+			ts.tv_nsec = (long)(d % 1000000000ull);
+		}
+		int sig = sigtimedwait(&sigs, NULL, &ts);
+		if (sig == SIGINT || sig == SIGTERM)
+			break;
+		if (sig == SIGHUP)
+			reload();
+		if (next_stats != UINT64_MAX && mono_ns() >= next_stats) {
+			periodic_report();
+			next_stats += period;
+			if (next_stats < mono_ns())
+				next_stats = mono_ns() + period;
+		}
+	}
+
+	/* stop: no more receiving, then drain up to --drain */
+	__atomic_store_n(&R.stopping, 1, __ATOMIC_RELEASE);
+	kick_all();
+	for (unsigned i = 0; i < R.nw; i++)
+		while (__atomic_load_n(&R.w[i].listening, __ATOMIC_ACQUIRE)) {
+			kick_all();
+			usleep(200);
+		}
+	uint64_t deadline = mono_ns() + (uint64_t)R.cfg.drain_ms * 1000000ull;
+	while (mono_ns() < deadline && (in_flight(RELAY_UP) > 0 || in_flight(RELAY_DOWN) > 0))
+		usleep(1000);
+	__atomic_store_n(&R.stop_now, 1, __ATOMIC_RELEASE);
+	kick_all();
+	for (unsigned i = 0; i < R.nw; i++)
+		pthread_join(R.w[i].th, NULL);
+
+	char *tc[RELAY_NDIR];
+	for (int d = 0; d < RELAY_NDIR; d++)
+		tc[d] = tc_show(d, R.cfg.json);
+	/* what the drain left is dropped (dev_destroy) before the balance */
+	for (int d = 0; d < RELAY_NDIR; d++) {
+		pw_netdev_destroy(R.dev[d]);
+		R.dev[d] = NULL;
+	}
+	int ok = report(1, (const char *const *)tc);
+	for (int d = 0; d < RELAY_NDIR; d++)
+		free(tc[d]);
+	teardown();
+	return ok ? 0 : 1;
+}
