@@ -83,7 +83,7 @@ static int write_samples(const char *dir, const struct lab_result *r)
 	FILE *gp = open_in(dir, r->id, ".gp");
 	if (!gp)
 		return -errno;
-	fprintf(gp, "set terminal svg size 760,340 dynamic font 'sans,12'\n");
+	fprintf(gp, "set terminal svg size 760,340 dynamic noenhanced font 'sans,12'\n");
 	fprintf(gp, "set output '%s/%s.svg'\n", dir, r->id);
 	fprintf(gp, "set title '%s: %s per interval'\n", r->id, r->series_label);
 	fprintf(gp, "set xlabel 'seconds into the measured run'\nset ylabel '%s'\n", r->series_label);
