@@ -619,6 +619,45 @@ static void test_gemodel(void)
 	close(c.fd);
 }
 
+/* Datagram sizes around the inline buffer (2 KiB) and up to UDP's
+ * largest, through netem duplicate 100% (the clone of a large one too):
+ * each comes back twice, byte for byte. */
+static void test_sizes(void)
+{
+	static const size_t sizes[] = { 1, 16, 2047, 2048, 2049, 4096, 30000, 65507 };
+	enum { NS = sizeof(sizes) / sizeof(sizes[0]) };
+	struct relay r;
+	struct client c;
+	client_open(&c);
+	relay_start(&r, (const char *const[]){ "--workers", "1", "--up", "netem duplicate 100%",
+					       NULL });
+	static unsigned char out[65536], in[65536];
+	struct sockaddr_in to = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+				  .sin_port = htons(r.port) };
+	size_t total = 0;
+	for (unsigned k = 0; k < NS; k++) {
+		for (size_t i = 0; i < sizes[k]; i++)
+			out[i] = (unsigned char)(i * 7 + k);
+		CHECK(sendto(c.fd, out, sizes[k], 0, (struct sockaddr *)&to, sizeof(to)) ==
+		      (ssize_t)sizes[k]);
+		for (int copy = 0; copy < 2; copy++) {
+			struct pollfd pf = { c.fd, POLLIN, 0 };
+			CHECK(poll(&pf, 1, 2000) == 1);
+			ssize_t n = recv(c.fd, in, sizeof(in), 0);
+			CHECK_EQ(n, (ssize_t)sizes[k]);
+			CHECK(!memcmp(in, out, sizes[k]));
+		}
+		total += sizes[k];
+	}
+	relay_stop(&r);
+	CHECK_EQ(fin_get(&r, "up", "rx"), NS);
+	CHECK_EQ(fin_get(&r, "up", "clones"), NS);
+	CHECK_EQ(fin_get(&r, "up", "out"), 2 * NS);
+	CHECK_EQ(fin_get(&r, "up", "out_bytes"), (long long)(2 * total));
+	relay_free(&r);
+	close(c.fd);
+}
+
 /* netem duplicate 20%: clones counted, each one delivered. */
 static void test_duplicate(void)
 {
@@ -1086,6 +1125,7 @@ int main(int argc, char **argv)
 	RUN(test_delay);
 	RUN(test_loss);
 	RUN(test_duplicate);
+	RUN(test_sizes);
 	RUN(test_reorder);
 	RUN(test_gemodel);
 	RUN(test_tbf_rate);
