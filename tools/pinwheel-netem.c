@@ -165,6 +165,7 @@ struct dstats {
 struct slot {
 	struct dstats d[RELAY_NDIR];
 	uint64_t clients_new, clients_expired;
+	uint64_t refused;      /* ICMP port unreachable seen on an upstream socket */
 } __attribute__((aligned(64)));
 
 struct client {
@@ -642,6 +643,8 @@ static int rx(struct worker *w, int fd, struct client *cl)
 			};
 		}
 		int n = recvmmsg(fd, w->rmsg, BATCH, MSG_DONTWAIT, NULL);
+		if (n < 0 && errno == ECONNREFUSED)
+			ADD(s->refused, 1); /* the server's port is closed: its ICMP error */
 		int got = n > 0 ? n : 0;
 		for (int i = 0; i < got; i++) {
 			struct rpkt *p = w->rp[i];
@@ -861,16 +864,17 @@ static int report(int final, const char *const tc_text[RELAY_NDIR])
 			ok = 0;
 	}
 	last_t = t;
-	uint64_t cn = 0, ce = 0;
+	uint64_t cn = 0, ce = 0, refused = 0;
 	for (unsigned i = 0; i <= R.nw; i++) {
 		cn += __atomic_load_n(&R.slots[i].clients_new, __ATOMIC_RELAXED);
 		ce += __atomic_load_n(&R.slots[i].clients_expired, __ATOMIC_RELAXED);
+		refused += __atomic_load_n(&R.slots[i].refused, __ATOMIC_RELAXED);
 	}
 	if (R.cfg.json) {
 		printf("{\"time\":%.3f,\"final\":%s,\"clients\":%u,\"clients_new\":%" PRIu64
-		       ",\"clients_expired\":%" PRIu64,
+		       ",\"clients_expired\":%" PRIu64 ",\"refused\":%" PRIu64,
 		       t, final ? "true" : "false", __atomic_load_n(&R.nclients, __ATOMIC_RELAXED),
-		       cn, ce);
+		       cn, ce, refused);
 		printf(",\"worker_rx\":[");
 		for (unsigned i = 0; i < R.nw; i++)
 			printf("%s%" PRIu64, i ? "," : "",
@@ -902,9 +906,9 @@ static int report(int final, const char *const tc_text[RELAY_NDIR])
 		}
 		printf("}\n");
 	} else {
-		printf("--- %.3f s%s: %u clients (%" PRIu64 " new, %" PRIu64 " expired)\n", t,
-		       final ? " (final)" : "", __atomic_load_n(&R.nclients, __ATOMIC_RELAXED), cn,
-		       ce);
+		printf("--- %.3f s%s: %u clients (%" PRIu64 " new, %" PRIu64 " expired), %" PRIu64
+		       " port unreachable from the server\n", t, final ? " (final)" : "",
+		       __atomic_load_n(&R.nclients, __ATOMIC_RELAXED), cn, ce, refused);
 		for (int d = 0; d < RELAY_NDIR; d++) {
 			const struct dstats *s = &st[d];
 			printf("dev %s: rx %" PRIu64 " (%" PRIu64 " bytes) clones %" PRIu64
