@@ -127,6 +127,7 @@ enum {
 	RD_NREASONS
 };
 
+/* A drop reason's name, the layer's or the relay's.  Any thread. */
 static const char *reason_name(unsigned r)
 {
 	switch (r) {
@@ -291,6 +292,7 @@ static void rpkt_free(struct rpkt *p)
 
 /* ------------------------------------------------------------ clients */
 
+/* Another reference on @cl.  Any thread holding one. */
 static void client_hold(struct client *cl)
 {
 	__atomic_fetch_add(&cl->refcnt, 1, __ATOMIC_RELAXED);
@@ -307,11 +309,13 @@ static void client_put(struct client *cl)
 	free(cl);
 }
 
+/* The pw_socks are embedded in the client and never freed on their own. */
 static void sock_noop(struct pw_sock *sk)
 {
 	(void)sk;
 }
 
+/* A client address's hash (the table's, the packets' flow hash).  Any thread. */
 static uint32_t addr_hash(const struct sockaddr_storage *a)
 {
 	const unsigned char *b;
@@ -330,6 +334,7 @@ static uint32_t addr_hash(const struct sockaddr_storage *a)
 	return h ^ (h >> 16);
 }
 
+/* Whether two client addresses are the same.  Any thread. */
 static bool addr_eq(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
 {
 	if (a->ss_family != b->ss_family)
@@ -344,6 +349,8 @@ static bool addr_eq(const struct sockaddr_storage *a, const struct sockaddr_stor
 	return x->sin_port == y->sin_port && x->sin_addr.s_addr == y->sin_addr.s_addr;
 }
 
+/* The jiffy a wheel timer must expire at to fire after @deadline_ns.
+ * Any thread. */
 static uint64_t idle_expires_jiffies(uint64_t deadline_ns)
 {
 	uint64_t now = pw_now_ns(R.rt);
@@ -482,6 +489,8 @@ static void tx_flush(struct worker *w)
 	w->nt = 0;
 }
 
+/* Where @p goes: up, the client's upstream socket (connected); down, the
+ * client's address from its owner's listening socket.  Any thread. */
 static void dest_of(struct rpkt *p, int *fd, const struct sockaddr_storage **to, socklen_t *tolen)
 {
 	struct client *cl = p->cl;
@@ -703,6 +712,7 @@ static int rx(struct worker *w, int fd, struct client *cl)
 #define TAG_KICK   ((void *)1)
 #define TAG_LISTEN ((void *)2)
 
+/* Stop receiving: @w's sockets out of its epoll set.  @w's thread. */
 static void stop_listening(struct worker *w)
 {
 	epoll_ctl(w->ep, EPOLL_CTL_DEL, w->lfd, NULL);
@@ -712,6 +722,7 @@ static void stop_listening(struct worker *w)
 	__atomic_store_n(&w->listening, 0, __ATOMIC_RELEASE);
 }
 
+/* Worker @arg's loop (see the top of the file).  Its own thread. */
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
@@ -768,6 +779,7 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
+/* Wake every worker (they recompute their deadlines).  Any thread. */
 static void kick_all(void)
 {
 	uint64_t one = 1;
@@ -779,6 +791,8 @@ static void kick_all(void)
 
 /* ------------------------------------------------------------ statistics */
 
+/* Direction @d's counters, summed over the slots.  Any thread (racy
+ * while running: each counter is read once). */
 static void sum_dir(enum relay_dir d, struct dstats *t)
 {
 	memset(t, 0, sizeof(*t));
@@ -794,6 +808,7 @@ static void sum_dir(enum relay_dir d, struct dstats *t)
 	}
 }
 
+/* Every reason's drops.  Any thread. */
 static uint64_t dropped_total(const struct dstats *t)
 {
 	uint64_t n = 0;
@@ -802,7 +817,7 @@ static uint64_t dropped_total(const struct dstats *t)
 	return n;
 }
 
-/* Packets in direction @d's device (or in a send batch) now. */
+/* Packets in direction @d's device (or in a send batch) now.  Main. */
 static int64_t in_flight(enum relay_dir d)
 {
 	struct dstats t;
@@ -812,7 +827,8 @@ static int64_t in_flight(enum relay_dir d)
 
 static const char *const dev_name[RELAY_NDIR] = { "up", "down" };
 
-/* "tc -s qdisc show dev X" (or -j): malloc'd, trailing newline removed. */
+/* "tc -s qdisc show dev X" (or -j): malloc'd, trailing newline removed.
+ * Main. */
 static char *tc_show(enum relay_dir d, int json)
 {
 	char cmd[64], err[512];
@@ -935,6 +951,7 @@ static int report(int final, const char *const tc_text[RELAY_NDIR])
 	return ok;
 }
 
+/* A --stats report.  Main. */
 static void periodic_report(void)
 {
 	char *tc[RELAY_NDIR];
@@ -947,6 +964,7 @@ static void periodic_report(void)
 
 /* ------------------------------------------------------------ setup */
 
+/* A batch file's text (malloc'd), or NULL with the reason in @err.  Main. */
 static char *read_file(const char *path, char *err, size_t errlen)
 {
 	FILE *f = fopen(path, "r");
@@ -1023,6 +1041,8 @@ static int apply_dir(enum relay_dir d, int change, const char *who)
 	return rc;
 }
 
+/* @w's SO_REUSEPORT socket on --listen (port 0: the first one picks it,
+ * the others follow).  Main, before the workers start. */
 static int open_listener(struct worker *w, char *err, size_t errlen)
 {
 	int fd = socket(R.cfg.listen.ss_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -1056,6 +1076,8 @@ static int open_listener(struct worker *w, char *err, size_t errlen)
 	return 0;
 }
 
+/* Worker @id's table, buffers, epoll set, kick eventfd, socket.  Main,
+ * before the workers start. */
 static int setup_worker(struct worker *w, unsigned id, char *err, size_t errlen)
 {
 	w->id = id;
@@ -1133,6 +1155,9 @@ static void teardown(void)
 		free(R.batch_text[d]);
 }
 
+/* Everything before the workers start: batch files, runtime, devices,
+ * the tc commands, the workers' sockets.  0, or -1 (the message in @err,
+ * or printed already when @err is empty).  Main. */
 static int setup(char *err, size_t errlen)
 {
 	for (int d = 0; d < RELAY_NDIR; d++)
@@ -1199,6 +1224,7 @@ static int setup(char *err, size_t errlen)
 	return 0;
 }
 
+/* CLOCK_MONOTONIC in ns.  Any thread. */
 static uint64_t mono_ns(void)
 {
 	struct timespec ts;
@@ -1206,6 +1232,7 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* SIGHUP: the batch files again, as changes; then a kick.  Main. */
 static void reload(void)
 {
 	int ok = 1;
