@@ -13,7 +13,8 @@
  * Mbit/s), reordering (about the share asked sent at once), Gilbert-Elliott
  * loss (burst lengths of mean 1/r), many clients on 2 workers (each reply
  * to its own socket, both workers used; --per-queue: a netem per queue),
- * --stats reports while running, --max-clients, the idle timer, stop with packets queued
+ * --stats reports while running, the same loss and duplication decisions
+ * live as on the simulated clock for the same seed and sequence, --max-clients, the idle timer, stop with packets queued
  * (dropped and counted; and a drain that sends them), SIGHUP with packets
  * queued (kept), IPv6, bad configurations (exit 2, the message names the
  * token), --help.
@@ -41,6 +42,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <pinwheel/pinwheel.h>
 
 #include "check.h"
 
@@ -78,6 +81,7 @@ static struct {
 	/* arrivals, for the rate part */
 	uint64_t rec_t[MAX_REC];
 	uint32_t rec_len[MAX_REC];
+	uint32_t rec_seq[MAX_REC]; /* the client's sequence number (bytes 8..11) */
 	unsigned nrec; /* atomic */
 	uint64_t received;
 } E;
@@ -101,6 +105,9 @@ static void *echo_main(void *arg)
 			if (k < MAX_REC) {
 				E.rec_t[k] = now_ns();
 				E.rec_len[k] = (uint32_t)n;
+				E.rec_seq[k] = 0;
+				if (n >= 12)
+					memcpy(&E.rec_seq[k], buf + 8, 4);
 				__atomic_store_n(&E.nrec, k + 1, __ATOMIC_RELEASE);
 			}
 			__atomic_fetch_add(&E.received, 1, __ATOMIC_RELAXED);
@@ -617,6 +624,113 @@ static void test_gemodel(void)
 	CHECK(mean > 1.5 && mean < 2.7);
 	relay_free(&r);
 	close(c.fd);
+}
+
+/* ---- the same decisions on the simulated clock (library level) ---- */
+
+static unsigned char sim_fate[4096]; /* per packet: copies sent */
+
+static int sim_xmit(struct pw_netdev *d, unsigned q, struct pw_pkt *p, void *c)
+{
+	(void)d, (void)q, (void)c;
+	sim_fate[p->user]++;
+	free(p);
+	return PW_NETDEV_TX_OK;
+}
+
+static void sim_drop(struct pw_netdev *d, struct pw_pkt *p, enum pw_drop_reason r, void *c)
+{
+	(void)d, (void)r, (void)c;
+	free(p);
+}
+
+static struct pw_pkt *sim_clone(struct pw_netdev *d, const struct pw_pkt *p, void *c)
+{
+	(void)d, (void)c;
+	struct pw_pkt *n = malloc(sizeof(*n));
+	if (n) {
+		pw_pkt_init(n, NULL, p->len);
+		n->user = p->user;
+	}
+	return n;
+}
+
+/* @n datagrams of @len payload bytes through "qdisc add dev up root
+ * @spec" on a simulated-clock runtime, 1 ms apart: how many copies of each
+ * left (sim_fate). */
+static void sim_run(const char *spec, unsigned n, unsigned len)
+{
+	static const struct pw_netdev_ops ops = { .xmit = sim_xmit, .drop = sim_drop,
+						  .clone = sim_clone };
+	struct pw_config pc;
+	pw_config_init(&pc);
+	pc.ncpus = 1;
+	pc.clock = PW_CLOCK_SIM;
+	struct pw_runtime *rt;
+	CHECK_EQ(pw_runtime_create(&pc, &rt), 0);
+	struct pw_netdev *dev;
+	CHECK_EQ(pw_netdev_create(rt, "up", 1, &ops, NULL, &dev), 0);
+	char cmd[256], err[512];
+	snprintf(cmd, sizeof(cmd), "qdisc add dev up root %s", spec);
+	CHECK_EQ(pw_tc(rt, cmd, 0, NULL, 0, err, sizeof(err)), 0);
+	memset(sim_fate, 0, sizeof(sim_fate));
+	for (unsigned i = 0; i < n; i++) {
+		struct pw_pkt *p = malloc(sizeof(*p));
+		CHECK(p);
+		pw_pkt_init(p, NULL, len + 28);
+		p->user = i;
+		CHECK_EQ(pw_cpu_enter(rt, 0), 0);
+		pw_dev_queue_xmit(dev, p);
+		pw_cpu_exit(rt);
+		CHECK_EQ(pw_sim_advance(rt, 1000000), 0);
+	}
+	CHECK_EQ(pw_sim_advance(rt, 10000000000ull), 0);
+	pw_netdev_destroy(dev);
+	pw_runtime_destroy(rt);
+}
+
+/* netem loss 10% duplicate 5% with --seed 7, live: which datagrams the
+ * server got, and how many times each, are exactly what the same netem
+ * with seed 7 decides on the simulated clock for the same sequence (the
+ * relay gives the up root's netem the seed itself: --seed S + 0). */
+static void test_same_decisions(void)
+{
+	enum { N = 2000 };
+	struct relay r;
+	struct client c;
+	client_open(&c);
+	relay_start(&r, (const char *const[]){ "--workers", "1", "--seed", "7", "--up",
+					       "netem loss 10% duplicate 5%", NULL });
+	__atomic_store_n(&E.nrec, 0, __ATOMIC_RELEASE);
+	static unsigned char live[N];
+	memset(live, 0, sizeof(live));
+	unsigned got = send_count(&r, &c, N, 64, 150);
+	relay_stop(&r);
+	unsigned nrec = __atomic_load_n(&E.nrec, __ATOMIC_ACQUIRE);
+	/* the server saw each datagram's sequence number: count copies */
+	CHECK_EQ(nrec, fin_get(&r, "up", "out"));
+	CHECK_EQ(got, nrec); /* and echoed each one back */
+	relay_free(&r);
+	close(c.fd);
+	for (unsigned k = 0; k < nrec; k++)
+		CHECK(E.rec_len[k] == 64);
+	for (unsigned k = 0; k < nrec; k++) {
+		CHECK(E.rec_seq[k] < N);
+		live[E.rec_seq[k]]++;
+	}
+	sim_run("netem loss 10% duplicate 5% seed 7", N, 64);
+	unsigned lost = 0, dup = 0, differ = 0;
+	for (unsigned i = 0; i < N; i++) {
+		lost += live[i] == 0;
+		dup += live[i] == 2;
+		if (live[i] != sim_fate[i] && differ++ < 5)
+			fprintf(stderr, "  datagram %u: live %u copies, simulated %u\n", i, live[i],
+				sim_fate[i]);
+	}
+	printf("  live vs simulated, seed 7: %u lost, %u duplicated live; %u of %d differ\n", lost,
+	       dup, differ, N);
+	CHECK(lost > 0 && dup > 0);
+	CHECK_EQ(differ, 0);
 }
 
 /* Datagram sizes around the inline buffer (2 KiB) and up to UDP's
@@ -1173,6 +1287,7 @@ int main(int argc, char **argv)
 	RUN(test_sizes);
 	RUN(test_reorder);
 	RUN(test_gemodel);
+	RUN(test_same_decisions);
 	RUN(test_tbf_rate);
 	RUN(test_many_clients);
 	RUN(test_max_clients);
