@@ -1179,6 +1179,39 @@ static void test_no_server(void)
 	close(c.fd);
 }
 
+/* The text statistics (no --json) and more workers than CPUs: the final
+ * report has tc -s's qdisc lines and both balances "ok". */
+static void test_text_stats(void)
+{
+	char to[64];
+	snprintf(to, sizeof(to), "127.0.0.1:%u", E.port);
+	struct relay r;
+	CHECK_EQ(relay_spawn(&r, (const char *const[]){ "--listen", "127.0.0.1:0", "--to", to,
+							 "--workers", "5", "--up", "netem delay 1ms",
+							 NULL }, 1), 0);
+	struct client c;
+	client_open(&c);
+	unsigned got = send_count(&r, &c, 100, 64, 200);
+	CHECK(kill(r.pid, SIGTERM) == 0);
+	int st;
+	CHECK(waitpid(r.pid, &st, 0) == r.pid);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	close(r.err_fd);
+	FILE *f = fopen(r.out_path, "r");
+	CHECK(f);
+	static char text[1 << 16];
+	size_t n = fread(text, 1, sizeof(text) - 1, f);
+	text[n] = '\0';
+	fclose(f);
+	unlink(r.out_path);
+	CHECK_EQ(got, 100);
+	CHECK(strstr(text, "qdisc netem 8001: root"));
+	CHECK(strstr(text, " Sent 9200 bytes 100 pkt (dropped 0, overlimits 0 requeues 0)"));
+	CHECK(strstr(text, "balance up: rx 100 + clones 0 = out 100 + dropped 0, backlog 0: ok"));
+	CHECK(strstr(text, "balance down: rx 100 + clones 0 = out 100 + dropped 0, backlog 0: ok"));
+	close(c.fd);
+}
+
 /* Bad configurations: exit 2, a message that names the token. */
 static void bad(const char *const *args, const char *want)
 {
@@ -1297,6 +1330,7 @@ int main(int argc, char **argv)
 	RUN(test_reload_under_load);
 	RUN(test_map);
 	RUN(test_no_server);
+	RUN(test_text_stats);
 	RUN(test_ipv6);
 	echo_stop();
 	return 0;
