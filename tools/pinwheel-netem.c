@@ -15,7 +15,9 @@
  * upstream socket, go through device "down", and leave from the --listen
  * address to the client.  A client is its source address; its mapping (the
  * upstream socket) is forgotten after --idle seconds without a datagram
- * either way.
+ * either way.  A client's datagrams carry the priority --map gives its
+ * address (htb's class id: the classification a tc filter would make), 0
+ * otherwise.
  *
  * Threads
  * -------
