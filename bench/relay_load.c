@@ -2,8 +2,9 @@
 /*
  * pinwheel-relay-load: load and latency through pinwheel-netem, on loopback.
  *
- *   pinwheel-relay-load RELAY-BINARY [--workers N] [--up SPEC] [--delay-ms D]
- *                       [--secs S] [--rate PPS] [--len BYTES] [--clients K]
+ *   pinwheel-relay-load RELAY-BINARY|--kernel [--workers N] [--up SPEC]
+ *                       [--delay-ms D] [--secs S] [--rate PPS] [--len BYTES]
+ *                       [--clients K]
  *
  * Starts an echo server (a thread: recvmmsg/sendmmsg), then the relay
  * (fork/exec: --listen 127.0.0.1:0 --to the echo server --workers N --up
@@ -19,6 +20,12 @@
  *     server (measured first, the same way, without the relay); beside it,
  *     the OS's lateness of a plain epoll_pwait2 sleep of D ms (1 ms if 0),
  *     measured just before: what "at most the OS wake-up jitter" compares.
+ * --kernel: the same traffic through the kernel instead (root): the echo
+ * server in network namespace b, the clients in a, a veth pair between
+ * (10.77.0.1 <-> 10.77.0.2) and "tc qdisc add dev va root SPEC" on a's end;
+ * the direct RTT is the veth's without the qdisc.  No CPU figure there:
+ * the kernel's qdisc runs in softirqs of whatever thread (and the machine's
+ * total includes other work on a shared VM).
  * Prints one line per phase, and a JSON line with everything.
  * Threads: main, the echo server, a sender, a receiver.  Not a test: it
  * prints figures and checks nothing but that the relay ran and stopped.
@@ -30,6 +37,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -189,10 +197,13 @@ static void *receiver(void *arg)
 	return NULL;
 }
 
+static uint32_t target_ip = 0x7f000001; /* 127.0.0.1; 10.77.0.2 with --kernel */
+
 /* One phase of @secs against @port; the echoes received. */
 static uint64_t phase(uint16_t port, double secs, int pace)
 {
 	target = loopback(port);
+	target.sin_addr.s_addr = htonl(target_ip);
 	paced = pace;
 	sent = received = 0;
 	nlat = 0;
@@ -209,9 +220,14 @@ static uint64_t phase(uint16_t port, double secs, int pace)
 	return received;
 }
 
-/* (Re)open the client sockets.  Context: main, between phases. */
+static int ns_a = -1, ns_b = -1, ns_orig = -1; /* --kernel: the namespaces */
+
+/* (Re)open the client sockets (in namespace a with --kernel).  Context:
+ * main, between phases. */
 static void open_clients(void)
 {
+	if (ns_a >= 0 && setns(ns_a, CLONE_NEWNET))
+		die("setns");
 	int sz = 8 << 20;
 	for (int i = 0; i < nclients; i++) {
 		if (cfd[i] > 0)
@@ -220,6 +236,67 @@ static void open_clients(void)
 		if (cfd[i] < 0)
 			die("socket");
 		setsockopt(cfd[i], SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
+	}
+	if (ns_orig >= 0 && setns(ns_orig, CLONE_NEWNET))
+		die("setns");
+}
+
+/* --kernel: a shell command in namespace @ns (the child inherits the
+ * main thread's namespace).  Returns its exit status. */
+static int sh_in(int ns, const char *cmd)
+{
+	if (setns(ns, CLONE_NEWNET))
+		die("setns");
+	int rc = system(cmd);
+	if (setns(ns_orig, CLONE_NEWNET))
+		die("setns");
+	return rc;
+}
+
+static int new_netns(void)
+{
+	if (unshare(CLONE_NEWNET))
+		return -1;
+	int fd = open("/proc/thread-self/ns/net", O_RDONLY); /* the children inherit it */
+	if (setns(ns_orig, CLONE_NEWNET))
+		die("setns");
+	return fd;
+}
+
+/* --kernel: namespaces a and b (anonymous: they vanish with the process),
+ * veth va (a, 10.77.0.1) <-> vb (b, 10.77.0.2). */
+static void kernel_setup(void)
+{
+	ns_orig = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+	ns_a = ns_orig >= 0 ? new_netns() : -1;
+	ns_b = ns_a >= 0 ? new_netns() : -1;
+	if (ns_b < 0) {
+		fprintf(stderr, "pinwheel-relay-load: --kernel needs root and network namespaces\n");
+		exit(77);
+	}
+	char cmd[256];
+	snprintf(cmd, sizeof(cmd), "ip link add va type veth peer name vb netns /proc/%d/fd/%d",
+		 (int)getpid(), ns_b);
+	if (sh_in(ns_a, cmd) || sh_in(ns_a, "ip addr add 10.77.0.1/24 dev va") ||
+	    sh_in(ns_a, "ip link set va up") || sh_in(ns_b, "ip addr add 10.77.0.2/24 dev vb") ||
+	    sh_in(ns_b, "ip link set vb up") || sh_in(ns_b, "ip link set lo up")) {
+		fprintf(stderr, "pinwheel-relay-load: --kernel: no veth pair\n");
+		exit(77);
+	}
+	target_ip = 0x0a4d0002;
+}
+
+/* --kernel: "tc qdisc add dev va root SPEC" (or del with NULL). */
+static void kernel_qdisc(const char *spec)
+{
+	char cmd[512];
+	if (spec)
+		snprintf(cmd, sizeof(cmd), "tc qdisc add dev va root %s", spec);
+	else
+		snprintf(cmd, sizeof(cmd), "tc qdisc del dev va root 2>/dev/null");
+	if (sh_in(ns_a, cmd) && spec) {
+		fprintf(stderr, "pinwheel-relay-load: the kernel refuses \"%s\"\n", cmd);
+		exit(1);
 	}
 }
 
@@ -327,11 +404,12 @@ static pid_t start_relay(const char *relay, const char *to, const char *workers,
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
-		fprintf(stderr, "usage: pinwheel-relay-load RELAY [--workers N] [--up SPEC] "
+		fprintf(stderr, "usage: pinwheel-relay-load RELAY|--kernel [--workers N] [--up SPEC] "
 				"[--delay-ms D] [--secs S] [--rate PPS] [--len BYTES] [--clients K]\n");
 		return 2;
 	}
 	const char *relay = argv[1], *workers = "1", *spec = "pfifo";
+	int kernel = !strcmp(relay, "--kernel");
 	double delay_ms = 0, secs = 3;
 	int latency_only = 0;
 	for (int i = 2; i + 1 < argc; i += 2) {
@@ -363,11 +441,18 @@ int main(int argc, char **argv)
 	if (!lat)
 		die("malloc");
 
+	if (kernel)
+		kernel_setup();
+	if (kernel && setns(ns_b, CLONE_NEWNET))
+		die("setns");
 	echo_fd = socket(AF_INET, SOCK_DGRAM, 0);
+	if (kernel && setns(ns_orig, CLONE_NEWNET))
+		die("setns");
 	int sz = 8 << 20;
 	setsockopt(echo_fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
 	setsockopt(echo_fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
 	struct sockaddr_in ea = loopback(0);
+	ea.sin_addr.s_addr = htonl(target_ip);
 	if (bind(echo_fd, (struct sockaddr *)&ea, sizeof(ea)))
 		die("bind");
 	socklen_t el = sizeof(ea);
@@ -386,13 +471,19 @@ int main(int argc, char **argv)
 	snprintf(to, sizeof(to), "127.0.0.1:%u", eport);
 	uint16_t rport;
 	int st;
-	pid_t pid = start_relay(relay, to, workers, spec, &rport);
+	pid_t pid = -1;
+	if (kernel) {
+		kernel_qdisc(spec); /* the kernel's qdisc is "the relay" */
+		rport = eport;
+	} else {
+		pid = start_relay(relay, to, workers, spec, &rport);
+	}
 
-	double c0 = proc_cpu_s(pid);
+	double c0 = kernel ? 0 : proc_cpu_s(pid);
 	uint64_t t0 = now_ns();
 	uint64_t got = latency_only ? 0 : phase(rport, secs, 0);
 	double el_s = (double)(now_ns() - t0) / 1e9;
-	double cpu = proc_cpu_s(pid) - c0;
+	double cpu = kernel ? 0 : proc_cpu_s(pid) - c0;
 	uint64_t offered = sent;
 	double pps = (double)got / el_s;
 	/* both directions: each echo went through up and down */
@@ -401,18 +492,25 @@ int main(int argc, char **argv)
 	/* a fresh relay and fresh sockets for the latency phase: the old
 	 * ones hold what was still in flight at the end of the throughput
 	 * phase */
-	kill(pid, SIGTERM);
-	waitpid(pid, &st, 0);
-	if (!WIFEXITED(st) || WEXITSTATUS(st) > 1) {
-		fprintf(stderr, "pinwheel-relay-load: the relay failed (status %d)\n", st);
-		return 1;
+	if (kernel) {
+		kernel_qdisc(NULL);
+	} else {
+		kill(pid, SIGTERM);
+		waitpid(pid, &st, 0);
+		if (!WIFEXITED(st) || WEXITSTATUS(st) > 1) {
+			fprintf(stderr, "pinwheel-relay-load: the relay failed (status %d)\n", st);
+			return 1;
+		}
 	}
 	open_clients();
 	/* what the OS adds to a sleep of the delay, just before */
 	uint64_t w50, w99;
 	wake_lateness(delay_ms > 0 ? delay_ms : 1.0, delay_ms > 0 ? (unsigned)(500 / delay_ms) + 20 : 500,
 		      &w50, &w99);
-	pid = start_relay(relay, to, workers, spec, &rport);
+	if (kernel)
+		kernel_qdisc(spec);
+	else
+		pid = start_relay(relay, to, workers, spec, &rport);
 	struct timespec settle = { 0, 500000000 };
 	nanosleep(&settle, NULL);
 	phase(rport, secs, 1);
@@ -422,14 +520,21 @@ int main(int argc, char **argv)
 	double dly = delay_ms * 1e6;
 	double add50 = (double)p50 - dly - (double)d50, add99 = (double)p99 - dly - (double)d50;
 
-	kill(pid, SIGTERM);
-	waitpid(pid, &st, 0);
+	st = 0;
+	if (!kernel) {
+		kill(pid, SIGTERM);
+		waitpid(pid, &st, 0);
+	}
 	__atomic_store_n(&stop_echo, 1, __ATOMIC_RELEASE);
 	pthread_join(et, NULL);
 
-	printf("workers %s, up '%s': %.0f echoes/s (offered %.0f/s), relay CPU %.2f s = %.0f ns "
-	       "per datagram and direction\n",
-	       workers, spec, pps, (double)offered / el_s, cpu, cpu_ns);
+	if (kernel)
+		printf("kernel, veth va up '%s': %.0f echoes/s (offered %.0f/s)\n", spec, pps,
+		       (double)offered / el_s);
+	else
+		printf("workers %s, up '%s': %.0f echoes/s (offered %.0f/s), relay CPU %.2f s = %.0f "
+		       "ns per datagram and direction\n",
+		       workers, spec, pps, (double)offered / el_s, cpu, cpu_ns);
 	printf("  at %.0f/s: RTT p50 %.1f us p99 %.1f us (%llu samples); direct p50 %.1f us p99 "
 	       "%.1f us; added beyond the delay: p50 %.1f us, p99 %.1f us; the OS's lateness of "
 	       "a %.0f ms sleep: p50 %.1f us, p99 %.1f us\n",
@@ -439,7 +544,8 @@ int main(int argc, char **argv)
 	       "\"rtt_p50_us\":%.1f,\"rtt_p99_us\":%.1f,\"direct_p50_us\":%.1f,\"direct_p99_us\":%.1f,"
 	       "\"added_p50_us\":%.1f,\"added_p99_us\":%.1f,\"sleep_late_p50_us\":%.1f,"
 	       "\"sleep_late_p99_us\":%.1f,\"exit\":%d}\n",
-	       workers, spec, pps, (double)offered / el_s, cpu_ns, p50 / 1e3, p99 / 1e3, d50 / 1e3,
+	       kernel ? "\"kernel\"" : workers, spec, pps, (double)offered / el_s, cpu_ns,
+	       p50 / 1e3, p99 / 1e3, d50 / 1e3,
 	       d99 / 1e3, add50 / 1e3, add99 / 1e3, w50 / 1e3, w99 / 1e3,
 	       WIFEXITED(st) ? WEXITSTATUS(st) : -1);
 	free(lat);

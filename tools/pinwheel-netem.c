@@ -15,7 +15,9 @@
  * upstream socket, go through device "down", and leave from the --listen
  * address to the client.  A client is its source address; its mapping (the
  * upstream socket) is forgotten after --idle seconds without a datagram
- * either way.
+ * either way.  A client's datagrams carry the priority --map gives its
+ * address (htb's class id: the classification a tc filter would make), 0
+ * otherwise.
  *
  * Threads
  * -------
@@ -127,6 +129,7 @@ enum {
 	RD_NREASONS
 };
 
+/* A drop reason's name, the layer's or the relay's.  Any thread. */
 static const char *reason_name(unsigned r)
 {
 	switch (r) {
@@ -165,6 +168,7 @@ struct dstats {
 struct slot {
 	struct dstats d[RELAY_NDIR];
 	uint64_t clients_new, clients_expired;
+	uint64_t refused;      /* ICMP port unreachable seen on an upstream socket */
 } __attribute__((aligned(64)));
 
 struct client {
@@ -290,6 +294,7 @@ static void rpkt_free(struct rpkt *p)
 
 /* ------------------------------------------------------------ clients */
 
+/* Another reference on @cl.  Any thread holding one. */
 static void client_hold(struct client *cl)
 {
 	__atomic_fetch_add(&cl->refcnt, 1, __ATOMIC_RELAXED);
@@ -306,11 +311,13 @@ static void client_put(struct client *cl)
 	free(cl);
 }
 
+/* The pw_socks are embedded in the client and never freed on their own. */
 static void sock_noop(struct pw_sock *sk)
 {
 	(void)sk;
 }
 
+/* A client address's hash (the table's, the packets' flow hash).  Any thread. */
 static uint32_t addr_hash(const struct sockaddr_storage *a)
 {
 	const unsigned char *b;
@@ -329,6 +336,7 @@ static uint32_t addr_hash(const struct sockaddr_storage *a)
 	return h ^ (h >> 16);
 }
 
+/* Whether two client addresses are the same.  Any thread. */
 static bool addr_eq(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
 {
 	if (a->ss_family != b->ss_family)
@@ -343,6 +351,8 @@ static bool addr_eq(const struct sockaddr_storage *a, const struct sockaddr_stor
 	return x->sin_port == y->sin_port && x->sin_addr.s_addr == y->sin_addr.s_addr;
 }
 
+/* The jiffy a wheel timer must expire at to fire after @deadline_ns.
+ * Any thread. */
 static uint64_t idle_expires_jiffies(uint64_t deadline_ns)
 {
 	uint64_t now = pw_now_ns(R.rt);
@@ -481,6 +491,8 @@ static void tx_flush(struct worker *w)
 	w->nt = 0;
 }
 
+/* Where @p goes: up, the client's upstream socket (connected); down, the
+ * client's address from its owner's listening socket.  Any thread. */
 static void dest_of(struct rpkt *p, int *fd, const struct sockaddr_storage **to, socklen_t *tolen)
 {
 	struct client *cl = p->cl;
@@ -642,6 +654,8 @@ static int rx(struct worker *w, int fd, struct client *cl)
 			};
 		}
 		int n = recvmmsg(fd, w->rmsg, BATCH, MSG_DONTWAIT, NULL);
+		if (n < 0 && errno == ECONNREFUSED)
+			ADD(s->refused, 1); /* the server's port is closed: its ICMP error */
 		int got = n > 0 ? n : 0;
 		for (int i = 0; i < got; i++) {
 			struct rpkt *p = w->rp[i];
@@ -700,6 +714,7 @@ static int rx(struct worker *w, int fd, struct client *cl)
 #define TAG_KICK   ((void *)1)
 #define TAG_LISTEN ((void *)2)
 
+/* Stop receiving: @w's sockets out of its epoll set.  @w's thread. */
 static void stop_listening(struct worker *w)
 {
 	epoll_ctl(w->ep, EPOLL_CTL_DEL, w->lfd, NULL);
@@ -709,6 +724,7 @@ static void stop_listening(struct worker *w)
 	__atomic_store_n(&w->listening, 0, __ATOMIC_RELEASE);
 }
 
+/* Worker @arg's loop (see the top of the file).  Its own thread. */
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
@@ -765,6 +781,7 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
+/* Wake every worker (they recompute their deadlines).  Any thread. */
 static void kick_all(void)
 {
 	uint64_t one = 1;
@@ -776,6 +793,8 @@ static void kick_all(void)
 
 /* ------------------------------------------------------------ statistics */
 
+/* Direction @d's counters, summed over the slots.  Any thread (racy
+ * while running: each counter is read once). */
 static void sum_dir(enum relay_dir d, struct dstats *t)
 {
 	memset(t, 0, sizeof(*t));
@@ -791,6 +810,7 @@ static void sum_dir(enum relay_dir d, struct dstats *t)
 	}
 }
 
+/* Every reason's drops.  Any thread. */
 static uint64_t dropped_total(const struct dstats *t)
 {
 	uint64_t n = 0;
@@ -799,7 +819,7 @@ static uint64_t dropped_total(const struct dstats *t)
 	return n;
 }
 
-/* Packets in direction @d's device (or in a send batch) now. */
+/* Packets in direction @d's device (or in a send batch) now.  Main. */
 static int64_t in_flight(enum relay_dir d)
 {
 	struct dstats t;
@@ -809,7 +829,8 @@ static int64_t in_flight(enum relay_dir d)
 
 static const char *const dev_name[RELAY_NDIR] = { "up", "down" };
 
-/* "tc -s qdisc show dev X" (or -j): malloc'd, trailing newline removed. */
+/* "tc -s qdisc show dev X" (or -j): malloc'd, trailing newline removed.
+ * Main. */
 static char *tc_show(enum relay_dir d, int json)
 {
 	char cmd[64], err[512];
@@ -861,16 +882,17 @@ static int report(int final, const char *const tc_text[RELAY_NDIR])
 			ok = 0;
 	}
 	last_t = t;
-	uint64_t cn = 0, ce = 0;
+	uint64_t cn = 0, ce = 0, refused = 0;
 	for (unsigned i = 0; i <= R.nw; i++) {
 		cn += __atomic_load_n(&R.slots[i].clients_new, __ATOMIC_RELAXED);
 		ce += __atomic_load_n(&R.slots[i].clients_expired, __ATOMIC_RELAXED);
+		refused += __atomic_load_n(&R.slots[i].refused, __ATOMIC_RELAXED);
 	}
 	if (R.cfg.json) {
 		printf("{\"time\":%.3f,\"final\":%s,\"clients\":%u,\"clients_new\":%" PRIu64
-		       ",\"clients_expired\":%" PRIu64,
+		       ",\"clients_expired\":%" PRIu64 ",\"refused\":%" PRIu64,
 		       t, final ? "true" : "false", __atomic_load_n(&R.nclients, __ATOMIC_RELAXED),
-		       cn, ce);
+		       cn, ce, refused);
 		printf(",\"worker_rx\":[");
 		for (unsigned i = 0; i < R.nw; i++)
 			printf("%s%" PRIu64, i ? "," : "",
@@ -902,9 +924,9 @@ static int report(int final, const char *const tc_text[RELAY_NDIR])
 		}
 		printf("}\n");
 	} else {
-		printf("--- %.3f s%s: %u clients (%" PRIu64 " new, %" PRIu64 " expired)\n", t,
-		       final ? " (final)" : "", __atomic_load_n(&R.nclients, __ATOMIC_RELAXED), cn,
-		       ce);
+		printf("--- %.3f s%s: %u clients (%" PRIu64 " new, %" PRIu64 " expired), %" PRIu64
+		       " port unreachable from the server\n", t, final ? " (final)" : "",
+		       __atomic_load_n(&R.nclients, __ATOMIC_RELAXED), cn, ce, refused);
 		for (int d = 0; d < RELAY_NDIR; d++) {
 			const struct dstats *s = &st[d];
 			printf("dev %s: rx %" PRIu64 " (%" PRIu64 " bytes) clones %" PRIu64
@@ -931,6 +953,7 @@ static int report(int final, const char *const tc_text[RELAY_NDIR])
 	return ok;
 }
 
+/* A --stats report.  Main. */
 static void periodic_report(void)
 {
 	char *tc[RELAY_NDIR];
@@ -943,6 +966,7 @@ static void periodic_report(void)
 
 /* ------------------------------------------------------------ setup */
 
+/* A batch file's text (malloc'd), or NULL with the reason in @err.  Main. */
 static char *read_file(const char *path, char *err, size_t errlen)
 {
 	FILE *f = fopen(path, "r");
@@ -1019,6 +1043,8 @@ static int apply_dir(enum relay_dir d, int change, const char *who)
 	return rc;
 }
 
+/* @w's SO_REUSEPORT socket on --listen (port 0: the first one picks it,
+ * the others follow).  Main, before the workers start. */
 static int open_listener(struct worker *w, char *err, size_t errlen)
 {
 	int fd = socket(R.cfg.listen.ss_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -1052,6 +1078,8 @@ static int open_listener(struct worker *w, char *err, size_t errlen)
 	return 0;
 }
 
+/* Worker @id's table, buffers, epoll set, kick eventfd, socket.  Main,
+ * before the workers start. */
 static int setup_worker(struct worker *w, unsigned id, char *err, size_t errlen)
 {
 	w->id = id;
@@ -1129,6 +1157,9 @@ static void teardown(void)
 		free(R.batch_text[d]);
 }
 
+/* Everything before the workers start: batch files, runtime, devices,
+ * the tc commands, the workers' sockets.  0, or -1 (the message in @err,
+ * or printed already when @err is empty).  Main. */
 static int setup(char *err, size_t errlen)
 {
 	for (int d = 0; d < RELAY_NDIR; d++)
@@ -1195,6 +1226,7 @@ static int setup(char *err, size_t errlen)
 	return 0;
 }
 
+/* CLOCK_MONOTONIC in ns.  Any thread. */
 static uint64_t mono_ns(void)
 {
 	struct timespec ts;
@@ -1202,6 +1234,7 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* SIGHUP: the batch files again, as changes; then a kick.  Main. */
 static void reload(void)
 {
 	int ok = 1;

@@ -4,7 +4,9 @@
  * commands each direction is set up with (tools/netem/config.c).  Pure
  * functions of their arguments: no runtime, no sockets, no globals, so
  * the fuzzer (fuzz/fuzz_relay.c) and the tests can call them.
- * Threads: whoever calls them (the main thread, the fuzzer); no locks.
+ * Threads: whoever calls them (the main thread, the fuzzer): every
+ * function here may be called from any thread (Context: any thread, for
+ * each); no locks.
  */
 #ifndef PW_RELAY_H
 #define PW_RELAY_H
