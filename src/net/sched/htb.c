@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * htb: the hierarchical token bucket (the kernel's net/sched/sch_htb.c)
- * and its tc side (iproute2 6.1's tc/q_htb.c), rewritten for pinwheel.
+ * htb: the hierarchical token bucket (the kernel's net/sched/sch_htb.c),
+ * rewritten for pinwheel; its structures in htb.h, its tc side (iproute2
+ * 6.1's tc/q_htb.c) in htb_tc.c.
  *
  * What it does.  A tree of classes, up to 8 levels: leaves (level 0) hold
  * a qdisc (a pfifo of the device's txqueuelen by default, or whatever the
@@ -105,110 +106,12 @@
  *    no speed.  The print side uses the 64 ns psched of every kernel since
  *    2009, as tbf's.
  */
-#include "../internal.h"
+#include "htb.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define HTB_MAXDEPTH 8
-#define HTB_NUMPRIO 8
-#define HTB_VER 0x30011 /* the kernel's: printed "ver 3.17" */
-#define HTB_HZ 1000000000u /* tc's get_hz() on a high-resolution kernel */
-#define NSEC_PER_SEC 1000000000ll
-
-#define HTB_NS2TICKS(ns) ((ns) >> 6)
-#define HTB_TICKS2NS(t) ((int64_t)((uint64_t)(t) << 6))
-
-enum htb_cmode { HTB_CANT_SEND, HTB_MAY_BORROW, HTB_CAN_SEND };
-
-/* The kernel's struct psched_ratecfg (as tbf's). */
-struct htb_ratecfg {
-	uint64_t rate_bytes_ps;
-	uint32_t mult;
-	uint16_t overhead;
-	uint16_t mpu;
-	uint8_t linklayer;
-	uint8_t shift;
-};
-
-struct htb_class;
-
-/* A node of a sorted intrusive list (row, feed or wait queue); a list is
- * a sentinel node.  On a list exactly when prev != NULL. */
-struct htb_link {
-	struct htb_link *prev, *next;
-	struct htb_class *cl;
-};
-
-/* A row (level) or feed (inner class) for one prio, with its round-robin
- * pointer (NULL: none) and the classid the pointer was on when its class
- * left (the kernel's last_ptr_id). */
-struct htb_prio {
-	struct htb_link set;
-	struct htb_link *ptr;
-	uint32_t last_ptr_id;
-};
-
-struct htb_class {
-	uint32_t classid;
-	struct htb_class *hnext;       /* the class hash bucket */
-	struct htb_ratecfg rate, ceil;
-	int64_t buffer, cbuffer, mbuffer; /* ns */
-	uint32_t prio;
-	int quantum;
-	int level;
-	unsigned children;
-	struct htb_class *parent;
-	uint64_t bytes, packets;       /* bstats */
-	uint32_t lends, borrows, giants; /* xstats */
-	int64_t tokens, ctokens, t_c;  /* ns */
-	int deficit[HTB_MAXDEPTH];     /* leaf */
-	struct pw__qdisc *leafq;       /* leaf: its qdisc (NULL: noop) */
-	struct htb_prio clprio[HTB_NUMPRIO]; /* inner: the feeds */
-	int64_t pq_key;
-	int prio_activity;
-	enum htb_cmode cmode;
-	struct htb_link pq_node;
-	struct htb_link node[HTB_NUMPRIO];
-	uint32_t drops, overlimits;
-};
-
-struct htb_level {
-	struct htb_link wait_pq;
-	struct htb_prio hprio[HTB_NUMPRIO];
-};
-
-struct htb_priv {
-	struct htb_class **hash;
-	unsigned hashsize, hashelems;
-	uint32_t defcls;
-	int rate2quantum;
-	int direct_qlen;
-	struct pw__pktq direct;
-	uint32_t direct_pkts;
-	struct pw__qdisc *sch;         /* htb itself: its overlimits */
-	struct pw__watchdog wd;
-	int64_t now;
-	int64_t near_ev_cache[HTB_MAXDEPTH];
-	int row_mask[HTB_MAXDEPTH];
-	struct htb_level hlevel[HTB_MAXDEPTH];
-};
-
-/* The qdisc options as tc sends them (TCA_HTB_INIT, TCA_HTB_DIRECT_QLEN). */
-struct htb_opt {
-	uint32_t rate2quantum, defcls, version;
-	uint32_t direct_qlen;
-	bool has_direct_qlen, offload;
-};
-
-/* A class's options (TCA_HTB_PARMS, RATE64, CEIL64). */
-struct htb_copt {
-	struct pw__tc_ratespec rate, ceil;
-	uint32_t buffer, cbuffer, quantum, prio;
-	uint64_t rate64, ceil64;
-};
 
 /* ------------------------------------------------------- rate arithmetic */
 
@@ -242,15 +145,6 @@ static int64_t l2t_ns(const struct htb_ratecfg *r, unsigned len)
 	if (r->linklayer == PW_LINKLAYER_ATM)
 		l = (l + 47) / 48 * 53;
 	return (int64_t)((l * r->mult) >> r->shift);
-}
-
-static void ratecfg_getrate(struct pw__tc_ratespec *res, const struct htb_ratecfg *r)
-{
-	memset(res, 0, sizeof(*res));
-	res->rate = r->rate_bytes_ps > 0xFFFFFFFFull ? 0xFFFFFFFFu : (uint32_t)r->rate_bytes_ps;
-	res->overhead = r->overhead;
-	res->mpu = r->mpu;
-	res->linklayer = r->linklayer;
 }
 
 /* ------------------------------------------------------- sorted lists */
@@ -1135,268 +1029,6 @@ static void htb_class_print_xstats(struct pw__qdisc *q, unsigned long arg, struc
 	pw__print_nl(o);
 }
 
-/* -------------------------------------------------------------- tc side */
-
-static void explain(struct pw__tc_ctx *tc)
-{
-	pw__tc_err(tc, "Usage: ... qdisc add ... htb [default N] [r2q N]\n"
-		       "                      [direct_qlen P] [offload]\n"
-		       " default  minor id of class to which unclassified packets are sent {0}\n"
-		       " r2q      DRR quantums are computed as rate in Bps/r2q {10}\n"
-		       " debug    string of 16 numbers each 0-3 {0}\n\n"
-		       " direct_qlen  Limit of the direct queue {in packets}\n"
-		       " offload  enable hardware offload\n"
-		       "... class add ... htb rate R1 [burst B1] [mpu B] [overhead O]\n"
-		       "                      [prio P] [slot S] [pslot PS]\n"
-		       "                      [ceil R2] [cburst B2] [mtu MTU] [quantum Q]\n"
-		       " rate     rate allocated to this class (class can still borrow)\n"
-		       " burst    max bytes burst which can be accumulated during idle period {computed}\n"
-		       " mpu      minimum packet size used in rate computations\n"
-		       " overhead per-packet size overhead used in rate computations\n"
-		       " linklay  adapting to a linklayer e.g. atm\n"
-		       " ceil     definite upper class rate (no borrows) {rate}\n"
-		       " cburst   burst but for ceil {computed}\n"
-		       " mtu      max packet size we create rate map for {1600}\n"
-		       " prio     priority of leaf; lower are served first {0}\n"
-		       " quantum  how much bytes to serve from leaf at once {use r2q}\n"
-		       "\nTC HTB version %d.%d", 3, 3);
-}
-
-static int explain1(struct pw__tc_ctx *tc, const char *arg)
-{
-	pw__tc_err(tc, "Illegal \"%s\"", arg);
-	explain(tc);
-	return -EINVAL;
-}
-
-static int incomplete(struct pw__tc_ctx *tc)
-{
-	pw__tc_err(tc, "Command line is not complete. Try option \"help\"");
-	return -EINVAL;
-}
-
-static int htb_parse(struct pw__tc_ctx *tc, int argc, char **argv, void *optp)
-{
-	struct htb_opt *o = optp;
-	memset(o, 0, sizeof(*o));
-	o->rate2quantum = 10;
-	o->version = 3;
-	for (; argc > 0; argc--, argv++) {
-		const char *w = argv[0];
-		if (pw__matches(w, "r2q") == 0) {
-			if (argc < 2)
-				return incomplete(tc);
-			argc--, argv++;
-			if (pw__get_u32(&o->rate2quantum, argv[0], 10))
-				return explain1(tc, "r2q");
-		} else if (pw__matches(w, "default") == 0) {
-			if (argc < 2)
-				return incomplete(tc);
-			argc--, argv++;
-			if (pw__get_u32(&o->defcls, argv[0], 16))
-				return explain1(tc, "default");
-		} else if (pw__matches(w, "debug") == 0) {
-			if (argc < 2)
-				return incomplete(tc);
-			argc--, argv++; /* the kernel ignores it */
-		} else if (pw__matches(w, "direct_qlen") == 0) {
-			if (argc < 2)
-				return incomplete(tc);
-			argc--, argv++;
-			if (pw__get_u32(&o->direct_qlen, argv[0], 10))
-				return explain1(tc, "direct_qlen");
-			o->has_direct_qlen = o->direct_qlen != ~0u;
-		} else if (pw__matches(w, "offload") == 0) {
-			o->offload = true;
-		} else {
-			pw__tc_err(tc, "What is \"%s\"?", w);
-			explain(tc);
-			return -EINVAL;
-		}
-	}
-	return 0;
-}
-
-static int get_rate(uint64_t *r, const char *s)
-{
-	if (strchr(s, '%'))
-		return -1; /* a share of the device's speed: none here */
-	return pw__get_rate64(r, s);
-}
-
-static int htb_class_parse(struct pw__tc_ctx *tc, int argc, char **argv, void *coptp)
-{
-	struct htb_copt *o = coptp;
-	memset(o, 0, sizeof(*o));
-	uint32_t buffer = 0, cbuffer = 0, mtu = 1600;
-	int cell_log = -1, ccell_log = -1;
-	uint16_t mpu = 0, overhead = 0;
-	unsigned linklayer = PW_LINKLAYER_ETHERNET;
-	uint64_t ceil64 = 0, rate64 = 0;
-	for (; argc > 0; argc--, argv++) {
-		const char *w = argv[0];
-		if (pw__matches(w, "prio") == 0) {
-			if (argc < 2)
-				return incomplete(tc);
-			argc--, argv++;
-			if (pw__get_u32(&o->prio, argv[0], 10))
-				return explain1(tc, "prio");
-		} else if (pw__matches(w, "mtu") == 0) {
-			if (argc < 2)
-				return incomplete(tc);
-			argc--, argv++;
-			if (pw__get_u32(&mtu, argv[0], 10))
-				return explain1(tc, "mtu");
-		} else if (pw__matches(w, "mpu") == 0) {
-			if (argc < 2)
-				return incomplete(tc);
-			argc--, argv++;
-			if (pw__get_u16(&mpu, argv[0], 10))
-				return explain1(tc, "mpu");
-		} else if (pw__matches(w, "overhead") == 0) {
-			if (argc < 2)
-				return incomplete(tc);
-			argc--, argv++;
-			if (pw__get_u16(&overhead, argv[0], 10))
-				return explain1(tc, "overhead");
-		} else if (pw__matches(w, "linklayer") == 0) {
-			if (argc < 2)
-				return incomplete(tc);
-			argc--, argv++;
-			if (pw__get_linklayer(&linklayer, argv[0]))
-				return explain1(tc, "linklayer");
-		} else if (pw__matches(w, "quantum") == 0) {
-			if (argc < 2)
-				return incomplete(tc);
-			argc--, argv++;
-			if (pw__get_u32(&o->quantum, argv[0], 10))
-				return explain1(tc, "quantum");
-		} else if (pw__matches(w, "burst") == 0 || !strcmp(w, "buffer") ||
-			   !strcmp(w, "maxburst")) {
-			if (argc < 2)
-				return incomplete(tc);
-			argc--, argv++;
-			if (pw__get_size_and_cell(&buffer, &cell_log, argv[0]) < 0)
-				return explain1(tc, w);
-		} else if (pw__matches(w, "cburst") == 0 || !strcmp(w, "cbuffer") ||
-			   !strcmp(w, "cmaxburst")) {
-			if (argc < 2)
-				return incomplete(tc);
-			argc--, argv++;
-			if (pw__get_size_and_cell(&cbuffer, &ccell_log, argv[0]) < 0)
-				return explain1(tc, w);
-		} else if (!strcmp(w, "ceil")) {
-			if (argc < 2)
-				return incomplete(tc);
-			argc--, argv++;
-			if (ceil64) {
-				pw__tc_err(tc, "Double \"ceil\" spec");
-				return -EINVAL;
-			}
-			if (get_rate(&ceil64, argv[0]))
-				return explain1(tc, "ceil");
-		} else if (!strcmp(w, "rate")) {
-			if (argc < 2)
-				return incomplete(tc);
-			argc--, argv++;
-			if (rate64) {
-				pw__tc_err(tc, "Double \"rate\" spec");
-				return -EINVAL;
-			}
-			if (get_rate(&rate64, argv[0]))
-				return explain1(tc, "rate");
-		} else if (!strcmp(w, "help")) {
-			explain(tc);
-			return -EINVAL;
-		} else {
-			pw__tc_err(tc, "What is \"%s\"?", w);
-			explain(tc);
-			return -EINVAL;
-		}
-	}
-	if (!rate64) {
-		pw__tc_err(tc, "\"rate\" is required.");
-		return -EINVAL;
-	}
-	if (!ceil64)
-		ceil64 = rate64;
-	o->rate.rate = rate64 >= (1ull << 32) ? ~0u : (uint32_t)rate64;
-	o->ceil.rate = ceil64 >= (1ull << 32) ? ~0u : (uint32_t)ceil64;
-	if (!buffer)
-		buffer = (uint32_t)(rate64 / HTB_HZ + mtu);
-	if (!cbuffer)
-		cbuffer = (uint32_t)(ceil64 / HTB_HZ + mtu);
-	o->rate.overhead = o->ceil.overhead = overhead;
-	o->rate.mpu = o->ceil.mpu = mpu;
-	uint32_t tab[256];
-	pw__tc_calc_rtable(&tc->core, &o->rate, tab, cell_log, mtu, linklayer, o->rate.rate);
-	o->buffer = pw__tc_calc_xmittime(&tc->core, rate64, buffer);
-	pw__tc_calc_rtable(&tc->core, &o->ceil, tab, ccell_log, mtu, linklayer, o->ceil.rate);
-	o->cbuffer = pw__tc_calc_xmittime(&tc->core, ceil64, cbuffer);
-	o->rate64 = rate64 >= (1ull << 32) ? rate64 : 0;
-	o->ceil64 = ceil64 >= (1ull << 32) ? ceil64 : 0;
-	return 0;
-}
-
-/* The psched tc reads on every kernel since 2009: 64 ns ticks. */
-static const struct pw__tc_core htb_core = { 15.625, 1 };
-
-static void htb_print(struct pw__qdisc *q, struct pw__out *o)
-{
-	struct htb_priv *h = pw__qdisc_priv(q);
-	char b[32];
-	pw__print_int(o, PW_PRINT_ANY, "r2q", "r2q %d", h->rate2quantum);
-	pw__print_0xhex(o, PW_PRINT_ANY, "default", " default %#x", h->defcls);
-	pw__print_uint(o, PW_PRINT_ANY, "direct_packets_stat", " direct_packets_stat %u",
-		       h->direct_pkts);
-	if (o->details) {
-		snprintf(b, sizeof(b), "%d.%d", HTB_VER >> 16, HTB_VER & 0xffff);
-		pw__print_string(o, PW_PRINT_ANY, "ver", " ver %s", b);
-	}
-	pw__print_uint(o, PW_PRINT_ANY, "direct_qlen", " direct_qlen %u", (unsigned)h->direct_qlen);
-}
-
-static void htb_class_print(struct pw__qdisc *q, unsigned long arg, struct pw__out *o)
-{
-	(void)q;
-	struct htb_class *cl = (struct htb_class *)arg;
-	struct pw__tc_ratespec rate, ceil;
-	char b1[PW__SPRINT_BSIZE], b2[PW__SPRINT_BSIZE];
-	ratecfg_getrate(&rate, &cl->rate);
-	ratecfg_getrate(&ceil, &cl->ceil);
-	uint32_t qbuffer = (uint32_t)HTB_NS2TICKS(cl->buffer);
-	uint32_t qcbuffer = (uint32_t)HTB_NS2TICKS(cl->cbuffer);
-	uint64_t rate64 = cl->rate.rate_bytes_ps, ceil64 = cl->ceil.rate_bytes_ps;
-	if (!cl->level) {
-		pw__print_int(o, PW_PRINT_ANY, "prio", "prio %d ", (int)cl->prio);
-		if (o->details)
-			pw__print_int(o, PW_PRINT_ANY, "quantum", "quantum %d ", cl->quantum);
-	}
-	pw__print_rate(o, PW_PRINT_ANY, "rate", "rate %s ", rate64);
-	if (rate.overhead)
-		pw__print_uint(o, PW_PRINT_ANY, "overhead", "overhead %u ", rate.overhead);
-	uint32_t buffer = pw__tc_calc_xmitsize(&htb_core, rate64, qbuffer);
-	pw__print_rate(o, PW_PRINT_ANY, "ceil", "ceil %s ", ceil64);
-	uint32_t cbuffer = pw__tc_calc_xmitsize(&htb_core, ceil64, qcbuffer);
-	unsigned ll = rate.linklayer & PW_TC_LINKLAYER_MASK;
-	if (ll > PW_LINKLAYER_ETHERNET || o->details)
-		pw__print_string(o, PW_PRINT_ANY, "linklayer", "linklayer %s ",
-				 pw__sprint_linklayer(ll, b1, sizeof(b1)));
-	if (o->details) {
-		/* psched_ratecfg_getrate() returns no cell_log: tc prints 1 << 0 */
-		snprintf(b2, sizeof(b2), "%s/%u", pw__sprint_size(buffer, b1, sizeof(b1)), 1u);
-		pw__print_string(o, PW_PRINT_ANY, "burst", "burst %s ", b2);
-		pw__print_size(o, PW_PRINT_ANY, "mpu_rate", "mpu %s ", rate.mpu);
-		snprintf(b2, sizeof(b2), "%s/%u", pw__sprint_size(cbuffer, b1, sizeof(b1)), 1u);
-		pw__print_string(o, PW_PRINT_ANY, "cburst", "cburst %s ", b2);
-		pw__print_size(o, PW_PRINT_ANY, "mpu_ceil", "mpu %s ", ceil.mpu);
-		pw__print_int(o, PW_PRINT_ANY, "level", "level %d ", cl->level);
-	} else {
-		pw__print_size(o, PW_PRINT_ANY, "burst", "burst %s ", buffer);
-		pw__print_size(o, PW_PRINT_ANY, "cburst", "cburst %s ", cbuffer);
-	}
-}
-
 const struct pw__qdisc_ops pw__htb_ops = {
 	.id = "htb",
 	.priv_size = sizeof(struct htb_priv),
@@ -1407,17 +1039,17 @@ const struct pw__qdisc_ops pw__htb_ops = {
 	.init = htb_init,
 	.reset = htb_reset,
 	.destroy = htb_destroy,
-	.parse = htb_parse,
-	.print = htb_print,
+	.parse = pw__htb_parse,
+	.print = pw__htb_print,
 	.class_find = htb_search,
 	.graft = htb_graft,
 	.class_leaf = htb_leaf,
 	.class_walk = htb_walk,
 	.class_info = htb_class_info,
-	.class_print = htb_class_print,
+	.class_print = pw__htb_class_print,
 	.class_print_xstats = htb_class_print_xstats,
 	.class_opt_size = sizeof(struct htb_copt),
-	.class_parse = htb_class_parse,
+	.class_parse = pw__htb_class_parse,
 	.class_change = htb_class_change,
 	.class_delete = htb_class_delete,
 };

@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * htb's structures, shared by its qdisc (htb.c: the classes, the
+ * borrowing tree, the data path, class changes) and its tc side (htb_tc.c:
+ * q_htb.c's parsing and printing).  Design, invariants and locking: htb.c.
+ * For src/net/sched only.
+ */
+#ifndef PW_NET_SCHED_HTB_H
+#define PW_NET_SCHED_HTB_H
+
+#include "../internal.h"
+
+#include <string.h>
+
+#define HTB_MAXDEPTH 8
+#define HTB_NUMPRIO 8
+#define HTB_VER 0x30011 /* the kernel's: printed "ver 3.17" */
+#define HTB_HZ 1000000000u /* tc's get_hz() on a high-resolution kernel */
+#define NSEC_PER_SEC 1000000000ll
+
+#define HTB_NS2TICKS(ns) ((ns) >> 6)
+#define HTB_TICKS2NS(t) ((int64_t)((uint64_t)(t) << 6))
+
+enum htb_cmode { HTB_CANT_SEND, HTB_MAY_BORROW, HTB_CAN_SEND };
+
+/* The kernel's struct psched_ratecfg (as tbf's). */
+struct htb_ratecfg {
+	uint64_t rate_bytes_ps;
+	uint32_t mult;
+	uint16_t overhead;
+	uint16_t mpu;
+	uint8_t linklayer;
+	uint8_t shift;
+};
+
+struct htb_class;
+
+/* A node of a sorted intrusive list (row, feed or wait queue); a list is
+ * a sentinel node.  On a list exactly when prev != NULL. */
+struct htb_link {
+	struct htb_link *prev, *next;
+	struct htb_class *cl;
+};
+
+/* A row (level) or feed (inner class) for one prio, with its round-robin
+ * pointer (NULL: none) and the classid the pointer was on when its class
+ * left (the kernel's last_ptr_id). */
+struct htb_prio {
+	struct htb_link set;
+	struct htb_link *ptr;
+	uint32_t last_ptr_id;
+};
+
+struct htb_class {
+	uint32_t classid;
+	struct htb_class *hnext;       /* the class hash bucket */
+	struct htb_ratecfg rate, ceil;
+	int64_t buffer, cbuffer, mbuffer; /* ns */
+	uint32_t prio;
+	int quantum;
+	int level;
+	unsigned children;
+	struct htb_class *parent;
+	uint64_t bytes, packets;       /* bstats */
+	uint32_t lends, borrows, giants; /* xstats */
+	int64_t tokens, ctokens, t_c;  /* ns */
+	int deficit[HTB_MAXDEPTH];     /* leaf */
+	struct pw__qdisc *leafq;       /* leaf: its qdisc (NULL: noop) */
+	struct htb_prio clprio[HTB_NUMPRIO]; /* inner: the feeds */
+	int64_t pq_key;
+	int prio_activity;
+	enum htb_cmode cmode;
+	struct htb_link pq_node;
+	struct htb_link node[HTB_NUMPRIO];
+	uint32_t drops, overlimits;
+};
+
+struct htb_level {
+	struct htb_link wait_pq;
+	struct htb_prio hprio[HTB_NUMPRIO];
+};
+
+struct htb_priv {
+	struct htb_class **hash;
+	unsigned hashsize, hashelems;
+	uint32_t defcls;
+	int rate2quantum;
+	int direct_qlen;
+	struct pw__pktq direct;
+	uint32_t direct_pkts;
+	struct pw__qdisc *sch;         /* htb itself: its overlimits */
+	struct pw__watchdog wd;
+	int64_t now;
+	int64_t near_ev_cache[HTB_MAXDEPTH];
+	int row_mask[HTB_MAXDEPTH];
+	struct htb_level hlevel[HTB_MAXDEPTH];
+};
+
+/* The qdisc options as tc sends them (TCA_HTB_INIT, TCA_HTB_DIRECT_QLEN). */
+struct htb_opt {
+	uint32_t rate2quantum, defcls, version;
+	uint32_t direct_qlen;
+	bool has_direct_qlen, offload;
+};
+
+/* A class's options (TCA_HTB_PARMS, RATE64, CEIL64). */
+struct htb_copt {
+	struct pw__tc_ratespec rate, ceil;
+	uint32_t buffer, cbuffer, quantum, prio;
+	uint64_t rate64, ceil64;
+};
+
+/* psched_ratecfg_getrate(): the rate spec a dump gives back. */
+static inline void htb_ratecfg_getrate(struct pw__tc_ratespec *res, const struct htb_ratecfg *r)
+{
+	memset(res, 0, sizeof(*res));
+	res->rate = r->rate_bytes_ps > 0xFFFFFFFFull ? 0xFFFFFFFFu : (uint32_t)r->rate_bytes_ps;
+	res->overhead = r->overhead;
+	res->mpu = r->mpu;
+	res->linklayer = r->linklayer;
+}
+
+/* The tc side (htb_tc.c).  Context: under the layer's configuration lock
+ * (pw_tc()); the printers also under the root lock, as the dumps. */
+int pw__htb_parse(struct pw__tc_ctx *tc, int argc, char **argv, void *optp);
+int pw__htb_class_parse(struct pw__tc_ctx *tc, int argc, char **argv, void *coptp);
+void pw__htb_print(struct pw__qdisc *q, struct pw__out *o);
+void pw__htb_class_print(struct pw__qdisc *q, unsigned long arg, struct pw__out *o);
+
+#endif /* PW_NET_SCHED_HTB_H */
