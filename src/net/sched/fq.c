@@ -53,7 +53,8 @@
  *
  * Throttled flows: a binary min-heap on (time_next_packet, arrival
  * sequence): the kernel's rbtree puts equal times after each other in
- * arrival order, so the order is the same.
+ * arrival order, so the order is the same.  Each entry carries its key
+ * beside the flow pointer, so a sift reads only the heap array.
  *
  * Invariants.  Every packet handed to enqueue leaves exactly once: to the
  * drop list with its reason, out of dequeue, or by reset/destroy's flush.
@@ -150,61 +151,60 @@ static uint32_t fq_hash_key(uintptr_t key, unsigned bits)
 
 /* ------------------------------------------------------ throttled heap */
 
-static bool heap_less(const struct fq_flow *a, const struct fq_flow *b)
+static bool heap_less(const struct fq_hent *a, const struct fq_hent *b)
 {
-	if (a->time_next_packet != b->time_next_packet)
-		return a->time_next_packet < b->time_next_packet;
-	return a->tseq < b->tseq;
+	if (a->t != b->t)
+		return a->t < b->t;
+	return a->seq < b->seq;
 }
 
-static void heap_set(struct fq_priv *q, uint32_t i, struct fq_flow *f)
+static void heap_set(struct fq_priv *q, uint32_t i, const struct fq_hent *e)
 {
-	q->heap[i] = f;
-	f->hidx = i;
+	q->heap[i] = *e;
+	e->f->hidx = i;
 }
 
 static void heap_up(struct fq_priv *q, uint32_t i)
 {
-	struct fq_flow *f = q->heap[i];
+	struct fq_hent e = q->heap[i];
 	while (i > 0) {
 		uint32_t p = (i - 1) / 2;
-		if (!heap_less(f, q->heap[p]))
+		if (!heap_less(&e, &q->heap[p]))
 			break;
-		heap_set(q, i, q->heap[p]);
+		heap_set(q, i, &q->heap[p]);
 		i = p;
 	}
-	heap_set(q, i, f);
+	heap_set(q, i, &e);
 }
 
 static void heap_down(struct fq_priv *q, uint32_t i)
 {
-	struct fq_flow *f = q->heap[i];
+	struct fq_hent e = q->heap[i];
 	for (;;) {
 		uint32_t c = 2 * i + 1;
 		if (c >= q->heap_n)
 			break;
-		if (c + 1 < q->heap_n && heap_less(q->heap[c + 1], q->heap[c]))
+		if (c + 1 < q->heap_n && heap_less(&q->heap[c + 1], &q->heap[c]))
 			c++;
-		if (!heap_less(q->heap[c], f))
+		if (!heap_less(&q->heap[c], &e))
 			break;
-		heap_set(q, i, q->heap[c]);
+		heap_set(q, i, &q->heap[c]);
 		i = c;
 	}
-	heap_set(q, i, f);
+	heap_set(q, i, &e);
 }
 
 static void heap_remove(struct fq_priv *q, struct fq_flow *f)
 {
 	uint32_t i = f->hidx;
-	struct fq_flow *last = q->heap[--q->heap_n];
+	struct fq_hent last = q->heap[--q->heap_n];
 	if (i < q->heap_n) {
-		heap_set(q, i, last);
+		heap_set(q, i, &last);
 		heap_up(q, i);
-		heap_down(q, last->hidx);
+		heap_down(q, last.f->hidx);
 	}
 }
 
-/* Room for one more throttled flow per allocated flow. */
 static int heap_reserve(struct fq_priv *q, uint32_t n)
 {
 	if (n <= q->heap_cap)
@@ -212,7 +212,7 @@ static int heap_reserve(struct fq_priv *q, uint32_t n)
 	uint32_t cap = q->heap_cap ? q->heap_cap * 2 : 64;
 	while (cap < n)
 		cap *= 2;
-	struct fq_flow **h = realloc(q->heap, cap * sizeof(*h));
+	struct fq_hent *h = realloc(q->heap, cap * sizeof(*h));
 	if (!h)
 		return -ENOMEM;
 	q->heap = h;
@@ -252,7 +252,7 @@ static void flow_set_throttled(struct fq_priv *q, struct fq_flow *f)
 {
 	f->tseq = q->tseq++;
 	f->throttled = true;
-	q->heap[q->heap_n] = f;
+	q->heap[q->heap_n] = (struct fq_hent){f->time_next_packet, f->tseq, f};
 	f->hidx = q->heap_n++;
 	heap_up(q, f->hidx);
 	q->throttled_flows++;
@@ -485,12 +485,11 @@ static void fq_check_throttled(struct fq_priv *q, uint64_t now)
 	}
 	q->time_next_delayed_flow = UINT64_MAX;
 	while (q->heap_n) {
-		struct fq_flow *f = q->heap[0];
-		if (f->time_next_packet > now) {
-			q->time_next_delayed_flow = f->time_next_packet;
+		if (q->heap[0].t > now) {
+			q->time_next_delayed_flow = q->heap[0].t;
 			break;
 		}
-		flow_unset_throttled(q, f);
+		flow_unset_throttled(q, q->heap[0].f);
 	}
 }
 
