@@ -10,7 +10,7 @@
  * classes sit at level parent's level - 1, a root class at 7.  Each class
  * has two token buckets in nanoseconds of the layer's clock, tokens
  * against its rate (depth buffer) and ctokens against its ceil (depth
- * cbuffer), with the psched_ratecfg arithmetic tbf uses (l2t: length +
+ * cbuffer), with the psched_ratecfg arithmetic tbf uses (psched.h; l2t: length +
  * overhead, at least mpu, ATM cells, times mult >> shift), and a mode:
  * CAN_SEND (tokens >= 0), MAY_BORROW (tokens < 0 <= ctokens: it may send
  * on an ancestor's tokens) or CANT_SEND (ctokens < 0).
@@ -112,40 +112,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ------------------------------------------------------- rate arithmetic */
-
-static void ratecfg_precompute(struct htb_ratecfg *r, const struct pw__tc_ratespec *conf,
-			       uint64_t rate64)
-{
-	memset(r, 0, sizeof(*r));
-	r->overhead = conf->overhead;
-	r->mpu = conf->mpu;
-	r->rate_bytes_ps = conf->rate > rate64 ? conf->rate : rate64;
-	r->linklayer = conf->linklayer & PW_TC_LINKLAYER_MASK;
-	r->mult = 1;
-	if (r->rate_bytes_ps) {
-		uint64_t factor = 1000000000ull;
-		for (;;) {
-			uint64_t m = factor / r->rate_bytes_ps;
-			r->mult = (uint32_t)m;
-			if ((m & (1u << 31)) || (factor & (1ull << 63)))
-				break;
-			factor <<= 1;
-			r->shift++;
-		}
-	}
-}
-
-static int64_t l2t_ns(const struct htb_ratecfg *r, unsigned len)
-{
-	uint64_t l = (uint64_t)len + r->overhead;
-	if (l < r->mpu)
-		l = r->mpu;
-	if (r->linklayer == PW_LINKLAYER_ATM)
-		l = (l + 47) / 48 * 53;
-	return (int64_t)((l * r->mult) >> r->shift);
-}
 
 /* ------------------------------------------------------- sorted lists */
 
@@ -480,7 +446,7 @@ static void accnt_tokens(struct htb_class *cl, unsigned bytes, int64_t diff)
 	int64_t toks = diff + cl->tokens;
 	if (toks > cl->buffer)
 		toks = cl->buffer;
-	toks -= l2t_ns(&cl->rate, bytes);
+	toks -= (int64_t)pw__psched_l2t_ns(&cl->rate, bytes);
 	if (toks <= -cl->mbuffer)
 		toks = 1 - cl->mbuffer;
 	cl->tokens = toks;
@@ -491,7 +457,7 @@ static void accnt_ctokens(struct htb_class *cl, unsigned bytes, int64_t diff)
 	int64_t toks = diff + cl->ctokens;
 	if (toks > cl->cbuffer)
 		toks = cl->cbuffer;
-	toks -= l2t_ns(&cl->ceil, bytes);
+	toks -= (int64_t)pw__psched_l2t_ns(&cl->ceil, bytes);
 	if (toks <= -cl->mbuffer)
 		toks = 1 - cl->mbuffer;
 	cl->ctokens = toks;
@@ -867,8 +833,8 @@ static int htb_class_change(struct pw__qdisc *q, uint32_t classid, uint32_t pare
 	} else {
 		pw__qlock(&q->root->lock);
 	}
-	ratecfg_precompute(&cl->rate, &o->rate, o->rate64);
-	ratecfg_precompute(&cl->ceil, &o->ceil, o->ceil64);
+	pw__psched_precompute(&cl->rate, &o->rate, o->rate64);
+	pw__psched_precompute(&cl->ceil, &o->ceil, o->ceil64);
 	int warn = 0;
 	if (!cl->level) {
 		uint64_t quantum = cl->rate.rate_bytes_ps / (uint64_t)h->rate2quantum;

@@ -8,7 +8,7 @@
 #ifndef PW_NET_SCHED_HTB_H
 #define PW_NET_SCHED_HTB_H
 
-#include "../internal.h"
+#include "psched.h"
 
 #include <string.h>
 
@@ -22,16 +22,6 @@
 #define HTB_TICKS2NS(t) ((int64_t)((uint64_t)(t) << 6))
 
 enum htb_cmode { HTB_CANT_SEND, HTB_MAY_BORROW, HTB_CAN_SEND };
-
-/* The kernel's struct psched_ratecfg (as tbf's). */
-struct htb_ratecfg {
-	uint64_t rate_bytes_ps;
-	uint32_t mult;
-	uint16_t overhead;
-	uint16_t mpu;
-	uint8_t linklayer;
-	uint8_t shift;
-};
 
 struct htb_class;
 
@@ -54,7 +44,7 @@ struct htb_prio {
 struct htb_class {
 	uint32_t classid;
 	struct htb_class *hnext;       /* the class hash bucket */
-	struct htb_ratecfg rate, ceil;
+	struct pw__psched_ratecfg rate, ceil;
 	int64_t buffer, cbuffer, mbuffer; /* ns */
 	uint32_t prio;
 	int quantum;
@@ -109,16 +99,6 @@ struct htb_copt {
 	uint32_t buffer, cbuffer, quantum, prio;
 	uint64_t rate64, ceil64;
 };
-
-/* psched_ratecfg_getrate(): the rate spec a dump gives back. */
-static inline void htb_ratecfg_getrate(struct pw__tc_ratespec *res, const struct htb_ratecfg *r)
-{
-	memset(res, 0, sizeof(*res));
-	res->rate = r->rate_bytes_ps > 0xFFFFFFFFull ? 0xFFFFFFFFu : (uint32_t)r->rate_bytes_ps;
-	res->overhead = r->overhead;
-	res->mpu = r->mpu;
-	res->linklayer = r->linklayer;
-}
 
 /* The tc side (htb_tc.c).  Context: under the layer's configuration lock
  * (pw_tc()); the printers also under the root lock, as the dumps. */

@@ -242,8 +242,8 @@ void pw__htb_class_print(struct pw__qdisc *q, unsigned long arg, struct pw__out 
 	struct htb_class *cl = (struct htb_class *)arg;
 	struct pw__tc_ratespec rate, ceil;
 	char b1[PW__SPRINT_BSIZE], b2[PW__SPRINT_BSIZE];
-	htb_ratecfg_getrate(&rate, &cl->rate);
-	htb_ratecfg_getrate(&ceil, &cl->ceil);
+	pw__psched_getrate(&rate, &cl->rate);
+	pw__psched_getrate(&ceil, &cl->ceil);
 	uint32_t qbuffer = (uint32_t)HTB_NS2TICKS(cl->buffer);
 	uint32_t qcbuffer = (uint32_t)HTB_NS2TICKS(cl->cbuffer);
 	uint64_t rate64 = cl->rate.rate_bytes_ps, ceil64 = cl->ceil.rate_bytes_ps;
@@ -263,7 +263,7 @@ void pw__htb_class_print(struct pw__qdisc *q, unsigned long arg, struct pw__out 
 		pw__print_string(o, PW_PRINT_ANY, "linklayer", "linklayer %s ",
 				 pw__sprint_linklayer(ll, b1, sizeof(b1)));
 	if (o->details) {
-		/* psched_htb_ratecfg_getrate() returns no cell_log: tc prints 1 << 0 */
+		/* psched_ratecfg_getrate() returns no cell_log: tc prints 1 << 0 */
 		snprintf(b2, sizeof(b2), "%s/%u", pw__sprint_size(buffer, b1, sizeof(b1)), 1u);
 		pw__print_string(o, PW_PRINT_ANY, "burst", "burst %s ", b2);
 		pw__print_size(o, PW_PRINT_ANY, "mpu_rate", "mpu %s ", rate.mpu);

@@ -69,7 +69,7 @@
  *  - The print side has no tc context: it uses the psched of every kernel
  *    since 2009 (64 ns ticks) as tc reads it from /proc/net/psched.
  */
-#include "../internal.h"
+#include "psched.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -78,16 +78,6 @@
 
 #define TBF_NS2TICKS(ns) ((ns) >> 6)   /* PSCHED_SHIFT 6 */
 #define TBF_TICKS2NS(t) ((uint64_t)(t) << 6)
-
-/* The kernel's struct psched_ratecfg. */
-struct tbf_ratecfg {
-	uint64_t rate_bytes_ps;
-	uint32_t mult;
-	uint16_t overhead;
-	uint16_t mpu;
-	uint8_t linklayer;
-	uint8_t shift;
-};
 
 struct tbf_opt {
 	struct pw__tc_ratespec rate, peakrate;
@@ -100,57 +90,12 @@ struct tbf_opt {
 struct tbf_priv {
 	uint32_t limit, max_size;
 	int64_t buffer, mtu;           /* ns */
-	struct tbf_ratecfg rate, peak;
+	struct pw__psched_ratecfg rate, peak;
 	int64_t tokens, ptokens;       /* ns */
 	int64_t t_c;                   /* the last dequeue's clock, ns */
 	struct pw__qdisc *child;       /* the bfifo, or NULL (limit 0) */
 	struct pw__watchdog wd;
 };
-
-/* ------------------------------------------------------- rate arithmetic */
-
-static void ratecfg_precompute(struct tbf_ratecfg *r, const struct pw__tc_ratespec *conf,
-			       uint64_t rate64)
-{
-	memset(r, 0, sizeof(*r));
-	r->overhead = conf->overhead;
-	r->mpu = conf->mpu;
-	r->rate_bytes_ps = conf->rate > rate64 ? conf->rate : rate64;
-	r->linklayer = conf->linklayer & PW_TC_LINKLAYER_MASK;
-	r->mult = 1;
-	if (r->rate_bytes_ps) {
-		/* the largest factor = 1e9 << shift whose quotient by the rate
-		 * still fits 31 bits (or the factor 63) */
-		uint64_t factor = 1000000000ull;
-		for (;;) {
-			uint64_t m = factor / r->rate_bytes_ps;
-			r->mult = (uint32_t)m;
-			if ((m & (1u << 31)) || (factor & (1ull << 63)))
-				break;
-			factor <<= 1;
-			r->shift++;
-		}
-	}
-}
-
-static uint64_t l2t_ns(const struct tbf_ratecfg *r, unsigned len)
-{
-	uint64_t l = (uint64_t)len + r->overhead;
-	if (l < r->mpu)
-		l = r->mpu;
-	if (r->linklayer == PW_LINKLAYER_ATM)
-		l = (l + 47) / 48 * 53;
-	return (l * r->mult) >> r->shift;
-}
-
-static void ratecfg_getrate(struct pw__tc_ratespec *res, const struct tbf_ratecfg *r)
-{
-	memset(res, 0, sizeof(*res));
-	res->rate = r->rate_bytes_ps > 0xFFFFFFFFull ? 0xFFFFFFFFu : (uint32_t)r->rate_bytes_ps;
-	res->overhead = r->overhead;
-	res->mpu = r->mpu;
-	res->linklayer = r->linklayer;
-}
 
 /* ------------------------------------------------------------ data path */
 
@@ -190,12 +135,12 @@ static struct pw_pkt *tbf_dequeue(struct pw__qdisc *q)
 		ptoks = toks + t->ptokens;
 		if (ptoks > t->mtu)
 			ptoks = t->mtu;
-		ptoks -= (int64_t)l2t_ns(&t->peak, p->len);
+		ptoks -= (int64_t)pw__psched_l2t_ns(&t->peak, p->len);
 	}
 	toks += t->tokens;
 	if (toks > t->buffer)
 		toks = t->buffer;
-	toks -= (int64_t)l2t_ns(&t->rate, p->len);
+	toks -= (int64_t)pw__psched_l2t_ns(&t->rate, p->len);
 	if ((toks | ptoks) >= 0) {
 		p = pw__qdisc_dequeue_peeked(t->child);
 		if (!p)
@@ -264,22 +209,22 @@ static bool is_fifo(const struct pw__qdisc *c)
 }
 
 /* tbf_change()'s checks and values, without touching @q. */
-static int tbf_compute(const struct tbf_opt *o, struct tbf_ratecfg *rate,
-		       struct tbf_ratecfg *peak, int64_t *buffer, int64_t *mtu,
+static int tbf_compute(const struct tbf_opt *o, struct pw__psched_ratecfg *rate,
+		       struct pw__psched_ratecfg *peak, int64_t *buffer, int64_t *mtu,
 		       uint32_t *max_size)
 {
-	ratecfg_precompute(rate, &o->rate, o->rate64);
+	pw__psched_precompute(rate, &o->rate, o->rate64);
 	*max_size = o->burst;
-	*buffer = (int64_t)l2t_ns(rate, o->burst);
+	*buffer = (int64_t)pw__psched_l2t_ns(rate, o->burst);
 	uint64_t m = TBF_TICKS2NS(o->mtu);
 	*mtu = (int64_t)(m > 0xFFFFFFFFull ? 0xFFFFFFFFull : m);
 	if (o->peakrate.rate) {
-		ratecfg_precompute(peak, &o->peakrate, o->prate64);
+		pw__psched_precompute(peak, &o->peakrate, o->prate64);
 		if (peak->rate_bytes_ps <= rate->rate_bytes_ps)
 			return -EINVAL;
 		if (o->pburst < *max_size)
 			*max_size = o->pburst;
-		*mtu = (int64_t)l2t_ns(peak, o->pburst);
+		*mtu = (int64_t)pw__psched_l2t_ns(peak, o->pburst);
 	} else {
 		memset(peak, 0, sizeof(*peak));
 	}
@@ -289,7 +234,7 @@ static int tbf_compute(const struct tbf_opt *o, struct tbf_ratecfg *rate,
 }
 
 static void tbf_apply(struct pw__qdisc *q, struct tbf_priv *t, const struct tbf_opt *o,
-		      const struct tbf_ratecfg *rate, const struct tbf_ratecfg *peak,
+		      const struct pw__psched_ratecfg *rate, const struct pw__psched_ratecfg *peak,
 		      int64_t buffer, int64_t mtu, uint32_t max_size)
 {
 	q->limit = t->limit = o->limit;
@@ -313,7 +258,7 @@ static int tbf_init(struct pw__qdisc *q, void *optp, struct pw__tc_ctx *tc)
 		pw__watchdog_destroy(&t->wd);
 		return -EINVAL; /* tbf_init(): no options */
 	}
-	struct tbf_ratecfg rate, peak;
+	struct pw__psched_ratecfg rate, peak;
 	int64_t buffer, mtu;
 	uint32_t max_size;
 	int rc = tbf_compute(o, &rate, &peak, &buffer, &mtu, &max_size);
@@ -350,7 +295,7 @@ static int tbf_change(struct pw__qdisc *q, void *optp, struct pw__tc_ctx *tc)
 	struct tbf_opt *o = optp;
 	if (!o)
 		return -EINVAL;
-	struct tbf_ratecfg rate, peak;
+	struct pw__psched_ratecfg rate, peak;
 	int64_t buffer, mtu;
 	uint32_t max_size;
 	int rc = tbf_compute(o, &rate, &peak, &buffer, &mtu, &max_size);
@@ -632,9 +577,9 @@ static void tbf_print(struct pw__qdisc *q, struct pw__out *o)
 	struct pw__tc_ratespec rate, peak;
 	char b1[PW__SPRINT_BSIZE], b2[PW__SPRINT_BSIZE], b3[PW__SPRINT_BSIZE];
 	/* tbf_dump() */
-	ratecfg_getrate(&rate, &t->rate);
+	pw__psched_getrate(&rate, &t->rate);
 	if (t->peak.rate_bytes_ps)
-		ratecfg_getrate(&peak, &t->peak);
+		pw__psched_getrate(&peak, &t->peak);
 	else
 		memset(&peak, 0, sizeof(peak));
 	uint32_t qbuffer = (uint32_t)TBF_NS2TICKS((uint64_t)t->buffer);
