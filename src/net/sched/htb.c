@@ -968,33 +968,6 @@ static void htb_class_info(struct pw__qdisc *q, unsigned long arg, struct pw__cl
 	pw__qunlock(&q->root->lock);
 }
 
-static int32_t clamp_ticks(int64_t ns)
-{
-	int64_t t = ns >> 6; /* PSCHED_NS2TICKS of a signed value */
-	if (t < INT32_MIN)
-		return INT32_MIN;
-	if (t > INT32_MAX)
-		return INT32_MAX;
-	return (int32_t)t;
-}
-
-static void htb_class_print_xstats(struct pw__qdisc *q, unsigned long arg, struct pw__out *o)
-{
-	struct htb_class *cl = (struct htb_class *)arg;
-	pw__qlock(&q->root->lock);
-	uint32_t lends = cl->lends, borrows = cl->borrows, giants = cl->giants;
-	int32_t tokens = clamp_ticks(cl->tokens), ctokens = clamp_ticks(cl->ctokens);
-	pw__qunlock(&q->root->lock);
-	pw__print_uint(o, PW_PRINT_ANY, "lended", " lended: %u ", lends);
-	pw__print_uint(o, PW_PRINT_ANY, "borrowed", "borrowed: %u ", borrows);
-	pw__print_uint(o, PW_PRINT_ANY, "giants", "giants: %u", giants);
-	pw__print_nl(o);
-	pw__print_int(o, PW_PRINT_ANY, "tokens", " tokens: %d ", tokens);
-	pw__print_int(o, PW_PRINT_ANY, "ctokens", "ctokens: %d", ctokens);
-	pw__print_nl(o);
-	pw__print_nl(o);
-}
-
 const struct pw__qdisc_ops pw__htb_ops = {
 	.id = "htb",
 	.priv_size = sizeof(struct htb_priv),
@@ -1013,7 +986,7 @@ const struct pw__qdisc_ops pw__htb_ops = {
 	.class_walk = htb_walk,
 	.class_info = htb_class_info,
 	.class_print = pw__htb_class_print,
-	.class_print_xstats = htb_class_print_xstats,
+	.class_print_xstats = pw__htb_class_print_xstats,
 	.class_opt_size = sizeof(struct htb_copt),
 	.class_parse = pw__htb_class_parse,
 	.class_change = htb_class_change,

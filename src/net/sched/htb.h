@@ -106,5 +106,6 @@ int pw__htb_parse(struct pw__tc_ctx *tc, int argc, char **argv, void *optp);
 int pw__htb_class_parse(struct pw__tc_ctx *tc, int argc, char **argv, void *coptp);
 void pw__htb_print(struct pw__qdisc *q, struct pw__out *o);
 void pw__htb_class_print(struct pw__qdisc *q, unsigned long arg, struct pw__out *o);
+void pw__htb_class_print_xstats(struct pw__qdisc *q, unsigned long arg, struct pw__out *o);
 
 #endif /* PW_NET_SCHED_HTB_H */

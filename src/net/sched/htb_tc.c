@@ -8,7 +8,9 @@
  *
  * Threads and locks: the parsers run under the layer's configuration lock
  * (pw_tc()) and touch no qdisc; the printers read a qdisc or class under
- * the configuration lock, as the kernel's dumps run under RTNL.
+ * the configuration lock, as the kernel's dumps run under RTNL, and the
+ * class statistics (tokens, lends, borrows) also take the root lock, which
+ * the data path updates them under.
  */
 #include "htb.h"
 
@@ -275,4 +277,33 @@ void pw__htb_class_print(struct pw__qdisc *q, unsigned long arg, struct pw__out 
 		pw__print_size(o, PW_PRINT_ANY, "burst", "burst %s ", buffer);
 		pw__print_size(o, PW_PRINT_ANY, "cburst", "cburst %s ", cbuffer);
 	}
+}
+
+/* The class statistics htb_dump_class_stats() adds (tokens in psched
+ * ticks, clamped to 32 bits as its xstats are).  Takes the root lock. */
+static int32_t clamp_ticks(int64_t ns)
+{
+	int64_t t = ns >> 6; /* PSCHED_NS2TICKS of a signed value */
+	if (t < INT32_MIN)
+		return INT32_MIN;
+	if (t > INT32_MAX)
+		return INT32_MAX;
+	return (int32_t)t;
+}
+
+void pw__htb_class_print_xstats(struct pw__qdisc *q, unsigned long arg, struct pw__out *o)
+{
+	struct htb_class *cl = (struct htb_class *)arg;
+	pw__qlock(&q->root->lock);
+	uint32_t lends = cl->lends, borrows = cl->borrows, giants = cl->giants;
+	int32_t tokens = clamp_ticks(cl->tokens), ctokens = clamp_ticks(cl->ctokens);
+	pw__qunlock(&q->root->lock);
+	pw__print_uint(o, PW_PRINT_ANY, "lended", " lended: %u ", lends);
+	pw__print_uint(o, PW_PRINT_ANY, "borrowed", "borrowed: %u ", borrows);
+	pw__print_uint(o, PW_PRINT_ANY, "giants", "giants: %u", giants);
+	pw__print_nl(o);
+	pw__print_int(o, PW_PRINT_ANY, "tokens", " tokens: %d ", tokens);
+	pw__print_int(o, PW_PRINT_ANY, "ctokens", "ctokens: %d", ctokens);
+	pw__print_nl(o);
+	pw__print_nl(o);
 }
