@@ -99,21 +99,6 @@ static const struct pw_netdev_ops drv = { .xmit = drv_xmit, .drop = drv_drop, .c
 
 static const char *const devname[RELAY_NDIR] = { "up", "down" };
 
-/* Whether @s has the word @w (tc's separators). */
-static int has_word(const char *s, const char *w)
-{
-	static const char ws[] = " \t\r\n";
-	size_t n = strlen(w);
-	for (const char *p = s; *p;) {
-		p += strspn(p, ws);
-		size_t k = strcspn(p, ws);
-		if (k == n && !strncmp(p, w, n))
-			return 1;
-		p += k;
-	}
-	return 0;
-}
-
 /* Run direction @d's commands; 0, or -1 after the first failure (which
  * must say why). */
 static int apply(const struct relay_config *cfg, enum relay_dir d, unsigned ntxq,
@@ -125,8 +110,8 @@ static int apply(const struct relay_config *cfg, enum relay_dir d, unsigned ntxq
 	int rc = 0;
 	for (size_t i = 0; i < c.n; i++) {
 		must(c.where[i] && c.where[i][0], "a command without its origin");
-		if (cfg->has_seed && !change && has_word(c.cmd[i], "netem"))
-			must(has_word(c.cmd[i], "seed"), "a netem without a seed");
+		if (cfg->has_seed && !change && relay_has_word(c.cmd[i], "netem"))
+			must(relay_has_word(c.cmd[i], "seed"), "a netem without a seed");
 		err[0] = '\0';
 		if (pw_tc(rt, c.cmd[i], 0, NULL, 0, err, sizeof(err))) {
 			must(err[0] != '\0', "a refused command without a message");

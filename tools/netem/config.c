@@ -431,9 +431,7 @@ static int cmds_push(struct relay_cmds *c, char *cmd, const char *fmt, ...)
 	return 0;
 }
 
-/* Whether @s has the word @w (separated as tc separates words: blanks,
- * tabs, CR, LF). */
-static int has_word(const char *s, const char *w)
+int relay_has_word(const char *s, const char *w)
 {
 	static const char ws[] = " \t\r\n";
 	size_t n = strlen(w);
@@ -451,7 +449,7 @@ static int has_word(const char *s, const char *w)
  * seed; takes @cmd (freed or returned). */
 static char *with_seed(const struct relay_config *cfg, char *cmd, uint64_t n)
 {
-	if (!cmd || !cfg->has_seed || !has_word(cmd, "netem") || has_word(cmd, "seed"))
+	if (!cmd || !cfg->has_seed || !relay_has_word(cmd, "netem") || relay_has_word(cmd, "seed"))
 		return cmd;
 	char *s = NULL;
 	if (asprintf(&s, "%s seed %llu", cmd, (unsigned long long)(cfg->seed + n)) < 0)

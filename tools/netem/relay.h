@@ -104,6 +104,10 @@ int relay_dir_cmds(const struct relay_config *cfg, enum relay_dir dir, const cha
 uint32_t relay_map_lookup(const struct relay_config *cfg, const struct sockaddr_storage *addr);
 
 /* Format @ss as "A.B.C.D:PORT" or "[V6]:PORT". */
+/* Whether @s has the word @w, separated as tc separates words (blanks,
+ * tabs, CR, LF).  Any thread. */
+int relay_has_word(const char *s, const char *w);
+
 void relay_format_addr(const struct sockaddr_storage *ss, char *buf, size_t len);
 
 /* The --help text. */
