@@ -210,6 +210,21 @@ static int delacks_pending(const struct rx_thread *th)
 	return 0;
 }
 
+/* Run what is due on @th's CPU (the tick's timer pass): the one 2.4 wheel
+ * or @th's pinwheel base.  On @th's thread.  Return: callbacks run, or a
+ * negative errno from pw_run_timers(). */
+static int run_due(struct rx_run *run, struct rx_thread *th)
+{
+	if (run->cfg == CFG_GL) {
+		run->gl->poll(th->k);
+		return 0;
+	}
+	int c = pw_run_timers(run->rt, th->k);
+	if (c > 0)
+		th->fired_cb += (uint64_t)c;
+	return c;
+}
+
 /* A receiving thread: the NIC of CPU th->k.  Context: its own thread. */
 static void *rx_main(void *arg)
 {
@@ -259,15 +274,9 @@ static void *rx_main(void *arg)
 			/* the tick: run what is due */
 			lastj = j;
 			th->polls++;
-			if (run->cfg == CFG_GL) {
-				run->gl->poll(th->k);
-			} else {
-				int c = pw_run_timers(run->rt, th->k);
-				if (c < 0)
-					err = c;
-				else
-					th->fired_cb += (uint64_t)c;
-			}
+			int c = run_due(run, th);
+			if (c < 0)
+				err = c;
 		}
 		if (th->err)
 			err = th->err;
@@ -296,15 +305,9 @@ static void *rx_main(void *arg)
 		do {
 			lab_sleep_ms(1);
 			j = now_jiffies(run);
-			if (run->cfg == CFG_GL) {
-				run->gl->poll(th->k);
-			} else {
-				int c = pw_run_timers(run->rt, th->k);
-				if (c < 0)
-					err = c;
-				else
-					th->fired_cb += (uint64_t)c;
-			}
+			int c = run_due(run, th);
+			if (c < 0)
+				err = c;
 		} while (!err && ((int64_t)(j - until) < 0 ||
 				  (run->cfg != CFG_GL && delacks_pending(th) && (int64_t)(j - limit) < 0)));
 	}
