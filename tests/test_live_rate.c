@@ -1115,7 +1115,7 @@ static void part_fq(void)
 	sleep_ns(WARM_NS + NSUB * SUB_NS);
 	uint64_t t_end = now_ns();
 	bool clean[NSUB];
-	unsigned pc = probe_stop(clean);
+	probe_stop(clean); /* each flow counts its own clean sub-windows below */
 	pw_finish(); /* the records are complete once the device is gone */
 	for (unsigned f = 0; f < NFLOW; f++)
 		pw_sock_put(&sk[f]);
@@ -1187,7 +1187,9 @@ static void part_fq(void)
 		double whole = v[NSUB], med = clean_median(v, fclean, &nc);
 		char what[24];
 		snprintf(what, sizeof(what), "flow %u (MB/s)", f + 1);
-		judge("fq", what, (double)rate[f] / 1e6, NAN, med, (double)rate[f] / 1e6, 0, pc);
+		/* judged on this flow's clean sub-windows (probe-clean and
+		 * none of its packets over-late), as the header says */
+		judge("fq", what, (double)rate[f] / 1e6, NAN, med, (double)rate[f] / 1e6, 0, nc);
 		printf("  fq flow %u: %u packets in the window; MB/s (median of %u clean of %u x %u ms "
 		       "| whole): %.4f | %.4f (paced at %.4f)\n",
 		       f + 1, cnt[NSUB], nc, NSUB, (unsigned)(SUB_NS / 1000000), med, whole,
