@@ -8,7 +8,7 @@
  * s16 range, and an empty error; failure gives no table, a count of 0, a
  * negative errno and a message; the same input loads to the same table
  * twice; and every value of a loaded table goes through
- * pw__dist_tabledist() for a few (mu, sigma, rnd) without trapping.
+ * pw__netem_tabledist() for a few (mu, sigma, rnd) without trapping.
  * Context: libFuzzer's thread.
  */
 #define _GNU_SOURCE
@@ -19,7 +19,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "dist.h"
+#include "sched/netem.h" /* pw__netem_tabledist() */
+#include "tc/dist.h"
 
 static void must(int ok, const char *what)
 {
@@ -49,7 +50,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
 		volatile int64_t sink = 0;
 		for (unsigned i = 0; i < sizeof(sigmas) / sizeof(sigmas[0]); i++)
 			for (unsigned r = 0; r < cnt; r += 1 + cnt / 64)
-				sink += pw__dist_tabledist(1000000, sigmas[i], r * 2654435761u, t, cnt);
+				sink += pw__netem_tabledist(1000000, sigmas[i], r * 2654435761u, t, cnt);
 		(void)sink;
 	} else {
 		must(rc < 0, "positive return");

@@ -20,7 +20,8 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "dist.h"
+#include "sched/netem.h" /* pw__netem_tabledist() */
+#include "tc/dist.h"
 
 #define NSAMPLES 100000
 #define KS_CRIT (1.95 / sqrt((double)NSAMPLES)) /* 0.1% critical value */
@@ -344,36 +345,36 @@ static void test_tabledist_cases(void)
 		      below[] = { 4095 }, hundred[] = { 100 }, three[] = { -8192, 0, 8192 };
 
 	/* sigma == 0: mu, whatever the table. */
-	CHECK_EQ(pw__dist_tabledist(123, 0, 99, one, 1), 123);
-	CHECK_EQ(pw__dist_tabledist(123, 0, 99, NULL, 0), 123);
+	CHECK_EQ(pw__netem_tabledist(123, 0, 99, one, 1), 123);
+	CHECK_EQ(pw__netem_tabledist(123, 0, 99, NULL, 0), 123);
 	/* Uniform: (rnd % 2 sigma) + mu - sigma. */
-	CHECK_EQ(pw__dist_tabledist(100, 10, 25, NULL, 0), 95);
-	CHECK_EQ(pw__dist_tabledist(100, 10, UINT32_MAX, NULL, 0), 105); /* 4294967295 % 20 = 15 */
-	CHECK_EQ(pw__dist_tabledist(0, 10, 0, NULL, 0), -10);
-	CHECK_EQ(pw__dist_tabledist(0, INT32_MAX, UINT32_MAX, NULL, 0), 1 - (int64_t)INT32_MAX);
+	CHECK_EQ(pw__netem_tabledist(100, 10, 25, NULL, 0), 95);
+	CHECK_EQ(pw__netem_tabledist(100, 10, UINT32_MAX, NULL, 0), 105); /* 4294967295 % 20 = 15 */
+	CHECK_EQ(pw__netem_tabledist(0, 10, 0, NULL, 0), -10);
+	CHECK_EQ(pw__netem_tabledist(0, INT32_MAX, UINT32_MAX, NULL, 0), 1 - (int64_t)INT32_MAX);
 	/* Negative sigma (the kernel caps jitter first): u32 wrap of 2 * sigma. */
-	CHECK_EQ(pw__dist_tabledist(0, -10, 5, NULL, 0), 15);
-	CHECK_EQ(pw__dist_tabledist(0, -10, UINT32_MAX, NULL, 0), 19 + 10);
-	CHECK_EQ(pw__dist_tabledist(0, INT32_MIN, 7, NULL, 0), 7 + 2147483648ll);
+	CHECK_EQ(pw__netem_tabledist(0, -10, 5, NULL, 0), 15);
+	CHECK_EQ(pw__netem_tabledist(0, -10, UINT32_MAX, NULL, 0), 19 + 10);
+	CHECK_EQ(pw__netem_tabledist(0, INT32_MIN, 7, NULL, 0), 7 + 2147483648ll);
 	/* Table: rounding half away from zero on the remainder part. */
-	CHECK_EQ(pw__dist_tabledist(0, 1000, 0, one, 1), 1000);
-	CHECK_EQ(pw__dist_tabledist(0, 1000, 0, mone, 1), -1000);
-	CHECK_EQ(pw__dist_tabledist(0, 1, 0, half, 1), 1);
-	CHECK_EQ(pw__dist_tabledist(0, 1, 0, mhalf, 1), -1);
-	CHECK_EQ(pw__dist_tabledist(0, 1, 0, below, 1), 0);
-	CHECK_EQ(pw__dist_tabledist(50, 3 * 8192 + 5, 0, hundred, 1), 50 + 300);
-	CHECK_EQ(pw__dist_tabledist(0, 3 * 8192 + 4096, 0, hundred, 1), 300 + 50);
-	CHECK_EQ(pw__dist_tabledist(0, -(3 * 8192 + 4096), 0, hundred, 1), -350);
+	CHECK_EQ(pw__netem_tabledist(0, 1000, 0, one, 1), 1000);
+	CHECK_EQ(pw__netem_tabledist(0, 1000, 0, mone, 1), -1000);
+	CHECK_EQ(pw__netem_tabledist(0, 1, 0, half, 1), 1);
+	CHECK_EQ(pw__netem_tabledist(0, 1, 0, mhalf, 1), -1);
+	CHECK_EQ(pw__netem_tabledist(0, 1, 0, below, 1), 0);
+	CHECK_EQ(pw__netem_tabledist(50, 3 * 8192 + 5, 0, hundred, 1), 50 + 300);
+	CHECK_EQ(pw__netem_tabledist(0, 3 * 8192 + 4096, 0, hundred, 1), 300 + 50);
+	CHECK_EQ(pw__netem_tabledist(0, -(3 * 8192 + 4096), 0, hundred, 1), -350);
 	/* rnd % n picks the entry. */
-	CHECK_EQ(pw__dist_tabledist(0, 8192, 7, three, 3), 0);
-	CHECK_EQ(pw__dist_tabledist(0, 8192, 8, three, 3), 8192);
-	CHECK_EQ(pw__dist_tabledist(0, 8192, 9, three, 3), -8192);
+	CHECK_EQ(pw__netem_tabledist(0, 8192, 7, three, 3), 0);
+	CHECK_EQ(pw__netem_tabledist(0, 8192, 8, three, 3), 8192);
+	CHECK_EQ(pw__netem_tabledist(0, 8192, 9, three, 3), -8192);
 	/* Largest jitter, extreme table values: no 32-bit overflow. */
-	CHECK_EQ(pw__dist_tabledist(0, INT32_MAX, 0, (const int16_t[]){ -32768 }, 1),
+	CHECK_EQ(pw__netem_tabledist(0, INT32_MAX, 0, (const int16_t[]){ -32768 }, 1),
 		 -8589934588ll); /* -(8191*32768+4096)/8192 = -32764, 262143 * -32768 */
 	/* s64 wraps as in the kernel (-fno-strict-overflow). */
-	CHECK_EQ(pw__dist_tabledist(INT64_MAX, 8192, 0, one, 1), INT64_MIN + 8191);
-	CHECK_EQ(pw__dist_tabledist(INT64_MIN, 10, 0, NULL, 0), INT64_MAX - 9);
+	CHECK_EQ(pw__netem_tabledist(INT64_MAX, 8192, 0, one, 1), INT64_MIN + 8191);
+	CHECK_EQ(pw__netem_tabledist(INT64_MIN, 10, 0, NULL, 0), INT64_MAX - 9);
 }
 
 /* ---- exact distributions and the KS test ------------------------------ */
@@ -506,7 +507,7 @@ static void ks_table(const char *what, const int16_t *t, unsigned n, int64_t mu,
 	for (unsigned i = 0; i < n; i++) {
 		uint64_t hits = (0xffffffffull - i) / n + 1;
 
-		e[i].v = pw__dist_tabledist(mu, sigma, i, t, n);
+		e[i].v = pw__netem_tabledist(mu, sigma, i, t, n);
 		e[i].p = (double)hits / 4294967296.0;
 		tmean += e[i].p * t[i];
 		tsq += e[i].p * (double)t[i] * t[i];
@@ -566,7 +567,7 @@ static void ks_table(const char *what, const int16_t *t, unsigned n, int64_t mu,
 
 	xs_seed(seed);
 	for (unsigned i = 0; i < NSAMPLES; i++)
-		samples[i] = pw__dist_tabledist(mu, sigma, xs_u32(), t, n);
+		samples[i] = pw__netem_tabledist(mu, sigma, xs_u32(), t, n);
 	qsort(samples, NSAMPLES, sizeof(*samples), cmp_i64);
 	D = ks_d(samples, NSAMPLES, table_cdf, &d);
 	printf("  %-26s KS D = %.5f (critical %.5f), %u support points\n", what, D, KS_CRIT, k);
@@ -601,7 +602,7 @@ static void ks_uniform(const char *what, int64_t mu, int32_t sigma, uint64_t see
 
 	xs_seed(seed);
 	for (unsigned i = 0; i < NSAMPLES; i++) {
-		samples[i] = pw__dist_tabledist(mu, sigma, xs_u32(), NULL, 0);
+		samples[i] = pw__netem_tabledist(mu, sigma, xs_u32(), NULL, 0);
 		CHECK(samples[i] >= mu - sigma && samples[i] < mu + sigma);
 	}
 	qsort(samples, NSAMPLES, sizeof(*samples), cmp_i64);

@@ -53,7 +53,7 @@
 #include <pinwheel/pinwheel.h>
 
 #include "check.h"
-#include "dist.h"
+#include "tc/dist.h"
 #include "internal.h"
 #include "sched/netem.h"
 #include "sim.h"

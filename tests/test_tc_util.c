@@ -10,7 +10,8 @@
  * nonzero on the first failure (CHECK aborts).
  */
 #include "check.h"
-#include "tc_util.h"
+#include "tc/tc_print.h"
+#include "tc/tc_util.h"
 
 #include <errno.h>
 #include <math.h>

@@ -453,10 +453,7 @@ int pw_dev_queue_xmit(struct pw_netdev *dev, struct pw_pkt *pkt)
 		pw__qunlock(&q->lock);
 	}
 	rc = q->ops->enqueue(pkt, q, &d) & PW__NET_XMIT_MASK;
-	if (!q->running && !q->stopped) {
-		q->running = 1;
-		pw__qdisc_run_locked(q);
-	}
+	pw__qdisc_run(q);
 	pw__qunlock(&q->lock);
 out:
 	/* the drops inside the slot: a destroy waits for them, so no drop

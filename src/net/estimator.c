@@ -11,7 +11,7 @@
  * kernel's wrap-around.  A late timer skips ahead as the kernel does
  * (next = now + 1 jiffy) rather than firing a burst.
  *
- * Threads: started and stopped under the layer's configuration mutex (tc);
+ * Threads: started and stopped under the layer's configuration mutex (ext);
  * the timer runs on whatever CPU it was armed from (not pinned: as the
  * kernel's); readers on any thread.  Locks: none of its own: the counters
  * it reads are relaxed atomics written under the root lock (mq's sum takes

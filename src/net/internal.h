@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The net layer's structures and the interface between its core (dev.c,
- * qdisc.c, watchdog.c, estimator.c), the qdiscs (sched/) and the tc
- * commands (tc.c).  For src/net only.
+ * The net layer's kernel side: its structures and the interface between
+ * its core (dev.c, qdisc.c, watchdog.c, estimator.c, extack.c) and the
+ * qdiscs' data paths (sched/), as the kernel's sch_generic.h.  For src/net
+ * only.  tc's side (tc/: parsing, printing, the commands) builds on this
+ * header and is never included by it: the kernel side calls nothing in
+ * tc/ (docs/design/layout.md).
  *
  * Locks, outermost first (docs/design/net.md):
  *  1. the layer's configuration mutex (struct pw__net.cfg_lock): tc
@@ -18,6 +21,7 @@
 #define PW_NET_INTERNAL_H
 
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -28,13 +32,13 @@
 #include <pinwheel/timer.h>
 #include <pinwheel/worker.h>
 
-#include "tc_util.h"
+#include "pkt_sched.h"
 
 #define PW__CACHELINE 64
 
 /* ------------------------------------------------------------ handles */
 
-/* PW_TC_H_ROOT, PW_TC_H_MAJ/MIN/MAKE: tc_util.h */
+/* PW_TC_H_ROOT, PW_TC_H_MAJ/MIN/MAKE: pkt_sched.h */
 
 /* --------------------------------------------------------- packet lists */
 
@@ -83,20 +87,6 @@ static inline struct pw_pkt *pw__pktq_pop(struct pw__pktq *q)
 	return p;
 }
 
-/* Move all of @from to the tail of @to. */
-static inline void pw__pktq_splice(struct pw__pktq *to, struct pw__pktq *from)
-{
-	if (!from->head)
-		return;
-	if (to->tail)
-		to->tail->pw_next = from->head;
-	else
-		to->head = from->head;
-	to->tail = from->tail;
-	to->len += from->len;
-	pw__pktq_init(from);
-}
-
 /*
  * Packets to hand to ops.drop once the lock is released (the kernel's
  * to_free list): each carries its reason in pw_reason.
@@ -135,7 +125,7 @@ bool pw__qtrylock(struct pw__qlock *l);
 
 struct pw__qdisc;
 struct pw__net;
-struct pw__tc_ctx;
+struct pw__extack;
 
 /* The statistics a qdisc keeps (the kernel's bstats + qstats + q.qlen).
  * Written under the root lock; bytes and packets also read lock-free by the
@@ -154,82 +144,81 @@ struct pw__class_info {
 };
 
 /*
- * A qdisc kind.  Every hook runs under the root lock of the qdisc's queue
- * unless said otherwise.  Options travel as a parsed struct of opt_size
- * bytes: parse() fills it from the tc words (on the tc thread, cfg_lock
- * held, no root lock; tc->dev is the named device or NULL),
- * init()/change() apply it (change under the root lock, so what can fail
- * or allocate is done in parse), opt_free() releases what the opt struct
- * still owns (tables).
+ * A qdisc kind's kernel side, as the kernel splits it: the data path and
+ * lifetime (struct pw__qdisc_ops, the kernel's Qdisc_ops) and, for a
+ * classful kind, its classes (struct pw__class_ops, Qdisc_class_ops).
+ * Options arrive as a struct the kind's tc side parsed from tc's words
+ * (tc/: struct pw__qdisc_util, iproute2's qdisc_util), as the kernel gets
+ * netlink attributes from tc; that side also prints.  Nothing here points
+ * to tc's side: tc finds a kind's util by its id.
+ *
+ * Every hook runs under the root lock of the qdisc's queue unless said
+ * otherwise.  Errors meant for the user go to the request's extack
+ * (pw__extack_msg()), as the kernel's NL_SET_ERR_MSG.
  */
+struct pw__class_ops;
+
 struct pw__qdisc_ops {
 	const char *id;
 	size_t priv_size;
-	size_t opt_size;
 	unsigned flags;
 #define PW__QF_MQ 0x1           /* mq: its children are the queues' roots */
 #define PW__QF_CLASSFUL 0x2
 #define PW__QF_ROOT_ONLY 0x4
 #define PW__QF_BUILTIN 0x8     /* noop: not listed, not addable */
+	const struct pw__class_ops *cl_ops; /* NULL: classless */
 	/* data path (root lock held) */
 	int (*enqueue)(struct pw_pkt *pkt, struct pw__qdisc *q, struct pw__drops *d);
 	struct pw_pkt *(*dequeue)(struct pw__qdisc *q);
 	struct pw_pkt *(*peek)(struct pw__qdisc *q); /* optional (htb's leaves) */
 	/* configuration.  init: no lock (the qdisc is not reachable yet);
 	 * opt NULL = defaults (a default qdisc).  change: root lock held;
-	 * NULL = the kind cannot be changed (-EOPNOTSUPP). */
-	int (*init)(struct pw__qdisc *q, void *opt, struct pw__tc_ctx *tc);
-	int (*change)(struct pw__qdisc *q, void *opt, struct pw__tc_ctx *tc);
+	 * NULL = the kind cannot be changed (-EOPNOTSUPP).  What can fail or
+	 * allocate is done by the tc side's parse, before. */
+	int (*init)(struct pw__qdisc *q, void *opt, struct pw__extack *ext);
+	int (*change)(struct pw__qdisc *q, void *opt, struct pw__extack *ext);
 	/* flush every packet to @d with @reason (root lock held); teardown
-	 * only.  The qdiscs under its classes (class_leaf) were flushed and
+	 * only.  The qdiscs under its classes (cl_ops->leaf) were flushed and
 	 * freed by the core before: a kind flushes only what it holds itself
 	 * (htb's direct queue) and zeroes its counters. */
 	void (*reset)(struct pw__qdisc *q, struct pw__drops *d, enum pw_drop_reason reason);
-	/* free what init allocated (not the class_leaf children: the core
+	/* free what init allocated (not the cl_ops->leaf children: the core
 	 * frees those); no packets left, watchdog stopped; no lock */
 	void (*destroy)(struct pw__qdisc *q);
-	/* tc: parse the words after KIND into opt (zeroed; set defaults).
-	 * Errors as iproute2 prints them, through pw__tc_err().  Return 0/-errno. */
-	int (*parse)(struct pw__tc_ctx *tc, int argc, char **argv, void *opt);
-	void (*opt_free)(void *opt);
-	/* tc show: the options after "qdisc KIND H: root|parent P: [refcnt N] "
-	 * (root lock held) */
-	void (*print)(struct pw__qdisc *q, struct pw__out *o);
-	/* tc -s: qdisc-specific statistics after the generic ones (optional) */
-	void (*print_xstats)(struct pw__qdisc *q, struct pw__out *o);
 	/* statistics other than the qdisc's own counters (mq: the sum of its
 	 * children); optional; no lock held (takes what it needs) */
 	void (*stats)(struct pw__qdisc *q, struct pw_qdisc_stats *st);
-	/* classes (optional) */
-	unsigned long (*class_find)(struct pw__qdisc *q, uint32_t classid);
+};
+
+/*
+ * A classful kind's classes (the kernel's Qdisc_class_ops).  A class is
+ * named by an opaque unsigned long (0: none), as the kernel's.
+ */
+struct pw__class_ops {
+	unsigned long (*find)(struct pw__qdisc *q, uint32_t classid);
 	/* attach @newq under class @cl (NULL: a default qdisc); returns the old
 	 * one in *old (the caller flushes and destroys it).  cfg_lock held, no
 	 * root lock: a kind under which packets flow (tbf, htb) builds what it
 	 * needs, then swaps under the root lock with pw__qdisc_replace().
 	 * @newq's identity (parent, parent_q, txq, root) is set by the caller. */
 	int (*graft)(struct pw__qdisc *q, unsigned long cl, struct pw__qdisc *newq,
-		     struct pw__qdisc **old, struct pw__tc_ctx *tc);
-	struct pw__qdisc *(*class_leaf)(struct pw__qdisc *q, unsigned long cl);
+		     struct pw__qdisc **old, struct pw__extack *ext);
+	struct pw__qdisc *(*leaf)(struct pw__qdisc *q, unsigned long cl);
 	/* call @fn for each class in dump order until it returns nonzero */
-	void (*class_walk)(struct pw__qdisc *q,
-			   int (*fn)(struct pw__qdisc *q, unsigned long cl, void *arg), void *arg);
-	void (*class_info)(struct pw__qdisc *q, unsigned long cl, struct pw__class_info *ci);
-	void (*class_print)(struct pw__qdisc *q, unsigned long cl, struct pw__out *o);
-	/* tc class -s: the class's xstats lines (htb's lended/tokens; optional) */
-	void (*class_print_xstats)(struct pw__qdisc *q, unsigned long cl, struct pw__out *o);
+	void (*walk)(struct pw__qdisc *q,
+		     int (*fn)(struct pw__qdisc *q, unsigned long cl, void *arg), void *arg);
+	/* what a dump of the class carries (root lock held) */
+	void (*info)(struct pw__qdisc *q, unsigned long cl, struct pw__class_info *ci);
 	/* tc class add|change|replace|del (optional: -EOPNOTSUPP without).
-	 * class_parse: the words after KIND into a zeroed class_opt_size
-	 * struct (tc thread, cfg_lock held), iproute2's parse_copt.
-	 * class_change: the kernel's cops->change(): create class @classid
-	 * under @parentid (*cl == 0) or change *cl; @copt NULL = no options
-	 * sent.  class_delete: cops->delete().  Both run with cfg_lock held
-	 * and no root lock: they allocate first, then take the root lock for
-	 * the tree; packets they flush go to ops.drop before they return. */
-	size_t class_opt_size;
-	int (*class_parse)(struct pw__tc_ctx *tc, int argc, char **argv, void *copt);
-	int (*class_change)(struct pw__qdisc *q, uint32_t classid, uint32_t parentid, void *copt,
-			    unsigned long *cl, struct pw__tc_ctx *tc);
-	int (*class_delete)(struct pw__qdisc *q, unsigned long cl, struct pw__tc_ctx *tc);
+	 * change: the kernel's cops->change(): create class @classid under
+	 * @parentid (*cl == 0) or change *cl; @copt (the tc side's parsed
+	 * class options) NULL = no options sent.  delete: cops->delete().
+	 * Both run with cfg_lock held and no root lock: they allocate first,
+	 * then take the root lock for the tree; packets they flush go to
+	 * ops.drop before they return. */
+	int (*change)(struct pw__qdisc *q, uint32_t classid, uint32_t parentid, void *copt,
+		      unsigned long *cl, struct pw__extack *ext);
+	int (*delete)(struct pw__qdisc *q, unsigned long cl, struct pw__extack *ext);
 };
 
 struct pw__watchdog {
@@ -363,8 +352,9 @@ static inline struct pw__qdisc *pw__qdisc_root(struct pw__qdisc *q)
 
 /* The runtime's clock (the layer's "now", ktime_get_ns()), read at most
  * once per hold of the root lock: an enqueue and the dequeue that follows
- * it under the same hold share one reading (clock_gettime costs ~30 ns on
- * these VMs, a third of a packet's cost).  Root lock held. */
+ * it under the same hold share one reading (a clock_gettime() through the
+ * vDSO is a large share of a packet's cost; docs/benchmarks.md).  Root
+ * lock held. */
 uint64_t pw__net_now(const struct pw__qdisc *q);
 
 /* The driver's clone op for @q's device, or NULL. */
@@ -473,7 +463,7 @@ extern const struct pw__qdisc_ops pw__fq_ops;
  */
 struct pw__qdisc *pw__qdisc_alloc(struct pw_netdev *dev, const struct pw__qdisc_ops *ops,
 				  unsigned txq, uint32_t parent, uint32_t handle, void *opt,
-				  struct pw__tc_ctx *tc, int *err);
+				  struct pw__extack *ext, int *err);
 int pw__qdisc_graft_root(struct pw_netdev *dev, struct pw__qdisc *q);
 void pw__qdisc_free(struct pw__qdisc *q, enum pw_drop_reason reason);
 /* Attach @newq (NULL: the kind's default) under class @cl (@classid) of
@@ -481,7 +471,7 @@ void pw__qdisc_free(struct pw__qdisc *q, enum pw_drop_reason reason);
  * is flushed (PW_DROP_FLUSH) and freed.  @newq and its subtree take p's
  * root, queue and lock. */
 int pw__qdisc_graft_class(struct pw_netdev *dev, struct pw__qdisc *p, unsigned long cl,
-			  uint32_t classid, struct pw__qdisc *newq, struct pw__tc_ctx *tc);
+			  uint32_t classid, struct pw__qdisc *newq, struct pw__extack *ext);
 /* Replace the root of queue @txq (an mq child): @newq NULL = a default. */
 int pw__qdisc_graft_txq(struct pw_netdev *dev, unsigned txq, struct pw__qdisc *newq);
 /* The device's default root tree. */
@@ -496,13 +486,30 @@ uint32_t pw__qdisc_alloc_handle(struct pw_netdev *dev);
 /* Statistics snapshot (takes the root lock). */
 void pw__qdisc_read_stats(struct pw__qdisc *q, struct pw_qdisc_stats *st);
 /* Change a qdisc's options under its root lock. */
-int pw__qdisc_change(struct pw__qdisc *q, void *opt, struct pw__tc_ctx *tc);
+int pw__qdisc_change(struct pw__qdisc *q, void *opt, struct pw__extack *ext);
 
-/* Run a root qdisc (the kernel's __qdisc_run()): dequeue and hand to the
- * driver up to the quota; the caller holds root->lock and has set
- * root->running; returns with the lock held and running cleared (the lock
- * is dropped around each driver call). */
-void pw__qdisc_run_locked(struct pw__qdisc *root);
+/*
+ * Running a root qdisc, as the kernel's qdisc_run_begin() / __qdisc_run()
+ * / qdisc_run_end(): at most one CPU dequeues a root at a time, and a root
+ * that is dead (replaced or deleted) or stopped (the driver said busy) is
+ * not run.  The callers (a transmit, a watchdog, NET_TX) hold root->lock.
+ */
+static inline bool pw__qdisc_run_begin(struct pw__qdisc *root)
+{
+	if (root->dead || root->running || root->stopped)
+		return false;
+	root->running = 1;
+	return true;
+}
+static inline void pw__qdisc_run_end(struct pw__qdisc *root)
+{
+	root->running = 0;
+}
+/* If no CPU is running @root and it may run: dequeue and hand to the
+ * driver up to the quota (the kernel's qdisc_run()).  Context: a CPU's
+ * thread or any thread; root->lock held, which is dropped around each
+ * driver call and held again on return. */
+void pw__qdisc_run(struct pw__qdisc *root);
 
 /* The NET_TX work of a CPU (the kernel's net_tx_action()). */
 void pw__net_tx_action(struct pw_work *w);
@@ -510,30 +517,40 @@ void pw__net_tx_action(struct pw_work *w);
 /* --------------------------------------------------------- estimators */
 
 /* gen_estimator on a pinwheel wheel timer (estimator.c).  Parameters as tc
- * sends them: interval code -2..3 (period 2^(i+2)/4 s), ewma_log 1..31. */
-int pw__est_parse(struct pw__tc_ctx *tc, const char *interval, const char *tconst,
-		  int8_t *interval_code, uint8_t *ewma_log);
+ * sends them (tc/tc.c parses them): interval code -2..3 (period
+ * 2^(i+2)/4 s), ewma_log 1..31. */
 int pw__est_start(struct pw__qdisc *q, int8_t interval_code, uint8_t ewma_log);
 void pw__est_stop(struct pw__qdisc *q); /* no lock held; waits for the timer */
 void pw__est_read(struct pw__qdisc *q, uint64_t *bps, uint64_t *pps);
 
-/* --------------------------------------------------------------- tc */
+/* ------------------------------------------------------- requests */
 
-/* The context a tc command runs in: errors are collected here as iproute2
- * prints them (one per line). */
-struct pw__tc_ctx {
+/*
+ * A configuration request as the kernel side sees it: the kernel's
+ * netlink_ext_ack and what it knows of the message.  tc's side fills it
+ * (tc/tc.h embeds it in its command context) and hands it to the core's
+ * building calls and to the kinds' init/change/graft/class hooks, which
+ * add the messages the kernel would give back and the packets a change
+ * dropped.  Context: the tc thread, cfg_lock held; never shared.
+ */
+struct pw__extack {
 	struct pw__net *net;
-	struct pw_netdev *dev;
-	const char *kind;          /* the qdisc kind being parsed (its ops id) */
-	unsigned flags;            /* PW_TC_* */
-	char *err;
-	size_t errlen, errused;
-	struct pw__tc_core core;   /* psched tick arithmetic */
+	struct pw_netdev *dev;     /* the named device or NULL */
+	const char *kind;          /* the qdisc kind being configured (its id) */
+	char *msg;                 /* the messages, one per line, NUL-terminated */
+	size_t msglen, msgused;
 	struct pw__drops drops;    /* packets a kind's change() dropped (fq's
 				    * lowered limit): to ops.drop after the lock */
 };
 
-/* Append a line to the command's error text. */
-void pw__tc_err(struct pw__tc_ctx *tc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Append a line to @ext's messages, as given (the kernel's extack text
+ * with tc's "Error: " prefix, or a warning): dropped when @ext is NULL or
+ * full.  Context: the tc thread (cfg_lock held, any root lock).
+ * Return: none. */
+void pw__extack_msg(struct pw__extack *ext, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* The same with a va_list. */
+void pw__extack_vmsg(struct pw__extack *ext, const char *fmt, va_list ap)
+	__attribute__((format(printf, 2, 0)));
 
 #endif /* PW_NET_INTERNAL_H */

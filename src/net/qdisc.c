@@ -145,7 +145,7 @@ uint32_t pw__qdisc_alloc_handle(struct pw_netdev *dev)
 
 struct pw__qdisc *pw__qdisc_alloc(struct pw_netdev *dev, const struct pw__qdisc_ops *ops,
 				  unsigned txq, uint32_t parent, uint32_t handle, void *opt,
-				  struct pw__tc_ctx *tc, int *err)
+				  struct pw__extack *ext, int *err)
 {
 	size_t size = sizeof(struct pw__qdisc) + ops->priv_size;
 	size = (size + PW__CACHELINE - 1) & ~(size_t)(PW__CACHELINE - 1);
@@ -165,7 +165,7 @@ struct pw__qdisc *pw__qdisc_alloc(struct pw_netdev *dev, const struct pw__qdisc_
 	q->handle = handle;
 	q->run_cpu = -1;
 	q->limit = dev->txqueuelen;
-	int rc = ops->init ? ops->init(q, opt, tc) : 0;
+	int rc = ops->init ? ops->init(q, opt, ext) : 0;
 	if (rc) {
 		free(q);
 		if (err)
@@ -201,7 +201,7 @@ struct walk_arg {
 static int walk_leaf(struct pw__qdisc *q, unsigned long cl, void *arg)
 {
 	struct walk_arg *wa = arg;
-	struct pw__qdisc *leaf = q->ops->class_leaf ? q->ops->class_leaf(q, cl) : NULL;
+	struct pw__qdisc *leaf = (q->ops->cl_ops && q->ops->cl_ops->leaf) ? q->ops->cl_ops->leaf(q, cl) : NULL;
 	if (leaf)
 		wa->fn(leaf, wa->arg);
 	return 0;
@@ -211,10 +211,10 @@ static int walk_leaf(struct pw__qdisc *q, unsigned long cl, void *arg)
 static void for_each_child(struct pw__qdisc *q, void (*fn)(struct pw__qdisc *, void *),
 			   void *arg)
 {
-	if (!q->ops->class_walk)
+	if (!(q->ops->cl_ops && q->ops->cl_ops->walk))
 		return;
 	struct walk_arg wa = { fn, arg };
-	q->ops->class_walk(q, walk_leaf, &wa);
+	q->ops->cl_ops->walk(q, walk_leaf, &wa);
 }
 
 /* Mark every root of the tree dead and wait for its runner. */
@@ -320,8 +320,8 @@ int pw__qdisc_graft_root(struct pw_netdev *dev, struct pw__qdisc *q)
 	q->parent_q = NULL;
 	if (q->ops->flags & PW__QF_MQ) {
 		for (unsigned i = 0; i < dev->ntxq; i++) {
-			unsigned long cl = q->ops->class_find(q, PW_TC_H_MAKE(q->handle, i + 1));
-			struct pw__qdisc *child = q->ops->class_leaf(q, cl);
+			unsigned long cl = q->ops->cl_ops->find(q, PW_TC_H_MAKE(q->handle, i + 1));
+			struct pw__qdisc *child = q->ops->cl_ops->leaf(q, cl);
 			__atomic_store_n(&dev->txq[i].qdisc, child, __ATOMIC_SEQ_CST);
 		}
 		for_each_child(q, hash_children, dev);
@@ -346,9 +346,9 @@ static void set_root(struct pw__qdisc *q, void *arg)
 }
 
 int pw__qdisc_graft_class(struct pw_netdev *dev, struct pw__qdisc *p, unsigned long cl,
-			  uint32_t classid, struct pw__qdisc *newq, struct pw__tc_ctx *tc)
+			  uint32_t classid, struct pw__qdisc *newq, struct pw__extack *ext)
 {
-	if (!p->ops->graft)
+	if (!(p->ops->cl_ops && p->ops->cl_ops->graft))
 		return -EOPNOTSUPP;
 	if (newq) {
 		newq->parent = classid;
@@ -356,7 +356,7 @@ int pw__qdisc_graft_class(struct pw_netdev *dev, struct pw__qdisc *p, unsigned l
 		set_root(newq, p);
 	}
 	struct pw__qdisc *old = NULL;
-	int rc = p->ops->graft(p, cl, newq, &old, tc);
+	int rc = p->ops->cl_ops->graft(p, cl, newq, &old, ext);
 	if (rc)
 		return rc;
 	if (newq)
@@ -425,7 +425,7 @@ int pw__qdisc_graft_txq(struct pw_netdev *dev, unsigned txq, struct pw__qdisc *n
 	if (!mq || !(mq->ops->flags & PW__QF_MQ) || txq >= dev->ntxq)
 		return -EINVAL;
 	uint32_t classid = PW_TC_H_MAKE(mq->handle, txq + 1);
-	unsigned long cl = mq->ops->class_find(mq, classid);
+	unsigned long cl = mq->ops->cl_ops->find(mq, classid);
 	if (!cl)
 		return -ENOENT;
 	int rc;
@@ -440,7 +440,7 @@ int pw__qdisc_graft_txq(struct pw_netdev *dev, unsigned txq, struct pw__qdisc *n
 	newq->root = newq;
 	newq->txq = txq;
 	struct pw__qdisc *old = NULL;
-	rc = mq->ops->graft(mq, cl, newq, &old, NULL);
+	rc = mq->ops->cl_ops->graft(mq, cl, newq, &old, NULL);
 	if (rc)
 		return rc;
 	__atomic_store_n(&dev->txq[txq].qdisc, newq, __ATOMIC_SEQ_CST);
@@ -450,15 +450,15 @@ int pw__qdisc_graft_txq(struct pw_netdev *dev, unsigned txq, struct pw__qdisc *n
 	return 0;
 }
 
-int pw__qdisc_change(struct pw__qdisc *q, void *opt, struct pw__tc_ctx *tc)
+int pw__qdisc_change(struct pw__qdisc *q, void *opt, struct pw__extack *ext)
 {
 	if (!q->ops->change)
 		return -EOPNOTSUPP;
 	pw__qlock(&q->root->lock);
-	int rc = q->ops->change(q, opt, tc);
+	int rc = q->ops->change(q, opt, ext);
 	pw__qunlock(&q->root->lock);
-	if (tc && tc->drops.q.head)
-		pw__dev_drops_flush(q->dev, &tc->drops);
+	if (ext && ext->drops.q.head)
+		pw__dev_drops_flush(q->dev, &ext->drops);
 	return rc;
 }
 
@@ -486,7 +486,8 @@ void pw__qdisc_read_stats(struct pw__qdisc *q, struct pw_qdisc_stats *st)
 
 /* ------------------------------------------------------------- running */
 
-void pw__qdisc_run_locked(struct pw__qdisc *q)
+/* __qdisc_run(): the caller holds q->lock and set q->running. */
+static void qdisc_run_locked(struct pw__qdisc *q)
 {
 	struct pw_netdev *dev = q->dev;
 	int quota = PW__TX_QUOTA;
@@ -531,7 +532,14 @@ void pw__qdisc_run_locked(struct pw__qdisc *q)
 			break;
 		}
 	}
-	q->running = 0;
+}
+
+void pw__qdisc_run(struct pw__qdisc *q)
+{
+	if (pw__qdisc_run_begin(q)) {
+		qdisc_run_locked(q);
+		pw__qdisc_run_end(q);
+	}
 }
 
 void pw__netif_schedule(struct pw__qdisc *q)
@@ -573,10 +581,7 @@ void pw__net_tx_action(struct pw_work *w)
 		pthread_mutex_unlock(&sn->lock);
 		__atomic_store_n(&q->sched, 0, __ATOMIC_RELEASE);
 		pw__qlock(&q->lock);
-		if (!q->dead && !q->running && !q->stopped) {
-			q->running = 1;
-			pw__qdisc_run_locked(q);
-		}
+		pw__qdisc_run(q);
 		pw__qunlock(&q->lock);
 		pthread_mutex_lock(&sn->lock);
 		sn->current = NULL;

@@ -43,10 +43,7 @@ static enum pw_hrtimer_restart watchdog_fire(struct pw_hrtimer *t)
 	struct pw__watchdog *wd = pw_container_of(t, struct pw__watchdog, timer);
 	struct pw__qdisc *root = wd->q->root;
 	pw__qlock(&root->lock);
-	if (!root->dead && !root->running && !root->stopped) {
-		root->running = 1;
-		pw__qdisc_run_locked(root);
-	}
+	pw__qdisc_run(root);
 	pw__qunlock(&root->lock);
 	return PW_HRTIMER_NORESTART;
 }

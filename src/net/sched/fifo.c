@@ -6,11 +6,12 @@
  * oldest and takes the new one (returning NET_XMIT_CN, as the kernel).
  * Default limit: the device's txqueuelen packets, or txqueuelen x
  * (MTU 1500 + 14 header bytes) for bfifo, as the kernel's fifo_init.
- * The tc half: `limit N` (q_fifo.c), printed `limit 1000p` / `limit 1514000b`.
- * Threads/locks: the data path and change under the root lock; parse and
- * print on the tc thread (print under the root lock).  O(1) per packet.
+ * tc's side (`limit N`, printed `limit 1000p` / `limit 1514000b`) is
+ * tc/q_fifo.c; the options it sends are sched/fifo.h's.
+ * Threads/locks: the data path and change under the root lock.  O(1) per
+ * packet.
  */
-#include "../internal.h"
+#include "fifo.h"
 
 #include <errno.h>
 #include <string.h>
@@ -19,11 +20,6 @@
 
 struct fifo_priv {
 	struct pw__pktq q;
-};
-
-struct fifo_opt {
-	uint32_t limit;
-	bool has_limit;
 };
 
 static bool is_bytes(const struct pw__qdisc *q)
@@ -79,17 +75,17 @@ static void fifo_apply(struct pw__qdisc *q, const struct fifo_opt *o)
 	}
 }
 
-static int fifo_init(struct pw__qdisc *q, void *opt, struct pw__tc_ctx *tc)
+static int fifo_init(struct pw__qdisc *q, void *opt, struct pw__extack *ext)
 {
-	(void)tc;
+	(void)ext;
 	pw__pktq_init(&((struct fifo_priv *)pw__qdisc_priv(q))->q);
 	fifo_apply(q, opt);
 	return 0;
 }
 
-static int fifo_change(struct pw__qdisc *q, void *opt, struct pw__tc_ctx *tc)
+static int fifo_change(struct pw__qdisc *q, void *opt, struct pw__extack *ext)
 {
-	(void)tc;
+	(void)ext;
 	fifo_apply(q, opt);
 	return 0;
 }
@@ -104,58 +100,16 @@ static void fifo_reset(struct pw__qdisc *q, struct pw__drops *d, enum pw_drop_re
 	}
 }
 
-static int fifo_parse(struct pw__tc_ctx *tc, int argc, char **argv, void *optp)
-{
-	struct fifo_opt *o = optp;
-	const char *id = tc->kind ? tc->kind : "pfifo";
-	while (argc > 0) {
-		if (!strcmp(*argv, "limit")) {
-			argc--, argv++;
-			if (argc <= 0) {
-				pw__tc_err(tc, "Command line is not complete. Try option \"help\"");
-				return -EINVAL;
-			}
-			/* q_fifo.c reads every fifo's limit with get_size():
-			 * pfifo limit 5k is 5120 packets */
-			if (pw__get_size(&o->limit, *argv)) {
-				pw__tc_err(tc, "%s: Illegal value for \"limit\": \"%s\"", id, *argv);
-				return -EINVAL;
-			}
-			o->has_limit = true;
-		} else if (!strcmp(*argv, "help")) {
-			pw__tc_err(tc, "Usage: ... <[p|b]fifo | pfifo_head_drop> [ limit NUMBER ]");
-			return -EINVAL;
-		} else {
-			pw__tc_err(tc, "%s: unknown parameter \"%s\"", id, *argv);
-			pw__tc_err(tc, "Usage: ... <[p|b]fifo | pfifo_head_drop> [ limit NUMBER ]");
-			return -EINVAL;
-		}
-		argc--, argv++;
-	}
-	return 0;
-}
-
-static void fifo_print(struct pw__qdisc *q, struct pw__out *o)
-{
-	if (is_bytes(q))
-		pw__print_size(o, PW_PRINT_ANY, "limit", "limit %s", q->limit);
-	else
-		pw__print_uint(o, PW_PRINT_ANY, "limit", "limit %up", q->limit);
-}
-
 #define FIFO_OPS(name, str)                                                  \
 	const struct pw__qdisc_ops name = {                                   \
 		.id = str,                                                    \
 		.priv_size = sizeof(struct fifo_priv),                        \
-		.opt_size = sizeof(struct fifo_opt),                          \
 		.enqueue = fifo_enqueue,                                      \
 		.dequeue = fifo_dequeue,                                      \
 		.peek = fifo_peek,                                            \
 		.init = fifo_init,                                            \
 		.change = fifo_change,                                        \
 		.reset = fifo_reset,                                          \
-		.parse = fifo_parse,                                          \
-		.print = fifo_print,                                          \
 	}
 
 FIFO_OPS(pw__pfifo_ops, "pfifo");

@@ -2,7 +2,7 @@
 /*
  * fq: the fair queue packet scheduler with per-flow pacing (the kernel's
  * net/sched/sch_fq.c as of Linux 6.18), rewritten for pinwheel.  Its tc
- * side (iproute2's tc/q_fq.c) is fq_tc.c.
+ * side (iproute2's tc/q_fq.c) is tc/q_fq.c.
  *
  * What it does.  Every packet belongs to a flow: its socket (pkt->sk), or,
  * without one, the key ((pkt->hash & orphan_mask) << 1) | 1, whose low bit
@@ -66,11 +66,11 @@
  * Locking.  Every data path hook, reset and change run under the root
  * lock of fq's queue (fq is a root or an mq child); the watchdog's
  * callback runs that root (watchdog.c), taking the lock.  init and
- * destroy run with no lock (fq not reachable).  parse (fq_tc.c) runs on
+ * destroy run with no lock (fq not reachable).  parse (tc/q_fq.c) runs on
  * the tc thread under cfg_lock and allocates what change needs (a new
  * bucket array), so change neither allocates nor fails for memory under
  * the lock; the old array goes back to the option struct and opt_free
- * frees it after.  What a change drops goes to tc->drops, handed to
+ * frees it after.  What a change drops goes to ext->drops, handed to
  * ops.drop by pw__qdisc_change() once the lock is released.  Flows are
  * allocated (malloc) and freed (gc, reset, resize) under the root lock.
  *
@@ -718,7 +718,7 @@ static void fq_rehash(struct fq_priv *q, struct fq_flow **nroot, unsigned nlog, 
  * was applied before stays (the kernel's behaviour); the resize happens
  * only without an error.  Packets above a lowered limit go to @d.
  */
-static int fq_apply(struct pw__qdisc *sch, struct fq_opt *o, struct pw__tc_ctx *tc,
+static int fq_apply(struct pw__qdisc *sch, struct fq_opt *o, struct pw__extack *ext,
 		    struct pw__drops *d)
 {
 	struct fq_priv *q = pw__qdisc_priv(sch);
@@ -760,12 +760,12 @@ static int fq_apply(struct pw__qdisc *sch, struct fq_opt *o, struct pw__tc_ctx *
 		q->flow_refill_delay = fq_usecs_to_jiffies(o->refill_delay, q->hz);
 	if (!err && (o->set & FQ_SET_PRIOMAP)) {
 		if (o->bands != FQ_BANDS) {
-			pw__tc_err(tc, "Error: FQ only supports 3 bands.");
+			pw__extack_msg(ext, "Error: FQ only supports 3 bands.");
 			err = -EINVAL;
 		} else {
 			for (unsigned i = 0; i <= FQ_PRIO_MAX && !err; i++)
 				if (o->priomap[i] >= FQ_BANDS) {
-					pw__tc_err(tc, "Error: FQ priomap field %u maps to a too high band %u.",
+					pw__extack_msg(ext, "Error: FQ priomap field %u maps to a too high band %u.",
 						   i, o->priomap[i]);
 					err = -EINVAL;
 				}
@@ -776,7 +776,7 @@ static int fq_apply(struct pw__qdisc *sch, struct fq_opt *o, struct pw__tc_ctx *
 	if (!err && (o->set & FQ_SET_WEIGHTS)) {
 		for (unsigned i = 0; i < FQ_BANDS && !err; i++)
 			if (o->weights[i] < FQ_MIN_WEIGHT) {
-				pw__tc_err(tc, "Error: Weight %d less that minimum allowed %d.",
+				pw__extack_msg(ext, "Error: Weight %d less that minimum allowed %d.",
 					   o->weights[i], FQ_MIN_WEIGHT);
 				err = -EINVAL;
 			}
@@ -846,7 +846,7 @@ static void fq_defaults(struct pw__qdisc *sch, struct fq_priv *q)
 	memcpy(q->prio2band, default_prio2band, sizeof(q->prio2band));
 }
 
-static int fq_init(struct pw__qdisc *sch, void *optp, struct pw__tc_ctx *tc)
+static int fq_init(struct pw__qdisc *sch, void *optp, struct pw__extack *ext)
 {
 	struct fq_priv *q = pw__qdisc_priv(sch);
 	struct fq_opt *o = optp, dflt;
@@ -875,7 +875,7 @@ static int fq_init(struct pw__qdisc *sch, void *optp, struct pw__tc_ctx *tc)
 	}
 	struct pw__drops d;
 	pw__pktq_init(&d.q);
-	int rc = fq_apply(sch, o, tc, &d); /* empty: nothing to drop */
+	int rc = fq_apply(sch, o, ext, &d); /* empty: nothing to drop */
 	if (o == &dflt)
 		free(dflt.root);
 	if (rc) {
@@ -889,12 +889,12 @@ static int fq_init(struct pw__qdisc *sch, void *optp, struct pw__tc_ctx *tc)
 	return 0;
 }
 
-static int fq_change(struct pw__qdisc *sch, void *optp, struct pw__tc_ctx *tc)
+static int fq_change(struct pw__qdisc *sch, void *optp, struct pw__extack *ext)
 {
 	struct fq_opt *o = optp;
 	if (!o)
 		return -EINVAL;
-	return fq_apply(sch, o, tc, &tc->drops);
+	return fq_apply(sch, o, ext, &ext->drops);
 }
 
 static void fq_destroy(struct pw__qdisc *sch)
@@ -909,13 +909,6 @@ static void fq_destroy(struct pw__qdisc *sch)
 	free(q->heap);
 	q->heap = NULL;
 	q->heap_cap = 0;
-}
-
-static void fq_opt_free(void *optp)
-{
-	struct fq_opt *o = optp;
-	free(o->root);
-	o->root = NULL;
 }
 
 /* fq_dump_stats(): the tc_fq_qd_stats values (root lock held). */
@@ -953,7 +946,6 @@ void pw__fq_xstats(struct pw__qdisc *sch, struct pw__fq_xstats *st)
 const struct pw__qdisc_ops pw__fq_ops = {
 	.id = "fq",
 	.priv_size = sizeof(struct fq_priv),
-	.opt_size = sizeof(struct fq_opt),
 	.enqueue = fq_enqueue,
 	.dequeue = fq_dequeue,
 	.peek = fq_peek,
@@ -961,8 +953,4 @@ const struct pw__qdisc_ops pw__fq_ops = {
 	.change = fq_change,
 	.reset = fq_reset,
 	.destroy = fq_destroy,
-	.parse = pw__fq_parse,
-	.opt_free = fq_opt_free,
-	.print = pw__fq_print,
-	.print_xstats = pw__fq_print_xstats,
 };

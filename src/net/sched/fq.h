@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * fq's structures, shared by its qdisc (fq.c) and its tc side (fq_tc.c).
+ * fq's structures, shared by its qdisc (fq.c) and its tc side (tc/q_fq.c).
  * Design, invariants and locking: fq.c.  For src/net/sched only.
  */
 #ifndef PW_NET_SCHED_FQ_H
@@ -155,9 +155,5 @@ static inline uint32_t fq_jiffies_to_usecs(uint64_t j, unsigned hz)
 
 /* fq.c */
 void pw__fq_xstats(struct pw__qdisc *sch, struct pw__fq_xstats *st);
-/* fq_tc.c */
-int pw__fq_parse(struct pw__tc_ctx *tc, int argc, char **argv, void *opt);
-void pw__fq_print(struct pw__qdisc *q, struct pw__out *o);
-void pw__fq_print_xstats(struct pw__qdisc *q, struct pw__out *o);
 
 #endif /* PW_NET_SCHED_FQ_H */

@@ -2,7 +2,7 @@
 /*
  * htb: the hierarchical token bucket (the kernel's net/sched/sch_htb.c),
  * rewritten for pinwheel; its structures in htb.h, its tc side (iproute2
- * 6.1's tc/q_htb.c) in htb_tc.c.
+ * 6.1's tc/q_htb.c) in tc/q_htb.c.
  *
  * What it does.  A tree of classes, up to 8 levels: leaves (level 0) hold
  * a qdisc (a pfifo of the device's txqueuelen by default, or whatever the
@@ -73,7 +73,7 @@
  *
  * Locking.  The data path hooks run under the root lock of htb's queue;
  * the leaves share it (leaf->root = htb's root), and so a leaf's watchdog
- * (netem under htb) reschedules htb's root, which runs htb's dequeue.
+ * (netem under htb) runs htb's root, whose run calls htb's dequeue.
  * class_change, class_delete and graft run on the tc thread with cfg_lock
  * held: they allocate (classes, leaf pfifos, a bigger hash) first, then
  * take the root lock to change the tree, and free what left after it
@@ -703,7 +703,7 @@ static void clprio_init(struct htb_class *cl)
 		list_init(&cl->clprio[p].set);
 }
 
-static int htb_init(struct pw__qdisc *q, void *optp, struct pw__tc_ctx *tc)
+static int htb_init(struct pw__qdisc *q, void *optp, struct pw__extack *ext)
 {
 	struct htb_priv *h = pw__qdisc_priv(q);
 	struct htb_opt *o = optp, def = { .rate2quantum = 10, .version = 3 };
@@ -717,9 +717,9 @@ static int htb_init(struct pw__qdisc *q, void *optp, struct pw__tc_ctx *tc)
 		rc = -EINVAL;
 	} else if (o->offload) {
 		if (q->parent != PW_TC_H_ROOT)
-			pw__tc_err(tc, "Error: HTB must be the root qdisc to use offload.");
+			pw__extack_msg(ext, "Error: HTB must be the root qdisc to use offload.");
 		else
-			pw__tc_err(tc, "Error: hw-tc-offload ethtool feature flag must be on.");
+			pw__extack_msg(ext, "Error: hw-tc-offload ethtool feature flag must be on.");
 		rc = -EOPNOTSUPP;
 	}
 	if (!rc) {
@@ -782,7 +782,7 @@ static void leaf_detach(struct pw__qdisc *q, struct pw__qdisc *leaf)
 }
 
 static int htb_class_change(struct pw__qdisc *q, uint32_t classid, uint32_t parentid, void *coptp,
-			    unsigned long *arg, struct pw__tc_ctx *tc)
+			    unsigned long *arg, struct pw__extack *ext)
 {
 	struct htb_priv *h = pw__qdisc_priv(q);
 	struct htb_class *cl = (struct htb_class *)*arg, *parent;
@@ -797,7 +797,7 @@ static int htb_class_change(struct pw__qdisc *q, uint32_t classid, uint32_t pare
 		if (!classid || PW_TC_H_MAJ(classid ^ q->handle) || htb_find(h, classid))
 			return -EINVAL;
 		if (parent && parent->parent && parent->parent->level < 2) {
-			pw__tc_err(tc, "Error: sch_htb: tree is too deep.");
+			pw__extack_msg(ext, "Error: sch_htb: tree is too deep.");
 			return -EINVAL;
 		}
 		cl = calloc(1, sizeof(*cl));
@@ -859,19 +859,19 @@ static int htb_class_change(struct pw__qdisc *q, uint32_t classid, uint32_t pare
 	if (parent_qdisc)
 		pw__qdisc_free(parent_qdisc, PW_DROP_FLUSH);
 	if (warn)
-		pw__tc_err(tc, "Warning: sch_htb: quantum of class %X is %s. Consider r2q change.",
+		pw__extack_msg(ext, "Warning: sch_htb: quantum of class %X is %s. Consider r2q change.",
 			   cl->classid, warn == -1 ? "small" : "big");
 	hash_grow(q, h);
 	*arg = (unsigned long)cl;
 	return 0;
 }
 
-static int htb_class_delete(struct pw__qdisc *q, unsigned long arg, struct pw__tc_ctx *tc)
+static int htb_class_delete(struct pw__qdisc *q, unsigned long arg, struct pw__extack *ext)
 {
 	struct htb_priv *h = pw__qdisc_priv(q);
 	struct htb_class *cl = (struct htb_class *)arg;
 	if (cl->children) {
-		pw__tc_err(tc, "Error: HTB class in use.");
+		pw__extack_msg(ext, "Error: HTB class in use.");
 		return -EBUSY;
 	}
 	bool last_child = !cl->level && cl->parent && cl->parent->children == 1;
@@ -925,9 +925,9 @@ static struct pw__qdisc *htb_leaf(struct pw__qdisc *q, unsigned long arg)
 
 /* htb_graft(): leaves only; NULL builds a default pfifo. */
 static int htb_graft(struct pw__qdisc *q, unsigned long arg, struct pw__qdisc *newq,
-		     struct pw__qdisc **old, struct pw__tc_ctx *tc)
+		     struct pw__qdisc **old, struct pw__extack *ext)
 {
-	(void)tc;
+	(void)ext;
 	struct htb_class *cl = (struct htb_class *)arg;
 	if (cl->level)
 		return -EINVAL;
@@ -968,27 +968,24 @@ static void htb_class_info(struct pw__qdisc *q, unsigned long arg, struct pw__cl
 	pw__qunlock(&q->root->lock);
 }
 
+static const struct pw__class_ops htb_class_ops = {
+	.find = htb_search,
+	.graft = htb_graft,
+	.leaf = htb_leaf,
+	.walk = htb_walk,
+	.info = htb_class_info,
+	.change = htb_class_change,
+	.delete = htb_class_delete,
+};
+
 const struct pw__qdisc_ops pw__htb_ops = {
 	.id = "htb",
 	.priv_size = sizeof(struct htb_priv),
-	.opt_size = sizeof(struct htb_opt),
 	.flags = PW__QF_CLASSFUL,
+	.cl_ops = &htb_class_ops,
 	.enqueue = htb_enqueue,
 	.dequeue = htb_dequeue,
 	.init = htb_init,
 	.reset = htb_reset,
 	.destroy = htb_destroy,
-	.parse = pw__htb_parse,
-	.print = pw__htb_print,
-	.class_find = htb_search,
-	.graft = htb_graft,
-	.class_leaf = htb_leaf,
-	.class_walk = htb_walk,
-	.class_info = htb_class_info,
-	.class_print = pw__htb_class_print,
-	.class_print_xstats = pw__htb_class_print_xstats,
-	.class_opt_size = sizeof(struct htb_copt),
-	.class_parse = pw__htb_class_parse,
-	.class_change = htb_class_change,
-	.class_delete = htb_class_delete,
 };

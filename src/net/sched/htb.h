@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * htb's structures, shared by its qdisc (htb.c: the classes, the
- * borrowing tree, the data path, class changes) and its tc side (htb_tc.c:
+ * borrowing tree, the data path, class changes) and its tc side (tc/q_htb.c:
  * q_htb.c's parsing and printing).  Design, invariants and locking: htb.c.
  * For src/net/sched only.
  */
@@ -99,13 +99,5 @@ struct htb_copt {
 	uint32_t buffer, cbuffer, quantum, prio;
 	uint64_t rate64, ceil64;
 };
-
-/* The tc side (htb_tc.c).  Context: under the layer's configuration lock
- * (pw_tc()); the printers also under the root lock, as the dumps. */
-int pw__htb_parse(struct pw__tc_ctx *tc, int argc, char **argv, void *optp);
-int pw__htb_class_parse(struct pw__tc_ctx *tc, int argc, char **argv, void *coptp);
-void pw__htb_print(struct pw__qdisc *q, struct pw__out *o);
-void pw__htb_class_print(struct pw__qdisc *q, unsigned long arg, struct pw__out *o);
-void pw__htb_class_print_xstats(struct pw__qdisc *q, unsigned long arg, struct pw__out *o);
 
 #endif /* PW_NET_SCHED_HTB_H */

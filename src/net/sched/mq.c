@@ -21,10 +21,6 @@ struct mq_priv {
 	struct pw__qdisc **child;
 };
 
-struct mq_opt {
-	int unused;
-};
-
 static int mq_enqueue(struct pw_pkt *p, struct pw__qdisc *q, struct pw__drops *d)
 {
 	return pw__q_drop(q, p, d, PW_DROP_NO_QDISC); /* unreachable: queues point at children */
@@ -36,9 +32,9 @@ static struct pw_pkt *mq_dequeue(struct pw__qdisc *q)
 	return NULL;
 }
 
-static int mq_init(struct pw__qdisc *q, void *opt, struct pw__tc_ctx *tc)
+static int mq_init(struct pw__qdisc *q, void *opt, struct pw__extack *ext)
 {
-	(void)opt, (void)tc;
+	(void)opt, (void)ext;
 	struct pw_netdev *dev = q->dev;
 	struct mq_priv *m = pw__qdisc_priv(q);
 	if (q->parent != PW_TC_H_ROOT || dev->ntxq < 2)
@@ -73,22 +69,6 @@ static void mq_destroy(struct pw__qdisc *q)
 	m->child = NULL;
 }
 
-static int mq_parse(struct pw__tc_ctx *tc, int argc, char **argv, void *opt)
-{
-	(void)opt;
-	if (argc > 0) {
-		/* iproute2 has no q_mq.c: its generic parser refuses words */
-		pw__tc_err(tc, "Unknown qdisc \"mq\", hence option \"%s\" is unparsable", *argv);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-static void mq_print(struct pw__qdisc *q, struct pw__out *o)
-{
-	(void)q, (void)o;
-}
-
 static void mq_stats(struct pw__qdisc *q, struct pw_qdisc_stats *st)
 {
 	struct mq_priv *m = pw__qdisc_priv(q);
@@ -115,9 +95,9 @@ static unsigned long mq_find(struct pw__qdisc *q, uint32_t classid)
 }
 
 static int mq_graft(struct pw__qdisc *q, unsigned long cl, struct pw__qdisc *newq,
-		    struct pw__qdisc **old, struct pw__tc_ctx *tc)
+		    struct pw__qdisc **old, struct pw__extack *ext)
 {
-	(void)tc;
+	(void)ext;
 	struct mq_priv *m = pw__qdisc_priv(q);
 	if (cl == 0 || cl > m->n || !newq)
 		return -EINVAL;
@@ -151,21 +131,22 @@ static void mq_class_info(struct pw__qdisc *q, unsigned long cl, struct pw__clas
 		pw__qdisc_read_stats(leaf, &ci->st);
 }
 
+static const struct pw__class_ops mq_class_ops = {
+	.find = mq_find,
+	.graft = mq_graft,
+	.leaf = mq_leaf,
+	.walk = mq_walk,
+	.info = mq_class_info,
+};
+
 const struct pw__qdisc_ops pw__mq_ops = {
 	.id = "mq",
 	.priv_size = sizeof(struct mq_priv),
-	.opt_size = sizeof(struct mq_opt),
 	.flags = PW__QF_MQ | PW__QF_CLASSFUL | PW__QF_ROOT_ONLY,
+	.cl_ops = &mq_class_ops,
 	.enqueue = mq_enqueue,
 	.dequeue = mq_dequeue,
 	.init = mq_init,
 	.destroy = mq_destroy,
-	.parse = mq_parse,
-	.print = mq_print,
 	.stats = mq_stats,
-	.class_find = mq_find,
-	.graft = mq_graft,
-	.class_leaf = mq_leaf,
-	.class_walk = mq_walk,
-	.class_info = mq_class_info,
 };

@@ -2,7 +2,7 @@
 /*
  * netem: the kernel's network emulator qdisc (net/sched/sch_netem.c) and
  * its tc side (iproute2's tc/q_netem.c), rewritten for pinwheel.  This
- * file: the data path and configuration; netem_tc.c: parsing and
+ * file: the data path and configuration; tc/q_netem.c: parsing and
  * printing; netem_priv.h: the structures both use.
  *
  * What it does.  Each packet handed to enqueue goes through, in the
@@ -52,10 +52,11 @@
  * Locking.  Every hook runs under the root lock of the qdisc's TX queue
  * (init and destroy without a lock, the qdisc not reachable), so the
  * queue, the PRNG state, the correlation state and the slot are plain
- * fields.  The watchdog's callback takes no netem state: it only
- * reschedules the root (pw__netif_schedule()), whose run dequeues under
- * the lock.  parse() runs on the tc thread and only fills the option
- * struct (loading tables there, so change() does not allocate or fail);
+ * fields.  The watchdog's callback touches no netem state itself: it
+ * runs the queue (pw__qdisc_run() under the root lock, on the CPU it fired
+ * on), whose dequeue takes the due packets.  parse() (tc/q_netem.c) runs
+ * on the tc thread and only fills the option struct (loading tables
+ * there, so change() does not allocate or fail);
  * change() swaps the tables in and the old ones go back to the option
  * struct, freed by opt_free() outside the lock, as the kernel's
  * netem_change() swaps and frees after unlocking.
@@ -120,7 +121,6 @@
 #include <sys/random.h>
 #include <time.h>
 
-#include "../dist.h"
 #include "netem_priv.h"
 
 
@@ -267,6 +267,36 @@ static bool loss_event(struct netem_priv *nd)
 	return false;
 }
 
+/* s64 addition as the kernel does it (-fno-strict-overflow: wraps). */
+static int64_t add_wrap(int64_t a, int64_t b)
+{
+	return (int64_t)((uint64_t)a + (uint64_t)b);
+}
+
+int64_t pw__netem_tabledist(int64_t mu, int32_t sigma, uint32_t rnd, const int16_t *table,
+			   unsigned n)
+{
+	int64_t x, t; /* the kernel's s64 x and long t (64-bit kernel) */
+
+	if (sigma == 0)
+		return mu;
+	if (!table || n == 0) {
+		/* u32 arithmetic: 2 * (u32)sigma wraps, as in the kernel */
+		uint32_t mod = 2u * (uint32_t)sigma;
+		uint32_t r = mod ? rnd % mod : rnd;
+
+		/* (u32 + s64) - s32: the u32 converts to s64 first */
+		return add_wrap(add_wrap((int64_t)r, mu), -(int64_t)sigma);
+	}
+	t = table[rnd % n];
+	x = (int64_t)(sigma % PW_NETEM_DIST_SCALE) * t;
+	if (x >= 0)
+		x += PW_NETEM_DIST_SCALE / 2;
+	else
+		x -= PW_NETEM_DIST_SCALE / 2;
+	return add_wrap(x / PW_NETEM_DIST_SCALE + (int64_t)(sigma / PW_NETEM_DIST_SCALE) * t, mu);
+}
+
 /* tabledist() with the kernel's draw rule: no draw when sigma is 0. */
 static int64_t netem_tabledist(struct netem_priv *nd, int64_t mu, int32_t sigma, struct crnd *c,
 			       const int16_t *table, unsigned n)
@@ -274,7 +304,7 @@ static int64_t netem_tabledist(struct netem_priv *nd, int64_t mu, int32_t sigma,
 	if (sigma == 0)
 		return mu;
 	uint32_t rnd = get_crandom(nd, c);
-	return pw__dist_tabledist(mu, sigma, rnd, table, n);
+	return pw__netem_tabledist(mu, sigma, rnd, table, n);
 }
 
 /* packet_time_ns(): wire time of @len bytes at the configured rate, with the
@@ -589,11 +619,11 @@ static void swap_table(int16_t **qt, unsigned *qn, int16_t **ot, unsigned *on)
 /* netem_change(): apply what tc sent, attribute by attribute as the kernel
  * (an attribute tc did not send keeps its old value, except the loss model,
  * which falls back to random, and the seed, drawn afresh). */
-static int netem_change(struct pw__qdisc *q, void *optp, struct pw__tc_ctx *tc)
+static int netem_change(struct pw__qdisc *q, void *optp, struct pw__extack *ext)
 {
 	struct netem_priv *nd = pw__qdisc_priv(q);
 	struct netem_opt *o = optp;
-	(void)tc;
+	(void)ext;
 	if (!o)
 		return -EINVAL;
 
@@ -689,7 +719,7 @@ static int netem_change(struct pw__qdisc *q, void *optp, struct pw__tc_ctx *tc)
 	return 0;
 }
 
-static int netem_init(struct pw__qdisc *q, void *opt, struct pw__tc_ctx *tc)
+static int netem_init(struct pw__qdisc *q, void *opt, struct pw__extack *ext)
 {
 	struct netem_priv *nd = pw__qdisc_priv(q);
 	if (!opt)
@@ -697,7 +727,7 @@ static int netem_init(struct pw__qdisc *q, void *opt, struct pw__tc_ctx *tc)
 	memset(nd, 0, sizeof(*nd));
 	pw__pktq_init(&nd->rq);
 	nd->loss_model = CLG_RANDOM;
-	int rc = netem_change(q, opt, tc);
+	int rc = netem_change(q, opt, ext);
 	if (rc)
 		return rc;
 	pw__watchdog_init(&nd->wd, q);
@@ -711,16 +741,6 @@ static void netem_destroy(struct pw__qdisc *q)
 	free(nd->delay_dist);
 	free(nd->slot_dist);
 	nd->delay_dist = nd->slot_dist = NULL;
-}
-
-void pw__netem_opt_free(void *optp)
-{
-	struct netem_opt *o = optp;
-	if (!o)
-		return;
-	free(o->dist);
-	free(o->slot_dist);
-	o->dist = o->slot_dist = NULL;
 }
 
 uint64_t pw__netem_dup_failed(struct pw__qdisc *q)
@@ -749,7 +769,6 @@ void pw__netem_prng_info(struct pw__qdisc *q, struct pw__netem_prng_info *out)
 const struct pw__qdisc_ops pw__netem_ops = {
 	.id = "netem",
 	.priv_size = sizeof(struct netem_priv),
-	.opt_size = sizeof(struct netem_opt),
 	.flags = 0,
 	.enqueue = netem_enqueue,
 	.dequeue = netem_dequeue,
@@ -757,7 +776,4 @@ const struct pw__qdisc_ops pw__netem_ops = {
 	.change = netem_change,
 	.reset = netem_reset,
 	.destroy = netem_destroy,
-	.parse = pw__netem_parse,
-	.opt_free = pw__netem_opt_free,
-	.print = pw__netem_print,
 };

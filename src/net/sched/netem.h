@@ -41,4 +41,19 @@ struct pw__netem_prng_info {
 };
 void pw__netem_prng_info(struct pw__qdisc *q, struct pw__netem_prng_info *out);
 
+/* One netem delay sample, as the kernel's tabledist() computes it for the
+ * random value @rnd (already correlated by the caller): @sigma == 0: @mu;
+ * no table (@table NULL or @n 0): (rnd % (2 * (u32)sigma)) + mu - sigma;
+ * else t = table[rnd % n], x = (sigma % 8192) * t rounded half away from
+ * zero by +-4096, x / 8192 + (sigma / 8192) * t + mu.  Same integer types
+ * as a 64-bit kernel (long t = 64 bits); s64 overflow wraps (the kernel
+ * builds with -fno-strict-overflow).  The kernel caps jitter to
+ * [0, INT_MAX] before calling; for sigma == INT_MIN, where 2 * (u32)sigma
+ * is 0 and the kernel would divide by zero, the modulus is taken as 2^32
+ * (rnd itself).
+ * Context: any thread; pure, no locks.
+ * Return: the delay (may be negative: netem then sends at once). */
+int64_t pw__netem_tabledist(int64_t mu, int32_t sigma, uint32_t rnd, const int16_t *table,
+			   unsigned n);
+
 #endif

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * netem's state and option structures, shared by its data path (netem.c)
- * and its tc side (netem_tc.c, q_netem.c's parsing and printing); for
+ * and its tc side (tc/q_netem.c: iproute2 q_netem.c's parsing and printing); for
  * those two files only.  Every field of struct netem_priv is under the
  * root lock of the qdisc's queue (netem.c's essay).
  */
@@ -114,10 +114,5 @@ struct netem_opt {
 	unsigned slot_dist_n;
 };
 
-/* The tc side (netem_tc.c): the ops' parse and print. */
-int pw__netem_parse(struct pw__tc_ctx *tc, int argc, char **argv, void *optp);
-void pw__netem_print(struct pw__qdisc *q, struct pw__out *o);
-/* Free the tables an option struct still owns (netem.c; the ops' opt_free). */
-void pw__netem_opt_free(void *optp);
 
 #endif

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tbf: the token bucket filter (the kernel's net/sched/sch_tbf.c) and its
- * tc side (iproute2 6.1's tc/q_tbf.c), rewritten for pinwheel.
+ * tbf: the token bucket filter (the kernel's net/sched/sch_tbf.c), and the
+ * design of its tc side (iproute2 6.1's tc/q_tbf.c, here tc/q_tbf.c),
+ * rewritten for pinwheel.  This file is the kernel side; sched/tbf.h holds
+ * what the two halves share.
  *
  * What it does.  A packet larger than max_size (the burst, or the smaller
  * of burst and mtu with a peak rate) is dropped at enqueue with
@@ -54,7 +56,8 @@
  * Locking.  Every data path hook, reset and change run under the root
  * lock of tbf's queue (tbf is always its queue's root, or an mq child,
  * which is a root too); the child shares that lock (child->root = tbf's
- * root).  The watchdog's callback only reschedules the root.  init and
+ * root).  The watchdog's callback runs the queue (pw__qdisc_run() under
+ * the root lock), whose dequeue finds the tokens.  init and
  * destroy run with no lock (tbf not reachable).
  *
  * Costs.  O(1) per packet: two multiplies and a shift per bucket per
@@ -69,33 +72,12 @@
  *  - The print side has no tc context: it uses the psched of every kernel
  *    since 2009 (64 ns ticks) as tc reads it from /proc/net/psched.
  */
-#include "psched.h"
+#include "tbf.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define TBF_NS2TICKS(ns) ((ns) >> 6)   /* PSCHED_SHIFT 6 */
-#define TBF_TICKS2NS(t) ((uint64_t)(t) << 6)
-
-struct tbf_opt {
-	struct pw__tc_ratespec rate, peakrate;
-	uint64_t rate64, prate64;
-	uint32_t limit, buffer, mtu;  /* buffer, mtu: psched ticks, as tc sends */
-	uint32_t burst, pburst;        /* TCA_TBF_BURST / TCA_TBF_PBURST, bytes */
-	struct pw__qdisc *child;       /* built by parse when change may need one */
-};
-
-struct tbf_priv {
-	uint32_t limit, max_size;
-	int64_t buffer, mtu;           /* ns */
-	struct pw__psched_ratecfg rate, peak;
-	int64_t tokens, ptokens;       /* ns */
-	int64_t t_c;                   /* the last dequeue's clock, ns */
-	struct pw__qdisc *child;       /* the bfifo, or NULL (limit 0) */
-	struct pw__watchdog wd;
-};
 
 /* ------------------------------------------------------------ data path */
 
@@ -179,9 +161,8 @@ static void tbf_reset(struct pw__qdisc *q, struct pw__drops *d, enum pw_drop_rea
 
 /* ------------------------------------------------------- configuration */
 
-/* A bfifo for @q of @limit bytes (fifo_create_dflt()); NULL on -ENOMEM. */
-static struct pw__qdisc *child_create(struct pw_netdev *dev, unsigned txq, uint32_t parent,
-				      uint32_t limit)
+struct pw__qdisc *pw__tbf_child_create(struct pw_netdev *dev, unsigned txq, uint32_t parent,
+				       uint32_t limit)
 {
 	int rc;
 	struct pw__qdisc *c = pw__qdisc_alloc(dev, &pw__bfifo_ops, txq, parent, 0, NULL, NULL, &rc);
@@ -192,7 +173,7 @@ static struct pw__qdisc *child_create(struct pw_netdev *dev, unsigned txq, uint3
 	return c;
 }
 
-static void child_free(struct pw__qdisc *c)
+void pw__tbf_child_free(struct pw__qdisc *c)
 {
 	if (!c)
 		return;
@@ -247,9 +228,9 @@ static void tbf_apply(struct pw__qdisc *q, struct tbf_priv *t, const struct tbf_
 	t->peak = *peak;
 }
 
-static int tbf_init(struct pw__qdisc *q, void *optp, struct pw__tc_ctx *tc)
+static int tbf_init(struct pw__qdisc *q, void *optp, struct pw__extack *ext)
 {
-	(void)tc;
+	(void)ext;
 	struct tbf_priv *t = pw__qdisc_priv(q);
 	struct tbf_opt *o = optp;
 	memset(t, 0, sizeof(*t));
@@ -274,7 +255,7 @@ static int tbf_init(struct pw__qdisc *q, void *optp, struct pw__tc_ctx *tc)
 			t->child->txq = q->txq;
 			t->child->limit = o->limit;
 		} else {
-			t->child = child_create(q->dev, q->txq, PW_TC_H_MAKE(q->handle, 1), o->limit);
+			t->child = pw__tbf_child_create(q->dev, q->txq, PW_TC_H_MAKE(q->handle, 1), o->limit);
 		}
 		if (!t->child) {
 			pw__watchdog_destroy(&t->wd);
@@ -288,9 +269,9 @@ static int tbf_init(struct pw__qdisc *q, void *optp, struct pw__tc_ctx *tc)
 	return 0;
 }
 
-static int tbf_change(struct pw__qdisc *q, void *optp, struct pw__tc_ctx *tc)
+static int tbf_change(struct pw__qdisc *q, void *optp, struct pw__extack *ext)
 {
-	(void)tc;
+	(void)ext;
 	struct tbf_priv *t = pw__qdisc_priv(q);
 	struct tbf_opt *o = optp;
 	if (!o)
@@ -314,7 +295,7 @@ static int tbf_change(struct pw__qdisc *q, void *optp, struct pw__tc_ctx *tc)
 		t->child->limit = o->limit;
 		t->child->root = q->root;
 		t->child->parent_q = q;
-		pw__qdisc_hash_add(q->dev, t->child); /* cfg_lock held (tc) */
+		pw__qdisc_hash_add(q->dev, t->child); /* cfg_lock held (ext) */
 	}
 	tbf_apply(q, t, o, &rate, &peak, buffer, mtu, max_size);
 	return 0;
@@ -325,13 +306,6 @@ static void tbf_destroy(struct pw__qdisc *q)
 	struct tbf_priv *t = pw__qdisc_priv(q);
 	pw__watchdog_destroy(&t->wd);
 	t->child = NULL; /* the core flushed and freed it (class_leaf) */
-}
-
-static void tbf_opt_free(void *optp)
-{
-	struct tbf_opt *o = optp;
-	child_free(o->child);
-	o->child = NULL;
 }
 
 /* --------------------------------------------------------------- classes */
@@ -353,9 +327,9 @@ static struct pw__qdisc *tbf_leaf(struct pw__qdisc *q, unsigned long cl)
 /* tbf_graft(): NULL puts the kernel's noop back (no child: every packet
  * is dropped), not a bfifo. */
 static int tbf_graft(struct pw__qdisc *q, unsigned long cl, struct pw__qdisc *newq,
-		     struct pw__qdisc **old, struct pw__tc_ctx *tc)
+		     struct pw__qdisc **old, struct pw__extack *ext)
 {
-	(void)cl, (void)tc;
+	(void)cl, (void)ext;
 	struct tbf_priv *t = pw__qdisc_priv(q);
 	*old = pw__qdisc_replace(q, newq, &t->child);
 	return 0;
@@ -377,265 +351,19 @@ static void tbf_class_info(struct pw__qdisc *q, unsigned long cl, struct pw__cla
 	ci->no_stats = true;
 }
 
-/* -------------------------------------------------------------- tc side */
-
-static void explain(struct pw__tc_ctx *tc)
-{
-	pw__tc_err(tc, "Usage: ... tbf limit BYTES burst BYTES[/BYTES] rate KBPS [ mtu BYTES[/BYTES] ]\n"
-		       "\t[ peakrate KBPS ] [ latency TIME ] [ overhead BYTES ] [ linklayer TYPE ]");
-}
-
-static int illegal(struct pw__tc_ctx *tc, const char *name, const char *val)
-{
-	pw__tc_err(tc, "tbf: illegal value for \"%s\": \"%s\"", name, val);
-	return -EINVAL;
-}
-
-static int dup(struct pw__tc_ctx *tc, const char *name)
-{
-	pw__tc_err(tc, "tbf: duplicate \"%s\" specification", name);
-	return -EINVAL;
-}
-
-static int get_rate(uint64_t *r, const char *s)
-{
-	if (strchr(s, '%'))
-		return -1; /* a share of the device's speed: none here */
-	return pw__get_rate64(r, s);
-}
-
-static int tbf_parse(struct pw__tc_ctx *tc, int argc, char **argv, void *optp)
-{
-	struct tbf_opt *o = optp;
-	memset(o, 0, sizeof(*o));
-	uint32_t buffer = 0, mtu = 0, mpu = 0, latency = 0, limit = 0;
-	uint16_t overhead = 0;
-	int rcell = -1, pcell = -1;
-	unsigned linklayer = PW_LINKLAYER_ETHERNET;
-	uint64_t rate64 = 0, prate64 = 0;
-
-	for (; argc > 0; argc--, argv++) {
-		const char *w = argv[0];
-		if (pw__matches(w, "limit") == 0) {
-			if (argc < 2)
-				goto incomplete;
-			argc--, argv++;
-			if (latency) {
-				pw__tc_err(tc, "tbf: specifying both \"latency\" and \"limit\" is not allowed");
-				return -EINVAL;
-			}
-			if (limit)
-				return dup(tc, "limit");
-			if (pw__get_size(&limit, argv[0]))
-				return illegal(tc, "limit", argv[0]);
-		} else if (pw__matches(w, "latency") == 0) {
-			if (argc < 2)
-				goto incomplete;
-			argc--, argv++;
-			if (limit) {
-				pw__tc_err(tc, "tbf: specifying both \"limit\" and \"/latency\" is not allowed");
-				return -EINVAL;
-			}
-			if (latency)
-				return dup(tc, "latency");
-			if (pw__get_time(&latency, argv[0]))
-				return illegal(tc, "latency", argv[0]);
-		} else if (pw__matches(w, "burst") == 0 || !strcmp(w, "buffer") ||
-			   !strcmp(w, "maxburst")) {
-			if (argc < 2)
-				goto incomplete;
-			argc--, argv++;
-			if (buffer)
-				return dup(tc, "buffer/burst/maxburst");
-			if (pw__get_size_and_cell(&buffer, &rcell, argv[0]))
-				return illegal(tc, w, argv[0]);
-		} else if (!strcmp(w, "mtu") || !strcmp(w, "minburst")) {
-			if (argc < 2)
-				goto incomplete;
-			argc--, argv++;
-			if (mtu)
-				return dup(tc, "mtu/minburst");
-			if (pw__get_size_and_cell(&mtu, &pcell, argv[0]))
-				return illegal(tc, w, argv[0]);
-		} else if (!strcmp(w, "mpu")) {
-			if (argc < 2)
-				goto incomplete;
-			argc--, argv++;
-			if (mpu)
-				return dup(tc, "mpu");
-			if (pw__get_size(&mpu, argv[0]))
-				return illegal(tc, "mpu", argv[0]);
-		} else if (!strcmp(w, "rate")) {
-			if (argc < 2)
-				goto incomplete;
-			argc--, argv++;
-			if (rate64)
-				return dup(tc, "rate");
-			if (get_rate(&rate64, argv[0]))
-				return illegal(tc, "rate", argv[0]);
-		} else if (pw__matches(w, "peakrate") == 0) {
-			if (argc < 2)
-				goto incomplete;
-			argc--, argv++;
-			if (prate64)
-				return dup(tc, "peakrate");
-			if (get_rate(&prate64, argv[0]))
-				return illegal(tc, "peakrate", argv[0]);
-		} else if (pw__matches(w, "overhead") == 0) {
-			if (argc < 2)
-				goto incomplete;
-			argc--, argv++;
-			if (overhead)
-				return dup(tc, "overhead");
-			if (pw__get_u16(&overhead, argv[0], 10))
-				return illegal(tc, "overhead", argv[0]);
-		} else if (pw__matches(w, "linklayer") == 0) {
-			if (argc < 2)
-				goto incomplete;
-			argc--, argv++;
-			if (pw__get_linklayer(&linklayer, argv[0]))
-				return illegal(tc, "linklayer", argv[0]);
-		} else if (!strcmp(w, "help")) {
-			explain(tc);
-			return -EINVAL;
-		} else {
-			pw__tc_err(tc, "tbf: unknown parameter \"%s\"", w);
-			explain(tc);
-			return -EINVAL;
-		}
-	}
-
-	int ok = 1;
-	if (!rate64) {
-		pw__tc_err(tc, "tbf: the \"rate\" parameter is mandatory.");
-		ok = 0;
-	}
-	if (!buffer) {
-		pw__tc_err(tc, "tbf: the \"burst\" parameter is mandatory.");
-		ok = 0;
-	}
-	if (prate64 && !mtu) {
-		pw__tc_err(tc, "tbf: when \"peakrate\" is specified, \"mtu\" must also be specified.");
-		ok = 0;
-	}
-	if (!limit && !latency) {
-		pw__tc_err(tc, "tbf: either \"limit\" or \"latency\" is required.");
-		ok = 0;
-	}
-	if (!ok) {
-		explain(tc);
-		return -EINVAL;
-	}
-
-	if (!limit) {
-		double lim = (double)rate64 * (double)latency / PW_TIME_UNITS_PER_SEC + buffer;
-		if (prate64) {
-			double lim2 = (double)prate64 * (double)latency / PW_TIME_UNITS_PER_SEC + mtu;
-			if (lim2 < lim)
-				lim = lim2;
-		}
-		limit = pw__tc_d2u32(lim);
-	}
-	o->limit = limit;
-	o->rate.rate = rate64 >= (1ull << 32) ? ~0u : (uint32_t)rate64;
-	o->peakrate.rate = prate64 >= (1ull << 32) ? ~0u : (uint32_t)prate64;
-	o->rate.mpu = (unsigned short)mpu;
-	o->rate.overhead = overhead;
-	uint32_t rtab[256];
-	pw__tc_calc_rtable(&tc->core, &o->rate, rtab, rcell, mtu, linklayer, rate64);
-	o->buffer = pw__tc_calc_xmittime(&tc->core, rate64, buffer);
-	if (o->peakrate.rate) {
-		o->peakrate.mpu = (unsigned short)mpu;
-		o->peakrate.overhead = overhead;
-		pw__tc_calc_rtable(&tc->core, &o->peakrate, rtab, pcell, mtu, linklayer, prate64);
-		o->mtu = pw__tc_calc_xmittime(&tc->core, prate64, mtu);
-		o->pburst = mtu;
-	}
-	o->burst = buffer;
-	o->rate64 = rate64 >= (1ull << 32) ? rate64 : 0;
-	o->prate64 = prate64 >= (1ull << 32) ? prate64 : 0;
-	/* a change that gives a child to a tbf that has none (limit 0 before)
-	 * takes this one: built here, off the lock */
-	if (tc->dev && limit > 0) {
-		o->child = child_create(tc->dev, 0, 0, limit);
-		if (!o->child)
-			return -ENOMEM;
-	}
-	return 0;
-
-incomplete: /* tc's incomplete_command() */
-	pw__tc_err(tc, "Command line is not complete. Try option \"help\"");
-	return -EINVAL;
-}
-
-/* The psched tc reads on every kernel since 2009: 64 ns ticks. */
-static const struct pw__tc_core tbf_core = { 15.625, 1 };
-
-static void tbf_print(struct pw__qdisc *q, struct pw__out *o)
-{
-	struct tbf_priv *t = pw__qdisc_priv(q);
-	struct pw__tc_ratespec rate, peak;
-	char b1[PW__SPRINT_BSIZE], b2[PW__SPRINT_BSIZE], b3[PW__SPRINT_BSIZE];
-	/* tbf_dump() */
-	pw__psched_getrate(&rate, &t->rate);
-	if (t->peak.rate_bytes_ps)
-		pw__psched_getrate(&peak, &t->peak);
-	else
-		memset(&peak, 0, sizeof(peak));
-	uint32_t qbuffer = (uint32_t)TBF_NS2TICKS((uint64_t)t->buffer);
-	uint32_t qmtu = (uint32_t)TBF_NS2TICKS((uint64_t)t->mtu);
-	uint64_t rate64 = t->rate.rate_bytes_ps, prate64 = t->peak.rate_bytes_ps;
-
-	/* tbf_print_opt() */
-	pw__print_rate(o, PW_PRINT_ANY, "rate", "rate %s ", rate64);
-	uint32_t buffer = pw__tc_calc_xmitsize(&tbf_core, rate64, qbuffer);
-	if (o->details) {
-		snprintf(b1, sizeof(b1), "%s/%u", pw__sprint_size(buffer, b2, sizeof(b2)),
-			 1u << rate.cell_log);
-		pw__print_string(o, PW_PRINT_ANY, "burst", "burst %s ", b1);
-		pw__print_size(o, PW_PRINT_ANY, "mpu", "mpu %s ", rate.mpu);
-	} else {
-		pw__print_size(o, PW_PRINT_ANY, "burst", "burst %s ", buffer);
-	}
-	if (prate64) {
-		pw__print_rate(o, PW_PRINT_FP, "peakrate", "peakrate %s ", prate64);
-		if (qmtu || peak.mpu) {
-			uint32_t mtu = pw__tc_calc_xmitsize(&tbf_core, prate64, qmtu);
-			if (o->details) {
-				snprintf(b1, sizeof(b1), "%s/%u",
-					 pw__sprint_size(mtu, b2, sizeof(b2)), 1u << peak.cell_log);
-				pw__print_string(o, PW_PRINT_ANY, "mtu", "mtu %s ", b1);
-				pw__print_size(o, PW_PRINT_ANY, "mpu", "mpu %s ", peak.mpu);
-			} else {
-				pw__print_size(o, PW_PRINT_ANY, "minburst", "minburst %s ", mtu);
-			}
-		}
-	}
-	double latency = PW_TIME_UNITS_PER_SEC * (t->limit / (double)rate64) -
-			 pw__tc_core_tick2time(&tbf_core, qbuffer);
-	if (prate64) {
-		double lat2 = PW_TIME_UNITS_PER_SEC * (t->limit / (double)prate64) -
-			      pw__tc_core_tick2time(&tbf_core, qmtu);
-		if (lat2 > latency)
-			latency = lat2;
-	}
-	if (latency >= 0.0)
-		pw__print_time(o, PW_PRINT_ANY, "lat", "lat %s ", pw__tc_d2u64(latency));
-	else
-		pw__print_size(o, PW_PRINT_ANY, "limit", "limit %s ", t->limit);
-	if (rate.overhead)
-		pw__print_int(o, PW_PRINT_ANY, "overhead", "overhead %d ", rate.overhead);
-	unsigned ll = rate.linklayer & PW_TC_LINKLAYER_MASK;
-	if (ll > PW_LINKLAYER_ETHERNET || o->details)
-		pw__print_string(o, PW_PRINT_ANY, "linklayer", "linklayer %s ",
-				 pw__sprint_linklayer(ll, b3, sizeof(b3)));
-}
+static const struct pw__class_ops tbf_class_ops = {
+	.find = tbf_find,
+	.leaf = tbf_leaf,
+	.graft = tbf_graft,
+	.walk = tbf_walk,
+	.info = tbf_class_info,
+};
 
 const struct pw__qdisc_ops pw__tbf_ops = {
 	.id = "tbf",
 	.priv_size = sizeof(struct tbf_priv),
-	.opt_size = sizeof(struct tbf_opt),
 	.flags = PW__QF_CLASSFUL,
+	.cl_ops = &tbf_class_ops,
 	.enqueue = tbf_enqueue,
 	.dequeue = tbf_dequeue,
 	.peek = tbf_peek,
@@ -643,12 +371,4 @@ const struct pw__qdisc_ops pw__tbf_ops = {
 	.change = tbf_change,
 	.reset = tbf_reset,
 	.destroy = tbf_destroy,
-	.parse = tbf_parse,
-	.opt_free = tbf_opt_free,
-	.print = tbf_print,
-	.class_find = tbf_find,
-	.class_leaf = tbf_leaf,
-	.graft = tbf_graft,
-	.class_walk = tbf_walk,
-	.class_info = tbf_class_info,
 };

@@ -3,13 +3,12 @@
  * netem delay distribution tables: the `.dist` file loader (iproute2's
  * tc/q_netem.c get_distribution() and tc_util.c get_tc_lib()), the
  * built-in normal / pareto / paretonormal tables (the method of iproute2's
- * netem/normal.c, pareto.c, paretonormal.c, reimplemented), and the
- * kernel's sampling arithmetic (net/sched/sch_netem.c tabledist()).
+ * netem/normal.c, pareto.c, paretonormal.c, reimplemented).  The
+ * kernel's sampling arithmetic (tabledist()) is sched/netem.c's.
  *
  * Threads: pw__dist_load(), pw__dist_builtin() and pw__dist_get() run on
  * the tc parser's thread (any thread may call them: they keep no state
- * between calls and touch only the file and the memory they allocate);
- * pw__dist_tabledist() is pure and runs on any thread (netem's enqueue).
+ * between calls and touch only the file and the memory they allocate).
  * Locks: none.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -366,36 +365,4 @@ int pw__dist_get(const char *name, int16_t **table, unsigned *n, char *err, size
 				strerror(-ret));
 	}
 	return ret;
-}
-
-/* ---- the kernel's sampling ------------------------------------------- */
-
-/* s64 addition as the kernel does it (-fno-strict-overflow: wraps). */
-static int64_t add_wrap(int64_t a, int64_t b)
-{
-	return (int64_t)((uint64_t)a + (uint64_t)b);
-}
-
-int64_t pw__dist_tabledist(int64_t mu, int32_t sigma, uint32_t rnd, const int16_t *table,
-			   unsigned n)
-{
-	int64_t x, t; /* the kernel's s64 x and long t (64-bit kernel) */
-
-	if (sigma == 0)
-		return mu;
-	if (!table || n == 0) {
-		/* u32 arithmetic: 2 * (u32)sigma wraps, as in the kernel */
-		uint32_t mod = 2u * (uint32_t)sigma;
-		uint32_t r = mod ? rnd % mod : rnd;
-
-		/* (u32 + s64) - s32: the u32 converts to s64 first */
-		return add_wrap(add_wrap((int64_t)r, mu), -(int64_t)sigma);
-	}
-	t = table[rnd % n];
-	x = (int64_t)(sigma % PW_NETEM_DIST_SCALE) * t;
-	if (x >= 0)
-		x += PW_NETEM_DIST_SCALE / 2;
-	else
-		x -= PW_NETEM_DIST_SCALE / 2;
-	return add_wrap(x / PW_NETEM_DIST_SCALE + (int64_t)(sigma / PW_NETEM_DIST_SCALE) * t, mu);
 }

@@ -1,17 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * netem delay distribution tables (dist.c): loading iproute2's `.dist`
- * files, the built-in normal / pareto / paretonormal tables generated the
- * way iproute2's netem/ programs generate them, and the kernel's sampling
- * arithmetic (sch_netem.c tabledist()).
+ * netem delay distribution tables (dist.c), tc's side of them: loading
+ * iproute2's `.dist` files and the built-in normal / pareto /
+ * paretonormal tables generated the way iproute2's netem/ programs
+ * generate them.  The kernel's sampling arithmetic (sch_netem.c
+ * tabledist()) is the kernel side's: pw__netem_tabledist(), sched/netem.h.
  *
  * A table is an array of int16_t, NETEM_DIST_SCALE (8192) = one standard
  * deviation, at most PW_NETEM_DIST_MAX values: a scaled inverse CDF that
  * netem indexes with a uniform random number.
  *
  * Threads: load/builtin/get are called by the tc parser's thread (they
- * allocate and read files; any thread may call them, they share no state);
- * tabledist is pure and may be called from any thread.  Locks: none.
+ * allocate and read files; any thread may call them, they share no state).
+ * Locks: none.
  */
 #ifndef PW_NET_DIST_H
 #define PW_NET_DIST_H
@@ -19,8 +20,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../pkt_sched.h" /* PW_NETEM_DIST_SCALE */
+
 /* One standard deviation in table units (linux/pkt_sched.h). */
-#define PW_NETEM_DIST_SCALE 8192
 /* Most values a table may hold (iproute2's MAX_DIST, the kernel's
  * NETEM_DIST_MAX). */
 #define PW_NETEM_DIST_MAX 16384
@@ -64,20 +66,5 @@ int pw__dist_builtin(const char *name, int16_t **table, unsigned *n);
  * Context: any thread (the tc parser's).
  * Return: as pw__dist_load(). */
 int pw__dist_get(const char *name, int16_t **table, unsigned *n, char *err, size_t errlen);
-
-/* One netem delay sample, as the kernel's tabledist() computes it for the
- * random value @rnd (already correlated by the caller): @sigma == 0: @mu;
- * no table (@table NULL or @n 0): (rnd % (2 * (u32)sigma)) + mu - sigma;
- * else t = table[rnd % n], x = (sigma % 8192) * t rounded half away from
- * zero by +-4096, x / 8192 + (sigma / 8192) * t + mu.  Same integer types
- * as a 64-bit kernel (long t = 64 bits); s64 overflow wraps (the kernel
- * builds with -fno-strict-overflow).  The kernel caps jitter to
- * [0, INT_MAX] before calling; for sigma == INT_MIN, where 2 * (u32)sigma
- * is 0 and the kernel would divide by zero, the modulus is taken as 2^32
- * (rnd itself).
- * Context: any thread; pure, no locks.
- * Return: the delay (may be negative: netem then sends at once). */
-int64_t pw__dist_tabledist(int64_t mu, int32_t sigma, uint32_t rnd, const int16_t *table,
-			   unsigned n);
 
 #endif /* PW_NET_DIST_H */

@@ -12,7 +12,8 @@
  * class statistics (tokens, lends, borrows) also take the root lock, which
  * the data path updates them under.
  */
-#include "htb.h"
+#include "tc.h"
+#include "../sched/htb.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -57,7 +58,7 @@ static int incomplete(struct pw__tc_ctx *tc)
 	return -EINVAL;
 }
 
-int pw__htb_parse(struct pw__tc_ctx *tc, int argc, char **argv, void *optp)
+static int htb_parse(struct pw__tc_ctx *tc, int argc, char **argv, void *optp)
 {
 	struct htb_opt *o = optp;
 	memset(o, 0, sizeof(*o));
@@ -106,7 +107,7 @@ static int get_rate(uint64_t *r, const char *s)
 	return pw__get_rate64(r, s);
 }
 
-int pw__htb_class_parse(struct pw__tc_ctx *tc, int argc, char **argv, void *coptp)
+static int htb_class_parse(struct pw__tc_ctx *tc, int argc, char **argv, void *coptp)
 {
 	struct htb_copt *o = coptp;
 	memset(o, 0, sizeof(*o));
@@ -223,7 +224,7 @@ int pw__htb_class_parse(struct pw__tc_ctx *tc, int argc, char **argv, void *copt
 /* The psched tc reads on every kernel since 2009: 64 ns ticks. */
 static const struct pw__tc_core htb_core = { 15.625, 1 };
 
-void pw__htb_print(struct pw__qdisc *q, struct pw__out *o)
+static void htb_print(struct pw__qdisc *q, struct pw__out *o)
 {
 	struct htb_priv *h = pw__qdisc_priv(q);
 	char b[32];
@@ -238,7 +239,7 @@ void pw__htb_print(struct pw__qdisc *q, struct pw__out *o)
 	pw__print_uint(o, PW_PRINT_ANY, "direct_qlen", " direct_qlen %u", (unsigned)h->direct_qlen);
 }
 
-void pw__htb_class_print(struct pw__qdisc *q, unsigned long arg, struct pw__out *o)
+static void htb_class_print(struct pw__qdisc *q, unsigned long arg, struct pw__out *o)
 {
 	(void)q;
 	struct htb_class *cl = (struct htb_class *)arg;
@@ -291,7 +292,7 @@ static int32_t clamp_ticks(int64_t ns)
 	return (int32_t)t;
 }
 
-void pw__htb_class_print_xstats(struct pw__qdisc *q, unsigned long arg, struct pw__out *o)
+static void htb_class_print_xstats(struct pw__qdisc *q, unsigned long arg, struct pw__out *o)
 {
 	struct htb_class *cl = (struct htb_class *)arg;
 	pw__qlock(&q->root->lock);
@@ -307,3 +308,15 @@ void pw__htb_class_print_xstats(struct pw__qdisc *q, unsigned long arg, struct p
 	pw__print_nl(o);
 	pw__print_nl(o);
 }
+
+const struct pw__qdisc_util pw__htb_util = {
+	.id = "htb",
+	.opt_size = sizeof(struct htb_opt),
+	.flags = PW__QU_OPTS_ALWAYS,
+	.parse = htb_parse,
+	.print = htb_print,
+	.class_opt_size = sizeof(struct htb_copt),
+	.class_parse = htb_class_parse,
+	.class_print = htb_class_print,
+	.class_print_xstats = htb_class_print_xstats,
+};

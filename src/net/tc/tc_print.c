@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tc_print: the output side of pinwheel's tc (see tc_util.h): the
+ * tc_print: the output side of pinwheel's tc (see tc_print.h): the
  * text/JSON output builder (iproute2's json_print.c and json_writer.c
  * behaviour) and the printers of rates, sizes, times, percents and
  * handles (tc_util.c's sprint_*), byte for byte as iproute2 6.1.
@@ -9,6 +9,7 @@
  * caller; no global state, no lock.
  */
 #define _GNU_SOURCE
+#include "tc_print.h"
 #include "tc_util.h"
 
 #include <ctype.h>
@@ -578,17 +579,6 @@ char *pw__sprint_qdisc_handle(uint32_t h, char *buf, size_t len)
 	return buf;
 }
 
-int pw__get_linklayer(unsigned int *val, const char *arg)
-{
-	if (pw__matches(arg, "ethernet") == 0)
-		*val = PW_LINKLAYER_ETHERNET;
-	else if (pw__matches(arg, "atm") == 0 || pw__matches(arg, "adsl") == 0)
-		*val = PW_LINKLAYER_ATM;
-	else
-		return -1;
-	return 0;
-}
-
 char *pw__sprint_linklayer(unsigned int linklayer, char *buf, size_t len)
 {
 	const char *s;
@@ -603,3 +593,8 @@ char *pw__sprint_linklayer(unsigned int linklayer, char *buf, size_t len)
 	return buf;
 }
 
+char *pw__sprint_ticks(const struct pw__tc_core *core, uint32_t ticks,
+		       char *buf, size_t len)
+{
+	return pw__sprint_time(pw__tc_core_tick2time(core, ticks), buf, len);
+}

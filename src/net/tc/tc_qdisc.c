@@ -25,15 +25,16 @@ struct qreq {
 	uint8_t est_log;
 	const char *kind;                 /* as typed, or NULL */
 	const struct pw__qdisc_ops *ops;  /* NULL: no kind or unknown kind */
-	void *opt;                        /* ops->opt_size bytes, parsed */
+	const struct pw__qdisc_util *util; /* its tc side (with ops) */
+	void *opt;                        /* util->opt_size bytes, parsed */
 	bool has_opts;                    /* tc would send TCA_OPTIONS */
 };
 
 static void qreq_free(struct qreq *r)
 {
 	if (r->opt) {
-		if (r->ops && r->ops->opt_free)
-			r->ops->opt_free(r->opt);
+		if (r->util && r->util->opt_free)
+			r->util->opt_free(r->opt);
 		free(r->opt);
 		r->opt = NULL;
 	}
@@ -72,7 +73,7 @@ static int parse_qdisc_req(struct pw__tc_ctx *tc, int argc, char **argv, struct 
 			r->devname = *argv;
 			/* for a kind's parse that builds on the device (cfg_lock
 			 * held); NULL is reported after the options, as tc does */
-			tc->dev = pw__tc_dev_lookup(tc->net, *argv);
+			tc->ext.dev = pw__tc_dev_lookup(tc->ext.net, *argv);
 		} else if (!strcmp(*argv, "handle")) {
 			if (r->handle) /* tc checks before NEXT_ARG() */
 				return pw__tc_duparg(tc, "handle", *argv);
@@ -120,23 +121,25 @@ static int parse_qdisc_req(struct pw__tc_ctx *tc, int argc, char **argv, struct 
 		} else {
 			r->kind = *argv;
 			r->ops = pw__qdisc_lookup_ops(*argv);
+			r->util = r->ops ? pw__qdisc_util_get(r->ops->id) : NULL;
+			if (!r->util)
+				r->ops = NULL; /* a kind without a tc side is unknown to tc */
 			argc--, argv++;
 			break;
 		}
 		argc--, argv++;
 	}
 	if (r->ops) {
-		r->opt = calloc(1, r->ops->opt_size ? r->ops->opt_size : 1);
+		r->opt = calloc(1, r->util->opt_size ? r->util->opt_size : 1);
 		if (!r->opt)
 			return -ENOMEM;
-		tc->kind = r->ops->id;
-		int rc = r->ops->parse ? r->ops->parse(tc, argc, argv, r->opt) : 0;
+		tc->ext.kind = r->ops->id;
+		int rc = r->util->parse ? r->util->parse(tc, argc, argv, r->opt) : 0;
 		if (rc)
 			return rc;
-		/* what iproute2 sends: netem and htb always fill their
-		 * options; the others only when a word was given */
-		r->has_opts = argc > 0 || !strcmp(r->ops->id, "netem") ||
-			      !strcmp(r->ops->id, "htb");
+		/* what iproute2 sends: some kinds always fill their options,
+		 * the others only when a word was given */
+		r->has_opts = argc > 0 || (r->util->flags & PW__QU_OPTS_ALWAYS);
 	} else if (r->kind) {
 		if (argc > 0) {
 			pw__tc_err(tc, "Unknown qdisc \"%s\", hence option \"%s\" is unparsable",
@@ -162,7 +165,7 @@ static int create_n_graft(struct pw__tc_ctx *tc, struct pw_netdev *dev, struct q
 			  struct pw__qdisc *p)
 {
 	if (!r->ops) {
-		KERR(tc, "Specified qdisc kind is unknown");
+		PW__TC_KERR(tc, "Specified qdisc kind is unknown");
 		return -ENOENT;
 	}
 	unsigned txq = 0;
@@ -171,11 +174,11 @@ static int create_n_graft(struct pw__tc_ctx *tc, struct pw_netdev *dev, struct q
 	unsigned long cl = 0;
 	if (p && !(p->ops->flags & PW__QF_MQ)) {
 		/* qdisc_graft() under a class: the kind must graft */
-		if (!p->ops->graft)
+		if (!(p->ops->cl_ops && p->ops->cl_ops->graft))
 			return pw__tc_rtnl_err(tc, -EOPNOTSUPP);
-		cl = p->ops->class_find(p, r->parent);
+		cl = p->ops->cl_ops->find(p, r->parent);
 		if (!cl) {
-			KERR(tc, "Specified class not found");
+			PW__TC_KERR(tc, "Specified class not found");
 			return -ENOENT;
 		}
 	}
@@ -183,26 +186,26 @@ static int create_n_graft(struct pw__tc_ctx *tc, struct pw_netdev *dev, struct q
 	if (handle == 0) {
 		handle = pw__qdisc_alloc_handle(dev);
 		if (handle == 0) {
-			KERR(tc, "Maximum number of qdisc handles was exceeded");
+			PW__TC_KERR(tc, "Maximum number of qdisc handles was exceeded");
 			return -ENOSPC;
 		}
 	}
 	if (r->has_est && (r->ops->flags & PW__QF_MQ)) {
 		/* the kernel checks after init; nothing is built yet here */
 		if (r->parent == PW_TC_H_ROOT && dev->ntxq > 1) {
-			KERR(tc, "Cannot attach rate estimator to a multi-queue root qdisc");
+			PW__TC_KERR(tc, "Cannot attach rate estimator to a multi-queue root qdisc");
 			return -EOPNOTSUPP;
 		}
 	}
 	int rc;
 	struct pw__qdisc *q = pw__qdisc_alloc(dev, r->ops, txq, r->parent, handle,
-					      r->has_opts ? r->opt : NULL, tc, &rc);
+					      r->has_opts ? r->opt : NULL, &tc->ext, &rc);
 	if (!q)
 		return pw__tc_rtnl_err(tc, rc);
 	if (r->has_est) {
 		rc = pw__est_start(q, r->est_interval, r->est_log);
 		if (rc) {
-			KERR(tc, "Failed to generate new estimator");
+			PW__TC_KERR(tc, "Failed to generate new estimator");
 			pw__qdisc_free(q, PW_DROP_FLUSH);
 			return rc;
 		}
@@ -212,7 +215,7 @@ static int create_n_graft(struct pw__tc_ctx *tc, struct pw_netdev *dev, struct q
 	else if (p->ops->flags & PW__QF_MQ)
 		rc = pw__qdisc_graft_txq(dev, txq, q);
 	else
-		rc = pw__qdisc_graft_class(dev, p, cl, r->parent, q, tc);
+		rc = pw__qdisc_graft_class(dev, p, cl, r->parent, q, &tc->ext);
 	if (rc) {
 		pw__qdisc_free(q, PW_DROP_FLUSH);
 		return pw__tc_rtnl_err(tc, rc);
@@ -225,17 +228,17 @@ static int change_qdisc(struct pw__tc_ctx *tc, struct pw__qdisc *q, struct qreq 
 {
 	if (r->has_opts) {
 		if (!q->ops->change) {
-			KERR(tc, "Change operation not supported by specified qdisc");
+			PW__TC_KERR(tc, "Change operation not supported by specified qdisc");
 			return -EINVAL;
 		}
-		int rc = pw__qdisc_change(q, r->opt, tc);
+		int rc = pw__qdisc_change(q, r->opt, &tc->ext);
 		if (rc)
 			return pw__tc_rtnl_err(tc, rc);
 	}
 	if (r->has_est && !(q->ops->flags & PW__QF_MQ)) {
 		int rc = pw__est_start(q, r->est_interval, r->est_log);
 		if (rc) {
-			KERR(tc, "Failed to replace estimator");
+			PW__TC_KERR(tc, "Failed to replace estimator");
 			return rc;
 		}
 	}
@@ -255,7 +258,7 @@ static int lookup_at_parent(struct pw__tc_ctx *tc, struct pw_netdev *dev, uint32
 	}
 	*pp = pw__qdisc_find(dev, PW_TC_H_MAJ(clid));
 	if (!*pp) {
-		KERR(tc, nomsg);
+		PW__TC_KERR(tc, nomsg);
 		return -ENOENT;
 	}
 	return pw__tc_qdisc_leaf(tc, *pp, clid, qp, NULL);
@@ -278,65 +281,65 @@ static int qdisc_modify(struct pw__tc_ctx *tc, struct pw_netdev *dev, struct qre
 			q = NULL;
 		if (!q || !r->handle || q->handle != r->handle) {
 			if (r->handle) {
-				if (q && !(flags & F_REPLACE)) {
-					KERR(tc, "NLM_F_REPLACE needed to override");
+				if (q && !(flags & PW__TC_F_REPLACE)) {
+					PW__TC_KERR(tc, "NLM_F_REPLACE needed to override");
 					return -EEXIST;
 				}
 				if (PW_TC_H_MIN(r->handle)) {
-					KERR(tc, "Invalid minor handle");
+					PW__TC_KERR(tc, "Invalid minor handle");
 					return -EINVAL;
 				}
 				q = pw__qdisc_find(dev, r->handle);
 				if (!q)
 					goto create;
-				if (flags & F_EXCL) {
-					KERR(tc, "Exclusivity flag on, cannot override");
+				if (flags & PW__TC_F_EXCL) {
+					PW__TC_KERR(tc, "Exclusivity flag on, cannot override");
 					return -EEXIST;
 				}
 				if (kind_differs(r, q)) {
-					KERR(tc, "Invalid qdisc name: must match existing qdisc");
+					PW__TC_KERR(tc, "Invalid qdisc name: must match existing qdisc");
 					return -EINVAL;
 				}
 				if (q == p) {
-					KERR(tc, "Qdisc parent/child loop detected");
+					PW__TC_KERR(tc, "Qdisc parent/child loop detected");
 					return -ELOOP;
 				}
 				/* moving a live qdisc to another place in the tree */
-				KERR(tc, "pinwheel cannot graft an existing qdisc elsewhere");
+				PW__TC_KERR(tc, "pinwheel cannot graft an existing qdisc elsewhere");
 				return -EOPNOTSUPP;
 			}
 			if (!q)
 				goto create;
 			/* a kind other than the existing one builds a new qdisc,
 			 * except for link (NLM_F_REPLACE alone) */
-			if (kind_differs(r, q) && flags != F_REPLACE)
+			if (kind_differs(r, q) && flags != PW__TC_F_REPLACE)
 				goto create_any;
 		}
 	} else {
 		if (!r->handle) {
-			KERR(tc, "Handle cannot be zero");
+			PW__TC_KERR(tc, "Handle cannot be zero");
 			return -EINVAL;
 		}
 		q = pw__qdisc_find(dev, r->handle);
 	}
 
 	if (!q) {
-		KERR(tc, "Specified qdisc not found");
+		PW__TC_KERR(tc, "Specified qdisc not found");
 		return -ENOENT;
 	}
-	if (flags & F_EXCL) {
-		KERR(tc, "Exclusivity flag on, cannot modify");
+	if (flags & PW__TC_F_EXCL) {
+		PW__TC_KERR(tc, "Exclusivity flag on, cannot modify");
 		return -EEXIST;
 	}
 	if (kind_differs(r, q)) {
-		KERR(tc, "Invalid qdisc name: must match existing qdisc");
+		PW__TC_KERR(tc, "Invalid qdisc name: must match existing qdisc");
 		return -EINVAL;
 	}
 	return change_qdisc(tc, q, r);
 
 create:
-	if (!(flags & F_CREATE)) {
-		KERR(tc, "Qdisc not found. To create specify NLM_F_CREATE flag");
+	if (!(flags & PW__TC_F_CREATE)) {
+		PW__TC_KERR(tc, "Qdisc not found. To create specify NLM_F_CREATE flag");
 		return -ENOENT;
 	}
 create_any:
@@ -355,30 +358,30 @@ static int qdisc_delete(struct pw__tc_ctx *tc, struct pw_netdev *dev, struct qre
 		if (rc)
 			return rc;
 		if (!q) {
-			KERR(tc, "Cannot find specified qdisc on specified device");
+			PW__TC_KERR(tc, "Cannot find specified qdisc on specified device");
 			return -ENOENT;
 		}
 		if (r->handle && q->handle != r->handle) {
-			KERR(tc, "Invalid handle");
+			PW__TC_KERR(tc, "Invalid handle");
 			return -EINVAL;
 		}
 	} else {
 		q = pw__qdisc_find(dev, r->handle);
 		if (!q) {
-			KERR(tc, "Failed to find qdisc with specified handle");
+			PW__TC_KERR(tc, "Failed to find qdisc with specified handle");
 			return -ENOENT;
 		}
 	}
 	if (kind_differs(r, q)) {
-		KERR(tc, "Invalid qdisc name: must match existing qdisc");
+		PW__TC_KERR(tc, "Invalid qdisc name: must match existing qdisc");
 		return -EINVAL;
 	}
 	if (!clid) {
-		KERR(tc, "Classid cannot be zero");
+		PW__TC_KERR(tc, "Classid cannot be zero");
 		return -EINVAL;
 	}
 	if (q->handle == 0) {
-		KERR(tc, "Cannot delete qdisc with handle of zero");
+		PW__TC_KERR(tc, "Cannot delete qdisc with handle of zero");
 		return -ENOENT;
 	}
 	if (!p) {
@@ -397,8 +400,8 @@ static int qdisc_delete(struct pw__tc_ctx *tc, struct pw_netdev *dev, struct qre
 			pw__qdisc_free(nq, PW_DROP_FLUSH);
 	} else {
 		/* qdisc_graft(new = NULL): the kind puts its default back */
-		unsigned long cl = p->ops->class_find ? p->ops->class_find(p, clid) : 0;
-		rc = cl ? pw__qdisc_graft_class(dev, p, cl, clid, NULL, tc) : -ENOENT;
+		unsigned long cl = (p->ops->cl_ops && p->ops->cl_ops->find) ? p->ops->cl_ops->find(p, clid) : 0;
+		rc = cl ? pw__qdisc_graft_class(dev, p, cl, clid, NULL, &tc->ext) : -ENOENT;
 	}
 	return rc ? pw__tc_rtnl_err(tc, rc) : 0;
 }
@@ -412,7 +415,7 @@ static unsigned qdisc_refcnt(const struct pw_netdev *dev, const struct pw__qdisc
 }
 
 static void print_qdisc(struct pw__tc_ctx *tc, struct pw__out *o, struct pw_netdev *dev,
-			struct pw__qdisc *q, const struct show_filter *f)
+			struct pw__qdisc *q, const struct pw__tc_show_filter *f)
 {
 	if (q->ops->flags & PW__QF_BUILTIN)
 		return;
@@ -438,10 +441,11 @@ static void print_qdisc(struct pw__tc_ctx *tc, struct pw__out *o, struct pw_netd
 	unsigned ref = qdisc_refcnt(dev, q);
 	if (ref != 1)
 		pw__print_uint(o, PW_PRINT_ANY, "refcnt", "refcnt %u ", ref);
+	const struct pw__qdisc_util *util = pw__qdisc_util_get(q->ops->id);
 	pw__open_json_object(o, "options");
-	if (q->ops->print) {
+	if (util && util->print) {
 		pw__qlock(&q->root->lock);
-		q->ops->print(q, o);
+		util->print(q, o);
 		pw__qunlock(&q->root->lock);
 	}
 	pw__close_json_object(o);
@@ -451,9 +455,9 @@ static void print_qdisc(struct pw__tc_ctx *tc, struct pw__out *o, struct pw_netd
 		pw__qdisc_read_stats(q, &st);
 		pw__tc_print_stats(o, &st);
 		pw__print_nl(o);
-		if (q->ops->print_xstats) {
+		if (util && util->print_xstats) {
 			pw__qlock(&q->root->lock);
-			q->ops->print_xstats(q, o);
+			util->print_xstats(q, o);
 			pw__qunlock(&q->root->lock);
 			pw__print_nl(o);
 		}
@@ -463,14 +467,14 @@ static void print_qdisc(struct pw__tc_ctx *tc, struct pw__out *o, struct pw_netd
 
 static void show_one(struct pw_netdev *dev, struct pw__qdisc *q, void *arg)
 {
-	struct show_arg *sa = arg;
+	struct pw__tc_show_arg *sa = arg;
 	print_qdisc(sa->tc, sa->o, dev, q, sa->f);
 }
 
 static int qdisc_show(struct pw__tc_ctx *tc, int argc, char **argv, struct pw__out *o)
 {
 	const char *devname = NULL;
-	struct show_filter f = { 0 };
+	struct pw__tc_show_filter f = { 0 };
 	while (argc > 0) {
 		/* tc_qdisc_list(): a second dev replaces the first; root,
 		 * ingress, parent and handle exclude each other */
@@ -514,9 +518,9 @@ static int qdisc_show(struct pw__tc_ctx *tc, int argc, char **argv, struct pw__o
 		}
 		argc--, argv++;
 	}
-	struct show_arg sa = { tc, o, &f, 0, 0 };
+	struct pw__tc_show_arg sa = { tc, o, &f, 0, 0 };
 	if (devname) {
-		struct pw_netdev *dev = pw__tc_dev_lookup(tc->net, devname);
+		struct pw_netdev *dev = pw__tc_dev_lookup(tc->ext.net, devname);
 		if (!dev) {
 			pw__tc_err(tc, "Cannot find device \"%s\"", devname);
 			return -ENODEV;
@@ -528,7 +532,7 @@ static int qdisc_show(struct pw__tc_ctx *tc, int argc, char **argv, struct pw__o
 	}
 	f.all_devs = true;
 	struct pw_netdev **v = NULL;
-	unsigned n = pw__tc_devs_in_order(tc->net, &v);
+	unsigned n = pw__tc_devs_in_order(tc->ext.net, &v);
 	if (!v)
 		return -ENOMEM; /* not an empty list: pw_tc() says why */
 	pw__new_json_obj(o);
@@ -549,59 +553,59 @@ static int do_qdisc_modify(struct pw__tc_ctx *tc, int argc, char **argv, unsigne
 	/* cfg_lock for the whole command: a kind's parse may build objects
 	 * on the device (tbf's bfifo child, as tbf_change() does before it
 	 * locks), and freeing them needs it too */
-	pthread_mutex_lock(&tc->net->cfg_lock);
+	pthread_mutex_lock(&tc->ext.net->cfg_lock);
 	int rc = parse_qdisc_req(tc, argc, argv, &r);
 	if (rc)
 		goto out;
 	/* what parsing said (a "help" usage) stays; the kernel side's
 	 * messages follow it as if the buffer were empty (pw__tc_rtnl_err()) */
-	size_t said = tc->errused;
+	size_t said = tc->ext.msgused;
 	if (said)
-		tc->err += said, tc->errlen -= said, tc->errused = 0;
+		tc->ext.msg += said, tc->ext.msglen -= said, tc->ext.msgused = 0;
 	struct pw_netdev *dev = NULL;
 	if (!r.devname) {
 		rc = -ENODEV;
 		pw__tc_err(tc, "RTNETLINK answers: %s", strerror(ENODEV));
-	} else if (!(dev = pw__tc_dev_lookup(tc->net, r.devname))) {
+	} else if (!(dev = pw__tc_dev_lookup(tc->ext.net, r.devname))) {
 		pw__tc_err(tc, "Cannot find device \"%s\"", r.devname);
 		rc = -ENODEV;
 	} else {
-		tc->dev = dev;
+		tc->ext.dev = dev;
 		rc = del ? qdisc_delete(tc, dev, &r) : qdisc_modify(tc, dev, &r, flags);
 	}
 	if (said)
-		tc->err -= said, tc->errlen += said, tc->errused += said;
+		tc->ext.msg -= said, tc->ext.msglen += said, tc->ext.msgused += said;
 out:
 	qreq_free(&r);
-	pthread_mutex_unlock(&tc->net->cfg_lock);
+	pthread_mutex_unlock(&tc->ext.net->cfg_lock);
 	return rc;
 }
 
 int pw__tc_do_qdisc(struct pw__tc_ctx *tc, int argc, char **argv, struct pw__out *o)
 {
 	if (argc < 1) {
-		pthread_mutex_lock(&tc->net->cfg_lock);
+		pthread_mutex_lock(&tc->ext.net->cfg_lock);
 		int rc = qdisc_show(tc, 0, NULL, o);
-		pthread_mutex_unlock(&tc->net->cfg_lock);
+		pthread_mutex_unlock(&tc->ext.net->cfg_lock);
 		return rc;
 	}
 	const char *cmd = *argv;
 	argc--, argv++;
 	if (pw__matches(cmd, "add") == 0)
-		return do_qdisc_modify(tc, argc, argv, F_CREATE | F_EXCL, false);
+		return do_qdisc_modify(tc, argc, argv, PW__TC_F_CREATE | PW__TC_F_EXCL, false);
 	if (pw__matches(cmd, "change") == 0)
 		return do_qdisc_modify(tc, argc, argv, 0, false);
 	if (pw__matches(cmd, "replace") == 0)
-		return do_qdisc_modify(tc, argc, argv, F_CREATE | F_REPLACE, false);
+		return do_qdisc_modify(tc, argc, argv, PW__TC_F_CREATE | PW__TC_F_REPLACE, false);
 	if (pw__matches(cmd, "link") == 0)
-		return do_qdisc_modify(tc, argc, argv, F_REPLACE, false);
+		return do_qdisc_modify(tc, argc, argv, PW__TC_F_REPLACE, false);
 	if (pw__matches(cmd, "delete") == 0)
 		return do_qdisc_modify(tc, argc, argv, 0, true);
 	if (pw__matches(cmd, "list") == 0 || pw__matches(cmd, "show") == 0 ||
 	    pw__matches(cmd, "lst") == 0) {
-		pthread_mutex_lock(&tc->net->cfg_lock);
+		pthread_mutex_lock(&tc->ext.net->cfg_lock);
 		int rc = qdisc_show(tc, argc, argv, o);
-		pthread_mutex_unlock(&tc->net->cfg_lock);
+		pthread_mutex_unlock(&tc->ext.net->cfg_lock);
 		return rc;
 	}
 	if (pw__matches(cmd, "help") == 0) {

@@ -17,18 +17,18 @@
 /* -------------------------------------------------------------- class */
 
 struct class_walk_arg {
-	struct show_arg *sa;
+	struct pw__tc_show_arg *sa;
 	struct pw_netdev *dev;
 };
 
 static int print_class(struct pw__qdisc *q, unsigned long cl, void *arg)
 {
 	struct class_walk_arg *cw = arg;
-	struct show_arg *sa = cw->sa;
+	struct pw__tc_show_arg *sa = cw->sa;
 	struct pw__out *o = sa->o;
 	struct pw__class_info ci;
 	memset(&ci, 0, sizeof(ci));
-	q->ops->class_info(q, cl, &ci);
+	q->ops->cl_ops->info(q, cl, &ci);
 	if (sa->f->handle && PW_TC_H_MAJ(ci.classid ^ sa->f->handle))
 		return 0;
 	if (sa->classid && ci.classid != sa->classid)
@@ -51,9 +51,10 @@ static int print_class(struct pw__qdisc *q, unsigned long cl, void *arg)
 		snprintf(b, sizeof(b), "%x:", ci.leaf >> 16);
 		pw__print_string(o, PW_PRINT_ANY, "leaf", "leaf %s ", b);
 	}
+	const struct pw__qdisc_util *util = pw__qdisc_util_get(q->ops->id);
 	pw__open_json_object(o, "options");
-	if (q->ops->class_print)
-		q->ops->class_print(q, cl, o);
+	if (util && util->class_print)
+		util->class_print(q, cl, o);
 	pw__close_json_object(o);
 	pw__print_nl(o);
 	if ((sa->tc->flags & PW_TC_STATS) && ci.no_stats) {
@@ -62,8 +63,8 @@ static int print_class(struct pw__qdisc *q, unsigned long cl, void *arg)
 		ci.st.has_rate = 0; /* class dumps carry no rate (mq's) */
 		pw__tc_print_stats(o, &ci.st);
 		pw__print_nl(o);
-		if (q->ops->class_print_xstats)
-			q->ops->class_print_xstats(q, cl, o);
+		if (util && util->class_print_xstats)
+			util->class_print_xstats(q, cl, o);
 	}
 	pw__close_json_object(o);
 	return 0;
@@ -71,13 +72,14 @@ static int print_class(struct pw__qdisc *q, unsigned long cl, void *arg)
 
 static void class_one(struct pw_netdev *dev, struct pw__qdisc *q, void *arg)
 {
-	struct show_arg *sa = arg;
-	if (!q->ops->class_walk || !q->ops->class_info)
+	struct pw__tc_show_arg *sa = arg;
+	const struct pw__class_ops *cops = q->ops->cl_ops;
+	if (!cops || !cops->walk || !cops->info)
 		return;
 	if (sa->parent && PW_TC_H_MAJ(sa->parent) != q->handle)
 		return; /* tc_dump_tclass_qdisc() */
 	struct class_walk_arg cw = { arg, dev };
-	q->ops->class_walk(q, print_class, &cw);
+	q->ops->cl_ops->walk(q, print_class, &cw);
 }
 
 static const char CLASS_USAGE[] =
@@ -93,8 +95,8 @@ static const char CLASS_USAGE[] =
 static int class_show(struct pw__tc_ctx *tc, int argc, char **argv, struct pw__out *o)
 {
 	const char *devname = NULL;
-	struct show_filter f = { 0 };
-	struct show_arg sa = { tc, o, &f, 0, 0 };
+	struct pw__tc_show_filter f = { 0 };
+	struct pw__tc_show_arg sa = { tc, o, &f, 0, 0 };
 	while (argc > 0) {
 		if (!strcmp(*argv, "dev")) {
 			if (--argc <= 0)
@@ -146,7 +148,7 @@ static int class_show(struct pw__tc_ctx *tc, int argc, char **argv, struct pw__o
 	o->json = false;
 	int rc = 0;
 	if (devname) {
-		struct pw_netdev *dev = pw__tc_dev_lookup(tc->net, devname);
+		struct pw_netdev *dev = pw__tc_dev_lookup(tc->ext.net, devname);
 		if (!dev) {
 			pw__tc_err(tc, "Cannot find device \"%s\"", devname);
 			rc = -ENODEV;
@@ -161,22 +163,10 @@ static int class_show(struct pw__tc_ctx *tc, int argc, char **argv, struct pw__o
 }
 
 
-/* iproute2's kinds with class options (a parse_copt); every other kind,
- * known or not, is "classless" to tc class add. */
-static bool kind_has_classes(const char *k)
-{
-	static const char *const kinds[] = { "htb", "hfsc", "cbq", "drr", "qfq", "ets",
-					     "atm", "dsmark" };
-	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
-		if (!strcmp(k, kinds[i]))
-			return true;
-	return false;
-}
-
-/* tc_class_modify() of tc_class.c (the kind's words parsed by its
- * ops->class_parse, cfg_lock held, before the device is looked up, as tc
- * does), then the kernel's tc_ctl_tclass(): the same lookups and errors,
- * then ops->class_change / ops->class_delete, or -EOPNOTSUPP for a kind
+/* tc_class_modify() of tc_class.c (the kind's words parsed by its tc
+ * side's class_parse, cfg_lock held, before the device is looked up, as
+ * tc does), then the kernel's tc_ctl_tclass(): the same lookups and
+ * errors, then the class ops' change / delete, or -EOPNOTSUPP for a kind
  * without them (mq). */
 static int class_modify(struct pw__tc_ctx *tc, int argc, char **argv, unsigned flags, bool del)
 {
@@ -232,39 +222,40 @@ static int class_modify(struct pw__tc_ctx *tc, int argc, char **argv, unsigned f
 		}
 		argc--, argv++;
 	}
-	if (kind && !kind_has_classes(kind)) {
+	if (kind && !pw__qdisc_util_has_classes(kind)) {
 		pw__tc_err(tc, "Error: Qdisc \"%s\" is classless.", kind);
 		return -EINVAL;
 	}
 	const struct pw__qdisc_ops *kops = kind ? pw__qdisc_lookup_ops(kind) : NULL;
-	if (kind && (!kops || !kops->class_parse)) {
+	const struct pw__qdisc_util *kutil = kops ? pw__qdisc_util_get(kops->id) : NULL;
+	if (kind && (!kutil || !kutil->class_parse)) {
 		pw__tc_err(tc, "Error: pinwheel has no \"%s\" classes.", kind);
 		return -EOPNOTSUPP;
 	}
 	int rc;
 	void *copt = NULL; /* the kind's class options (TCA_OPTIONS), or none */
-	pthread_mutex_lock(&tc->net->cfg_lock);
+	pthread_mutex_lock(&tc->ext.net->cfg_lock);
 	if (kops) {
-		copt = calloc(1, kops->class_opt_size ? kops->class_opt_size : 1);
+		copt = calloc(1, kutil->class_opt_size ? kutil->class_opt_size : 1);
 		if (!copt) {
-			pthread_mutex_unlock(&tc->net->cfg_lock);
+			pthread_mutex_unlock(&tc->ext.net->cfg_lock);
 			return -ENOMEM;
 		}
-		tc->kind = kops->id;
-		rc = kops->class_parse(tc, argc - 1, argv + 1, copt);
+		tc->ext.kind = kops->id;
+		rc = kutil->class_parse(tc, argc - 1, argv + 1, copt);
 		if (rc) {
-			pthread_mutex_unlock(&tc->net->cfg_lock);
+			pthread_mutex_unlock(&tc->ext.net->cfg_lock);
 			free(copt);
 			return rc;
 		}
 	}
 	/* what the kind's parse said (a warning) stays; the kernel side's
 	 * messages follow it as if the buffer were empty */
-	size_t said = tc->errused;
+	size_t said = tc->ext.msgused;
 	if (said)
-		tc->err += said, tc->errlen -= said, tc->errused = 0;
+		tc->ext.msg += said, tc->ext.msglen -= said, tc->ext.msgused = 0;
 	struct pw_netdev *dev = NULL;
-	if (devname && !(dev = pw__tc_dev_lookup(tc->net, devname))) {
+	if (devname && !(dev = pw__tc_dev_lookup(tc->ext.net, devname))) {
 		pw__tc_err(tc, "Cannot find device \"%s\"", devname);
 		rc = -ENODEV;
 		goto out;
@@ -294,7 +285,7 @@ static int class_modify(struct pw__tc_ctx *tc, int argc, char **argv, unsigned f
 	if (!q)
 		goto out;
 	rc = -EINVAL;
-	if (!q->ops->class_find)
+	if (!(q->ops->cl_ops && q->ops->cl_ops->find))
 		goto out;
 	if (clid == 0) {
 		if (portid == PW_TC_H_ROOT)
@@ -302,37 +293,37 @@ static int class_modify(struct pw__tc_ctx *tc, int argc, char **argv, unsigned f
 	} else {
 		clid = PW_TC_H_MAKE(qid, clid);
 	}
-	unsigned long cl = clid ? q->ops->class_find(q, clid) : 0;
+	unsigned long cl = clid ? q->ops->cl_ops->find(q, clid) : 0;
 	if (!cl) {
 		rc = -ENOENT;
-		if (del || !(flags & F_CREATE))
+		if (del || !(flags & PW__TC_F_CREATE))
 			goto out;
-	} else if (!del && (flags & F_EXCL)) {
+	} else if (!del && (flags & PW__TC_F_EXCL)) {
 		rc = -EEXIST;
 		goto out;
 	}
 	if (del) {
-		rc = q->ops->class_delete ? q->ops->class_delete(q, cl, tc) : -EOPNOTSUPP;
+		rc = (q->ops->cl_ops && q->ops->cl_ops->delete) ? q->ops->cl_ops->delete(q, cl, &tc->ext) : -EOPNOTSUPP;
 		goto out;
 	}
 	if (clid == PW_TC_H_ROOT) {
-		KERR(tc, "Cannot create traffic class with classid TC_H_ROOT");
+		PW__TC_KERR(tc, "Cannot create traffic class with classid TC_H_ROOT");
 		rc = -EINVAL;
 		goto out;
 	}
 	rc = -EOPNOTSUPP; /* no cops->change */
-	if (q->ops->class_change) {
+	if ((q->ops->cl_ops && q->ops->cl_ops->change)) {
 		/* another kind's words mean nothing to this one: as if no
 		 * options were sent */
 		unsigned long ncl = cl;
-		rc = q->ops->class_change(q, clid, portid, kops == q->ops ? copt : NULL, &ncl, tc);
+		rc = q->ops->cl_ops->change(q, clid, portid, kops == q->ops ? copt : NULL, &ncl, &tc->ext);
 	}
 out:
-	pthread_mutex_unlock(&tc->net->cfg_lock);
+	pthread_mutex_unlock(&tc->ext.net->cfg_lock);
 	if (rc && (dev || !devname)) /* else "Cannot find device" was said */
 		pw__tc_rtnl_err(tc, rc);
 	if (said)
-		tc->err -= said, tc->errlen += said, tc->errused += said;
+		tc->ext.msg -= said, tc->ext.msglen += said, tc->ext.msgused += said;
 	if (kops && copt)
 		free(copt);
 	return rc;
@@ -341,26 +332,26 @@ out:
 int pw__tc_do_class(struct pw__tc_ctx *tc, int argc, char **argv, struct pw__out *o)
 {
 	if (argc < 1) {
-		pthread_mutex_lock(&tc->net->cfg_lock);
+		pthread_mutex_lock(&tc->ext.net->cfg_lock);
 		int rc = class_show(tc, 0, NULL, o);
-		pthread_mutex_unlock(&tc->net->cfg_lock);
+		pthread_mutex_unlock(&tc->ext.net->cfg_lock);
 		return rc;
 	}
 	const char *cmd = *argv;
 	argc--, argv++;
 	if (pw__matches(cmd, "list") == 0 || pw__matches(cmd, "show") == 0 ||
 	    pw__matches(cmd, "lst") == 0) {
-		pthread_mutex_lock(&tc->net->cfg_lock);
+		pthread_mutex_lock(&tc->ext.net->cfg_lock);
 		int rc = class_show(tc, argc, argv, o);
-		pthread_mutex_unlock(&tc->net->cfg_lock);
+		pthread_mutex_unlock(&tc->ext.net->cfg_lock);
 		return rc;
 	}
 	if (pw__matches(cmd, "add") == 0)
-		return class_modify(tc, argc, argv, F_CREATE | F_EXCL, false);
+		return class_modify(tc, argc, argv, PW__TC_F_CREATE | PW__TC_F_EXCL, false);
 	if (pw__matches(cmd, "change") == 0)
 		return class_modify(tc, argc, argv, 0, false);
 	if (pw__matches(cmd, "replace") == 0)
-		return class_modify(tc, argc, argv, F_CREATE, false);
+		return class_modify(tc, argc, argv, PW__TC_F_CREATE, false);
 	if (pw__matches(cmd, "delete") == 0)
 		return class_modify(tc, argc, argv, 0, true);
 	if (pw__matches(cmd, "help") == 0) {

@@ -25,7 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fq.h"
+#include "tc.h"
+#include "../sched/fq.h"
 
 static void explain(struct pw__tc_ctx *tc)
 {
@@ -84,7 +85,7 @@ static int incomplete(struct pw__tc_ctx *tc)
 	} while (0)
 #define NEXT_ARG_OK() (argc - 1 > 0)
 
-int pw__fq_parse(struct pw__tc_ctx *tc, int argc, char **argv, void *optp)
+static int fq_parse(struct pw__tc_ctx *tc, int argc, char **argv, void *optp)
 {
 	struct fq_opt *o = optp;
 	memset(o, 0, sizeof(*o));
@@ -259,7 +260,7 @@ int pw__fq_parse(struct pw__tc_ctx *tc, int argc, char **argv, void *optp)
 
 /* ----------------------------------------------------------- printing */
 
-void pw__fq_print(struct pw__qdisc *sch, struct pw__out *o)
+static void fq_print(struct pw__qdisc *sch, struct pw__out *o)
 {
 	struct fq_priv *q = pw__qdisc_priv(sch);
 	char b1[PW__SPRINT_BSIZE];
@@ -312,7 +313,7 @@ void pw__fq_print(struct pw__qdisc *sch, struct pw__out *o)
 		pw__print_null(o, PW_PRINT_ANY, "horizon_drop", "horizon_drop ", NULL);
 }
 
-void pw__fq_print_xstats(struct pw__qdisc *sch, struct pw__out *o)
+static void fq_print_xstats(struct pw__qdisc *sch, struct pw__out *o)
 {
 	struct pw__fq_xstats st;
 	char b1[PW__SPRINT_BSIZE];
@@ -369,3 +370,19 @@ void pw__fq_print_xstats(struct pw__qdisc *sch, struct pw__out *o)
 				pw__print_u64(o, PW_PRINT_ANY, key[i], fmt[i], st.band_drops[i]);
 	}
 }
+
+static void fq_opt_free(void *optp)
+{
+	struct fq_opt *o = optp;
+	free(o->root);
+	o->root = NULL;
+}
+
+const struct pw__qdisc_util pw__fq_util = {
+	.id = "fq",
+	.opt_size = sizeof(struct fq_opt),
+	.parse = fq_parse,
+	.opt_free = fq_opt_free,
+	.print = fq_print,
+	.print_xstats = fq_print_xstats,
+};

@@ -9,7 +9,7 @@
  *
  * What a command does.  `qdisc add|change|replace|link|del` parses like
  * tc: dev, handle, root / parent, estimator, then the kind and the kind's
- * own words (its ops->parse, which fills an option struct and reports its
+ * own words (its tc side's parse, struct pw__qdisc_util, which fills an option struct and reports its
  * errors as q_KIND.c would).  Only then is the device looked up ("Cannot
  * find device"), and the request goes through the kernel's decision:
  * add = NLM_F_CREATE|NLM_F_EXCL, change = no flag, replace =
@@ -21,9 +21,9 @@
  * device's handle hash (the kernel's dump order), `class show` the
  * classes of each qdisc in the same order (without dev: none, as the
  * kernel dumps nothing for ifindex 0).  `class add|change|replace|del`
- * parse as tc_class_modify() (the kind's words through its
- * ops->class_parse), make tc_ctl_tclass()'s lookups and end in the kind's
- * class_change/class_delete (htb's), or in that kernel's -EOPNOTSUPP for a
+ * parse as tc_class_modify() (the kind's words through its tc side's
+ * class_parse), make tc_ctl_tclass()'s lookups and end in the kind's
+ * class ops' change/delete (htb's), or in that kernel's -EOPNOTSUPP for a
  * kind without them (mq's classes are fixed).
  *
  * Errors.  Every failure returns a negative errno with the message tc
@@ -33,12 +33,16 @@
  * message.  A failed command changes nothing: options are parsed and
  * every check made before the tree is touched, and a qdisc that fails to
  * initialise is freed before it is grafted.  Departure: where tc exits at
- * once (pw__tc_invarg(), pw__tc_duparg(), an incomplete command line), pw_tc returns the
- * error like any other, so a batch run with -force goes on.
+ * once (pw__tc_invarg(), pw__tc_duparg(), an incomplete command line),
+ * pw_tc returns the error like any other, so a batch run with -force goes
+ * on.
  *
- * Files: tc.c (this: the entry point, errors, estimators, the shared
- * lookups and printers; tc.h declares them), tc_qdisc.c (`tc qdisc`),
- * tc_class.c (`tc class`).
+ * Files: tc.c (this: the entry point, errors, estimators, the kinds' tc
+ * sides by name, the shared lookups and printers; tc.h declares them),
+ * tc_qdisc.c (`tc qdisc`), tc_class.c (`tc class`), q_KIND.c (each kind's
+ * words and text, as iproute2's), tc_print.c and tc_util.c (output and
+ * units), dist.c (netem's tables).  Layering: this side calls the kernel
+ * side (../internal.h) and is never called by it.
  *
  * Threads and locks: any thread.  A qdisc command holds the layer's
  * cfg_lock from before it parses to the end (so commands are serialised
@@ -64,27 +68,17 @@
 
 void pw__tc_err(struct pw__tc_ctx *tc, const char *fmt, ...)
 {
-	if (!tc || !tc->err || tc->errlen == 0)
-		return;
-	if (tc->errused >= tc->errlen - 1)
+	if (!tc)
 		return;
 	va_list ap;
 	va_start(ap, fmt);
-	size_t room = tc->errlen - tc->errused;
-	int n = vsnprintf(tc->err + tc->errused, room, fmt, ap);
+	pw__extack_vmsg(&tc->ext, fmt, ap);
 	va_end(ap);
-	if (n < 0)
-		return;
-	tc->errused += (size_t)n < room ? (size_t)n : room - 1;
-	if (tc->errused < tc->errlen - 1) {
-		tc->err[tc->errused++] = '\n';
-		tc->err[tc->errused] = '\0';
-	}
 }
 
 int pw__tc_rtnl_err(struct pw__tc_ctx *tc, int rc)
 {
-	if (tc->errused == 0)
+	if (tc->ext.msgused == 0)
 		pw__tc_err(tc, "RTNETLINK answers: %s", strerror(-rc));
 	return rc;
 }
@@ -141,6 +135,39 @@ range:
 	return -EINVAL;
 }
 
+/* ------------------------------------------------------- the kinds */
+
+/* Every kind's tc side, as iproute2 finds a qdisc_util by name. */
+static const struct pw__qdisc_util *const qdisc_utils[] = {
+	&pw__pfifo_util, &pw__bfifo_util, &pw__pfifo_head_drop_util, &pw__pfifo_fast_util,
+	&pw__mq_util,    &pw__netem_util, &pw__tbf_util,             &pw__htb_util,
+	&pw__fq_util,
+};
+
+const struct pw__qdisc_util *pw__qdisc_util_get(const char *id)
+{
+	for (size_t i = 0; i < sizeof(qdisc_utils) / sizeof(qdisc_utils[0]); i++)
+		if (!strcmp(qdisc_utils[i]->id, id))
+			return qdisc_utils[i];
+	return NULL;
+}
+
+bool pw__qdisc_util_has_classes(const char *id)
+{
+	/* iproute2's kinds with a parse_copt that pinwheel has no kernel
+	 * side for: tc class add names them differently from a classless
+	 * kind ("pinwheel has no ... classes", not "classless") */
+	static const char *const foreign[] = { "hfsc", "cbq", "drr", "qfq", "ets", "atm",
+					       "dsmark" };
+	const struct pw__qdisc_util *u = pw__qdisc_util_get(id);
+	if (u)
+		return u->class_parse != NULL;
+	for (size_t i = 0; i < sizeof(foreign) / sizeof(foreign[0]); i++)
+		if (!strcmp(foreign[i], id))
+			return true;
+	return false;
+}
+
 /* ------------------------------------------------------- the tree side */
 
 struct pw_netdev *pw__tc_dev_lookup(struct pw__net *net, const char *name)
@@ -156,16 +183,16 @@ struct pw_netdev *pw__tc_dev_lookup(struct pw__net *net, const char *name)
 int pw__tc_qdisc_leaf(struct pw__tc_ctx *tc, struct pw__qdisc *p, uint32_t classid,
 		      struct pw__qdisc **leaf, unsigned long *clp)
 {
-	if (!p->ops->class_find) {
-		KERR(tc, "Parent qdisc is not classful");
+	if (!(p->ops->cl_ops && p->ops->cl_ops->find)) {
+		PW__TC_KERR(tc, "Parent qdisc is not classful");
 		return -EOPNOTSUPP;
 	}
-	unsigned long cl = p->ops->class_find(p, classid);
+	unsigned long cl = p->ops->cl_ops->find(p, classid);
 	if (!cl) {
-		KERR(tc, "Specified class not found");
+		PW__TC_KERR(tc, "Specified class not found");
 		return -ENOENT;
 	}
-	*leaf = p->ops->class_leaf ? p->ops->class_leaf(p, cl) : NULL;
+	*leaf = (p->ops->cl_ops && p->ops->cl_ops->leaf) ? p->ops->cl_ops->leaf(p, cl) : NULL;
 	if (clp)
 		*clp = cl;
 	return 0;
@@ -241,14 +268,14 @@ int pw_tc(struct pw_runtime *rt, const char *cmd, unsigned flags, char *out, siz
 		return -EINVAL;
 	struct pw__tc_ctx tc;
 	memset(&tc, 0, sizeof(tc));
-	tc.err = err;
-	tc.errlen = errlen;
+	tc.ext.msg = err;
+	tc.ext.msglen = errlen;
 	tc.flags = flags;
 	/* psched's constants since Linux 2.6.x (tick = 1/64 us); fixed so a
 	 * script parses the same on every machine */
 	pw__tc_core_set(&tc.core, 1000, 64, 1000000);
-	tc.net = pw__net_get(rt);
-	if (!tc.net)
+	tc.ext.net = pw__net_get(rt);
+	if (!tc.ext.net)
 		return pw__tc_rtnl_err(&tc, -ENOMEM);
 
 	char *line = strdup(cmd);

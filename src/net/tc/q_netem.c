@@ -14,8 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../dist.h"
-#include "netem_priv.h"
+#include "tc.h"
+#include "dist.h"
+#include "../sched/netem_priv.h"
 
 /* ------------------------------------------------------------ tc parse */
 
@@ -97,8 +98,19 @@ static int load_dist(struct pw__tc_ctx *tc, const char *name, int16_t **t, unsig
 		goto fail;           \
 	} while (0)
 
+/* Free the tables an option struct still owns (init/change take them). */
+static void netem_opt_free(void *optp)
+{
+	struct netem_opt *o = optp;
+	if (!o)
+		return;
+	free(o->dist);
+	free(o->slot_dist);
+	o->dist = o->slot_dist = NULL;
+}
+
 /* netem_parse_opt() of q_netem.c, keyword by keyword. */
-int pw__netem_parse(struct pw__tc_ctx *tc, int argc, char **argv, void *optp)
+static int netem_parse(struct pw__tc_ctx *tc, int argc, char **argv, void *optp)
 {
 	struct netem_opt *o = optp;
 	int rc = -EINVAL;
@@ -392,7 +404,7 @@ int pw__netem_parse(struct pw__tc_ctx *tc, int argc, char **argv, void *optp)
 fail:
 	rc = -EINVAL;
 fail_rc:
-	pw__netem_opt_free(o);
+	netem_opt_free(o);
 	return rc;
 }
 
@@ -424,7 +436,7 @@ static void print_int_opt(struct pw__out *o, const char *label, const char *fmt,
 }
 
 /* netem_print_opt() on what the kernel's netem_dump() would send. */
-void pw__netem_print(struct pw__qdisc *q, struct pw__out *o)
+static void netem_print(struct pw__qdisc *q, struct pw__out *o)
 {
 	struct netem_priv *nd = pw__qdisc_priv(q);
 
@@ -568,3 +580,12 @@ void pw__netem_print(struct pw__qdisc *q, struct pw__out *o)
 		pw__print_u64(o, PW_PRINT_FP, NULL, " gap %lu", nd->gap);
 }
 
+
+const struct pw__qdisc_util pw__netem_util = {
+	.id = "netem",
+	.opt_size = sizeof(struct netem_opt),
+	.flags = PW__QU_OPTS_ALWAYS,
+	.parse = netem_parse,
+	.opt_free = netem_opt_free,
+	.print = netem_print,
+};

@@ -126,12 +126,6 @@ uint32_t pw__tc_calc_xmitsize(const struct pw__tc_core *core, uint64_t rate,
 	return pw__tc_d2u32(b / PW_TIME_UNITS_PER_SEC);
 }
 
-char *pw__sprint_ticks(const struct pw__tc_core *core, uint32_t ticks,
-		       char *buf, size_t len)
-{
-	return pw__sprint_time(pw__tc_core_tick2time(core, ticks), buf, len);
-}
-
 /* ATM: whole 53-byte cells carrying 48 bytes each. */
 static unsigned int align_to_atm(unsigned int size)
 {
@@ -537,6 +531,17 @@ int pw__get_tc_classid(uint32_t *h, const char *str)
 		return -1;
 	}
 	*h = maj;
+	return 0;
+}
+
+int pw__get_linklayer(unsigned int *val, const char *arg)
+{
+	if (pw__matches(arg, "ethernet") == 0)
+		*val = PW_LINKLAYER_ETHERNET;
+	else if (pw__matches(arg, "atm") == 0 || pw__matches(arg, "adsl") == 0)
+		*val = PW_LINKLAYER_ATM;
+	else
+		return -1;
 	return 0;
 }
 
