@@ -51,8 +51,11 @@ asan:
 	$(CMAKE) --build build-asan -j $(JOBS)
 	ctest --test-dir build-asan --output-on-failure -j $(JOBS)
 
+# The TSan build's configuration, shared by tsan and soak.
+TSAN_CONFIGURE = $(CMAKE) -S . -B build-tsan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS="-fsanitize=thread -O1"
+
 tsan:
-	$(CMAKE) -S . -B build-tsan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS="-fsanitize=thread -O1"
+	$(TSAN_CONFIGURE)
 	$(CMAKE) --build build-tsan -j $(JOBS)
 	ctest --test-dir build-tsan --output-on-failure -L concurrent
 
@@ -61,7 +64,7 @@ tsan:
 SOAK_OPS ?= 100000000
 SOAK_MS ?= 60000
 soak: build
-	$(CMAKE) -S . -B build-tsan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS="-fsanitize=thread -O1"
+	$(TSAN_CONFIGURE)
 	$(CMAKE) --build build-tsan -j $(JOBS) --target test_stress
 	SOAK_OPS=$(SOAK_OPS) SOAK_MS=$(SOAK_MS) bash tests/soak.sh $(BUILD) build-tsan
 

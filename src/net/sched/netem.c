@@ -63,9 +63,10 @@
  *
  * Costs.  Constant delay or rate: O(1) per packet (the list).  Jitter: the
  * packets that arrive out of order go to the heap: O(1) per insert, O(log n)
- * amortised per removal of the minimum (a skew heap, tried first, cost
- * about 1.3 us per packet at 5e4 queued: O(log n) pointer-chasing writes on
- * every insert too).  reset() removes heap packets in
+ * amortised per removal of the minimum (a skew heap, tried first, pays
+ * O(log n) pointer-chasing writes on every insert too, so its cost grows
+ * with the packets queued and their cache misses; the figures are in
+ * docs/benchmarks.md).  reset() removes heap packets in
  * order, O(n log n).  The PRNG is LFSR113: a few shifts per draw.
  *
  * Departures from the kernel, and why:
