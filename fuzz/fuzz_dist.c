@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Fuzz target: the netem `.dist` table reader (src/net/dist.c).
+ * Fuzz target: the netem `.dist` table reader (src/net/tc/dist.c).
  *
  * The input is the file's contents, handed to pw__dist_load() through a
  * memfd (its /proc/self/fd path: a name with '/' is read as a path).

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Tests of the netem distribution tables (src/net/dist.c): the installed
+ * Tests of the netem distribution tables (src/net/tc/dist.c): the installed
  * iproute2 tables (skipped, printing SKIP, when absent) against the
  * built-in generators value by value; the loader's error cases and the
  * TC_LIB_DIR override on temporary files; the built-in fallback of

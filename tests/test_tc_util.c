@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Tests of src/net/tc_util.c: every expected string below is what the real
+ * Tests of src/net/tc/tc_util.c and tc_print.c: every expected string below is what the real
  * iproute2 6.1 tc (Debian 12, /usr/sbin/tc) printed or accepted, taken
  * from `tc qdisc|class show` and `tc -j ...` after adding tbf, bfifo, htb,
  * pfifo and pfifo_fast qdiscs with the listed values in a scratch network

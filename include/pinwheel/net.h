@@ -5,7 +5,8 @@
  * hrtimers, rate estimators, and pw_tc(), the tc command line.  Design:
  * src/net/dev.c (devices, XPS, transmit), src/net/qdisc.c (qdiscs, the
  * queue run, NET_TX), src/net/watchdog.c, src/net/estimator.c,
- * src/net/sched/ (one file per qdisc), src/net/tc.c (the tc commands);
+ * src/net/sched/ (one file per qdisc), src/net/tc/ (tc's side: the
+ * commands, each kind's words and text);
  * docs/design/net.md is the overview.
  *
  * Ownership: packets are the caller's memory.  The layer never allocates

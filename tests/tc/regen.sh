@@ -12,7 +12,7 @@
 # What it writes: stdout, stderr, status of each case, from kernel-tc run
 # with the case's args on its batch (include + cmd, as "cmd" in a scratch
 # directory, as run.sh does), with two transformations, both for known and
-# accepted departures (see src/net/tc.c's essay and tests/tc/run.sh):
+# accepted departures (see src/net/tc/tc.c's essay and tests/tc/run.sh):
 #
 #  1. The default root.  kernel-tc's device is a veth, whose default qdisc
 #     is noqueue ("qdisc noqueue 0: root refcnt 2 "); pinwheel's devices get
