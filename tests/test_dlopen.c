@@ -3,9 +3,12 @@
  * The shared library as a plugin: a program that does not link libpinwheel
  * dlopen()s it (argv[1], the path CMake built), looks up the entry points
  * with dlsym(), and uses a simulated runtime through them: create, enter
- * CPU 0, arm a timer through pw__mod_timer_slow() (the call the inline
+ * CPU 0, arm a timer through pw__mod_timer_lane() (the call the inline
  * pw_mod_timer() makes, which touches the library's thread-local state),
- * destroy, dlclose.  <pinwheel/pinwheel.h> is included for the types only:
+ * destroy, dlclose.  The name 0.1.0's pw_mod_timer() called,
+ * pw__mod_timer_slow, must still resolve, to the same function
+ * (cmake/libpinwheel.map: an alias instead of a SOVERSION bump), and arm
+ * as it does.  <pinwheel/pinwheel.h> is included for the types only:
  * nothing here calls or refers to a pinwheel symbol directly (nm shows no
  * undefined pw_ symbol in this binary).
  */
@@ -22,7 +25,7 @@ typedef int (*create_fn)(const struct pw_config *, struct pw_runtime **);
 typedef void (*destroy_fn)(struct pw_runtime *);
 typedef int (*setup_fn)(struct pw_runtime *, struct pw_timer *, void (*)(struct pw_timer *),
 			unsigned);
-typedef int (*mod_slow_fn)(struct pw_timer *, uint64_t);
+typedef int (*mod_lane_fn)(struct pw_timer *, uint64_t);
 typedef int (*enter_fn)(struct pw_runtime *, unsigned);
 
 static void *lib;
@@ -69,17 +72,24 @@ int main(int argc, char **argv)
 	create_fn create;
 	destroy_fn destroy;
 	setup_fn setup;
-	mod_slow_fn mod_slow;
+	mod_lane_fn mod_lane, mod_old;
 	enter_fn enter;
-	void *p;
+	void *p, *p_old;
 	p = sym("pw_runtime_create");
 	memcpy(&create, &p, sizeof(p));
 	p = sym("pw_runtime_destroy");
 	memcpy(&destroy, &p, sizeof(p));
 	p = sym("pw_timer_setup");
 	memcpy(&setup, &p, sizeof(p));
-	p = sym("pw__mod_timer_slow");
-	memcpy(&mod_slow, &p, sizeof(p));
+	p = sym("pw__mod_timer_lane");
+	memcpy(&mod_lane, &p, sizeof(p));
+	p_old = sym("pw__mod_timer_slow");
+	memcpy(&mod_old, &p_old, sizeof(p_old));
+	if (p_old != p) {
+		fprintf(stderr, "test_dlopen: pw__mod_timer_slow (%p) is not an alias of "
+				"pw__mod_timer_lane (%p)\n", p_old, p);
+		return 1;
+	}
 	p = sym("pw_cpu_enter");
 	memcpy(&enter, &p, sizeof(p));
 
@@ -101,8 +111,9 @@ int main(int argc, char **argv)
 	struct pw_timer t;
 	memset(&t, 0, sizeof(t));
 	expect("pw_timer_setup", setup(rt, &t, timer_fn, 0), 0);
-	expect("pw__mod_timer_slow (inactive)", mod_slow(&t, 10), 0);
-	expect("pw__mod_timer_slow (pending)", mod_slow(&t, 20), 1);
+	expect("pw__mod_timer_lane (inactive)", mod_lane(&t, 10), 0);
+	expect("pw__mod_timer_lane (pending)", mod_lane(&t, 20), 1);
+	expect("pw__mod_timer_slow (pending, 0.1.0's name)", mod_old(&t, 30), 1);
 
 	destroy(rt); /* drops the pending timer and this thread's CPU */
 	if (dlclose(lib)) {

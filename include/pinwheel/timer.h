@@ -66,8 +66,11 @@ struct pw_timer {
 int pw_timer_setup(struct pw_runtime *rt, struct pw_timer *t,
 		   void (*fn)(struct pw_timer *), unsigned flags);
 
-/* private: the locked part of pw_mod_timer(); @t is not NULL */
-int pw__mod_timer_slow(struct pw_timer *t, uint64_t expires);
+/* private: pw_mod_timer()'s out-of-line half, the re-arm fast lane (and,
+ * behind it, the general path); @t is not NULL.  Context: as
+ * pw_mod_timer().  (0.1.0 called it pw__mod_timer_slow; that name stays
+ * exported for programs built then.) */
+int pw__mod_timer_lane(struct pw_timer *t, uint64_t expires);
 
 /* private: the calling thread's count of fast-path-1 hits: its CPU's
  * statistics counter while it acts as a CPU, else NULL.  Written by this
@@ -106,7 +109,7 @@ static inline int pw_mod_timer(struct pw_timer *t, uint64_t expires)
 					 __ATOMIC_RELAXED);
 		return 1;
 	}
-	return pw__mod_timer_slow(t, expires);
+	return pw__mod_timer_lane(t, expires);
 }
 
 /**

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Clocks: the real monotonic clock and the simulated one.
+ * Clocks: the real monotonic clock and the simulated one.  (The OS clock
+ * read itself is osclock.h's, a leaf header.)
  *
  * PW_CLOCK_MONOTONIC reads CLOCK_MONOTONIC (vDSO, no system call): never
  * wall-clock time, which can jump.  PW_CLOCK_SIM reads a 64-bit word that
@@ -16,15 +17,8 @@
  * a lock.
  */
 #define _POSIX_C_SOURCE 200809L
-#include "clock.h"
+#include "osclock.h"
 #include "internal.h"
-
-uint64_t pw__clock_ns(clockid_t id)
-{
-	struct timespec ts;
-	clock_gettime(id, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 uint64_t pw_now_ns(const struct pw_runtime *rt)
 {

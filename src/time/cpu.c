@@ -34,12 +34,7 @@ void pw__tls_set(struct pw_runtime *rt, int cpu)
 	pw__tls.cpu = rt ? cpu : 0;
 	pw__tls.stats = rt ? &rt->cpus[cpu].stats : NULL;
 	pw__fast_hits = rt ? &rt->cpus[cpu].stats.fast_hits : NULL;
-	/* the re-arm fast lane's view (timer.c): a pending timer of this CPU
-	 * has PENDING and this CPU in its flags; its base by DEFERRABLE:PINNED */
-	pw__tls.lane_tf = rt ? PW__TF_PENDING | (uint32_t)cpu : 0;
-	for (unsigned k = 0; k < 4; k++)
-		pw__tls.lane_base[k] =
-			rt ? pw__base_of(rt, (uint32_t)cpu | k * PW_TIMER_PINNED) : NULL;
+	pw__lane_cpu_set(rt, cpu);
 }
 
 int pw_cpu_enter(struct pw_runtime *rt, unsigned cpu)

@@ -5,10 +5,11 @@
  *
  * Why a heap and not the kernel's red-black tree: measured.  pinwheel-bench
  * ran both (the tree was this queue's first implementation) on the same
- * workloads on the project's 2-core VM: re-starting a random timer to a
- * random deadline cost the tree 103 ns at 1e3 queued timers, 450 ns at 1e5
- * and 1,350 ns at 1e6; a 4-ary heap of the same timers, 19, 39 and 99 ns.
- * A tree re-start is a root-to-leaf descent with a hard-to-predict branch
+ * workloads: re-starting a random timer to a random deadline cost the tree
+ * several times what it costs the heap, and more so the more timers were
+ * queued (the figures, with the command: docs/benchmarks.md, "Figures that
+ * were in source comments").  Why, and what either cost depends on:
+ * a tree re-start is a root-to-leaf descent with a hard-to-predict branch
  * and, on a big queue, a cache miss per level (20 levels at 1e6); a heap
  * entry for a random deadline moves up about one level on insert, and the
  * entry that fills a hole moves a few levels at most, with four children

@@ -6,7 +6,7 @@
  * ------------
  * Each CPU has one hrtimer base: a lock, a running mark, and one queue per
  * clock (MONOTONIC, REALTIME, BOOTTIME), each a 4-ary min-heap ordered by
- * the hard deadline (heap.c: why a heap and not the kernel's red-black
+ * the hard deadline (hrheap.c: why a heap and not the kernel's red-black
  * tree, measured).  Equal deadlines keep start order.  The CPU's timer pass
  * (pw_run_timers(), or pw_sim_advance()) runs, per clock, the first timers
  * whose window has opened, hrtimers before wheel timers, as the kernel's
@@ -82,7 +82,7 @@
 #include <stdio.h>
 #include <time.h>
 
-#include "clock.h"
+#include "osclock.h"
 #include "internal.h"
 #include "migrating.h"
 #include "placement.h"
@@ -137,6 +137,20 @@ static const clockid_t clock_ids[PW_HR_NCLOCKS] = {CLOCK_MONOTONIC, CLOCK_REALTI
 						    CLOCK_BOOTTIME};
 
 
+/* The OS clocks' offsets from MONOTONIC, read around one midpoint: four
+ * clock reads, out of line because most passes need none (the frame their
+ * results need would otherwise be set up on every pass).  Context: any
+ * thread, no lock. */
+static __attribute__((noinline)) void hr_offsets_read(int64_t off[PW_HR_NCLOCKS])
+{
+	uint64_t m1 = pw__clock_ns(CLOCK_MONOTONIC);
+	uint64_t r = pw__clock_ns(CLOCK_REALTIME), b = pw__clock_ns(CLOCK_BOOTTIME);
+	uint64_t m2 = pw__clock_ns(CLOCK_MONOTONIC);
+	uint64_t m = m1 + (m2 - m1) / 2;
+	off[PW_HR_REAL] = (int64_t)(r - m);
+	off[PW_HR_BOOT] = (int64_t)(b - m);
+}
+
 void pw__hr_offsets(const struct pw_runtime *rt, int64_t off[PW_HR_NCLOCKS], unsigned need)
 {
 	off[PW_HR_MONO] = off[PW_HR_REAL] = off[PW_HR_BOOT] = 0;
@@ -146,12 +160,7 @@ void pw__hr_offsets(const struct pw_runtime *rt, int64_t off[PW_HR_NCLOCKS], uns
 	}
 	if (!(need & ((1u << PW_HR_REAL) | (1u << PW_HR_BOOT))))
 		return; /* four clock reads saved: only MONOTONIC timers queued */
-	uint64_t m1 = pw__clock_ns(CLOCK_MONOTONIC);
-	uint64_t r = pw__clock_ns(CLOCK_REALTIME), b = pw__clock_ns(CLOCK_BOOTTIME);
-	uint64_t m2 = pw__clock_ns(CLOCK_MONOTONIC);
-	uint64_t m = m1 + (m2 - m1) / 2;
-	off[PW_HR_REAL] = (int64_t)(r - m);
-	off[PW_HR_BOOT] = (int64_t)(b - m);
+	hr_offsets_read(off);
 }
 
 /* Which clocks have queued timers, at a lockless glance.  A clock missed

@@ -86,11 +86,7 @@ struct pw_runtime {
 	pthread_t clockwatch_th;
 	uint64_t clock_was_set_seq; /* atomic: pw_clock_was_set() calls */
 	uint32_t migration;        /* enum pw_migration, atomic */
-	/* The re-arm fast lane's key (timer.c): this runtime's address while
-	 * the policy lets an arm stay on its CPU, the address ^ 1 under
-	 * PW_MIGRATION_PUSH (which may move it); atomic, written with
-	 * migration (pw__lane_key_set()). */
-	uintptr_t lane_key;
+	uintptr_t lane_key; /* the re-arm fast lane's: see "The fast lane's state" */
 	struct pw__tmigr tmigr;    /* the PULL hierarchy (src/time/tmigr.c) */
 	/* Extension slots (pw_runtime_ext_set()): state of a subsystem built
 	 * on the runtime (the net layer), freed by pw_runtime_destroy() first.
@@ -126,16 +122,6 @@ static inline void pw__jiffies_note(struct pw_runtime *rt, uint64_t j)
 		__atomic_store_n(&rt->jiffies_seen, j, __ATOMIC_RELAXED);
 }
 
-/* Set @rt->lane_key for the policy @rt->migration holds.  Context: whoever
- * sets the policy (pw_set_migration(), pw_runtime_create()). */
-static inline void pw__lane_key_set(struct pw_runtime *rt)
-{
-	uintptr_t key = (uintptr_t)rt;
-	if (__atomic_load_n(&rt->migration, __ATOMIC_RELAXED) == PW_MIGRATION_PUSH)
-		key ^= 1;
-	__atomic_store_n(&rt->lane_key, key, __ATOMIC_RELAXED);
-}
-
 /* PW_CLOCK_SIM: set the simulated clock. */
 static inline void pw__sim_set(struct pw_runtime *rt, uint64_t ns)
 {
@@ -154,9 +140,7 @@ struct pw__tls {
 	int cpu;
 	bool in_run;           /* inside pw_run_timers()/pw_sim_advance() */
 	struct pw__stats *stats;        /* &rt->cpus[cpu].stats while rt is set */
-	/* For the re-arm fast lane (timer.c): PENDING and the CPU (0 while
-	 * no CPU), what a pending timer of this CPU has besides its magic,
-	 * and this CPU's wheel bases by the flags' DEFERRABLE:PINNED bits. */
+	/* the re-arm fast lane's: see "The fast lane's state" below */
 	uint32_t lane_tf;
 	struct pw__base *lane_base[4];
 	struct pw_timer *running;       /* wheel callback this thread runs */
@@ -166,8 +150,9 @@ struct pw__tls {
 extern __thread struct pw__tls pw__tls;
 
 /* Make the calling thread act as CPU @cpu of @rt (NULL: no CPU), for
- * pw__self(), the statistics and the inline fast path's counter.
- * Context: the calling thread, about itself. */
+ * pw__self(), the statistics, the inline fast path's counter and the fast
+ * lane's view (pw__lane_cpu_set()).  Context: the calling thread, about
+ * itself; no lock. */
 void pw__tls_set(struct pw_runtime *rt, int cpu);
 
 /* The base a timer with flags @tf is on: its CPU's DEF base if deferrable,
@@ -184,6 +169,54 @@ static inline unsigned pw__base_kind(uint32_t tf)
 static inline struct pw__base *pw__base_of(struct pw_runtime *rt, uint32_t tf)
 {
 	return &rt->cpus[tf & PW__TF_CPU_MASK].base[pw__base_kind(tf)];
+}
+
+/*
+ * The fast lane's state: all of it, and the only two places that write it.
+ * Its one reader is the re-arm fast lane, pw__mod_timer_lane() (timer.c),
+ * which proves with two compares what the general path tests one by one.
+ *
+ *  - pw__tls.lane_tf: what the flags word of a pending timer on the calling
+ *    thread's CPU holds besides its magic, its base bits and its bucket:
+ *    PENDING and the CPU.  0 in a thread that is no CPU.  A timer's flags
+ *    XOR it, under PW__TF_LANE_MASK (below), equal the magic exactly
+ *    when the timer is set up, pending, not migrating, not shut down and on
+ *    this CPU.
+ *  - pw__tls.lane_base[]: the CPU's wheel bases, indexed by the flags'
+ *    DEFERRABLE:PINNED bits (pw__base_of() worked out once).  NULL in a
+ *    thread that is no CPU.
+ *  - rt->lane_key: @rt's address while the policy lets an arm stay on the
+ *    arming CPU (OFF, PULL: pw__arm_target() answers "here", placement.h),
+ *    the address ^ 1 under PW_MIGRATION_PUSH (which may move the timer).
+ *    Equal to pw__tls.rt exactly when the thread is a CPU of @rt and
+ *    placement has nothing to decide.  Atomic (relaxed): a lane racing a
+ *    policy change sees the old policy or the new one, as an arm racing it
+ *    on the general path does.
+ *
+ * pw__lane_cpu_set(): the thread's part, set with the rest of its identity
+ * (pw__tls_set()).  Context: the calling thread, about itself; no lock.
+ * pw__lane_key_set(): the runtime's part, after every write of
+ * @rt->migration (pw_runtime_create(), pw_set_migration()).  Context:
+ * whoever sets the policy; no lock.
+ * PW__TF_LANE_MASK: the flags bits the lane compares at once.
+ */
+#define PW__TF_LANE_MASK \
+	(PW__TF_MAGIC_MASK | PW__TF_PENDING | PW__TF_MIGRATING | PW__TF_SHUTDOWN | PW__TF_CPU_MASK)
+
+static inline void pw__lane_cpu_set(struct pw_runtime *rt, int cpu)
+{
+	pw__tls.lane_tf = rt ? PW__TF_PENDING | (uint32_t)cpu : 0;
+	for (unsigned k = 0; k < 4; k++)
+		pw__tls.lane_base[k] =
+			rt ? pw__base_of(rt, (uint32_t)cpu | k * PW_TIMER_PINNED) : NULL;
+}
+
+static inline void pw__lane_key_set(struct pw_runtime *rt)
+{
+	uintptr_t key = (uintptr_t)rt;
+	if (__atomic_load_n(&rt->migration, __ATOMIC_RELAXED) == PW_MIGRATION_PUSH)
+		key ^= 1;
+	__atomic_store_n(&rt->lane_key, key, __ATOMIC_RELAXED);
 }
 
 /* Run every due timer of base @b at jiffy @jnow.  Context: the thread

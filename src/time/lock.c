@@ -9,7 +9,7 @@
 
 #include <sched.h>
 
-#include "clock.h"
+#include "osclock.h"
 #include "futex.h"
 #include "migrating.h"
 

@@ -2,18 +2,20 @@
 /*
  * The per-base lock.  Uncontended: lock is one compare-and-swap (acquire),
  * unlock a plain store (release) and a plain load.  Contended: spin briefly
- * (critical sections are a few dozen instructions), then sleep in the
- * kernel (futex) instead of burning the CPU the holder may need, which a
- * plain spinlock would do when threads outnumber cores (userspace threads
- * get preempted; kernel spinlock holders do not).
+ * (critical sections are short: one queue operation, never a callback),
+ * then sleep in the kernel (futex) instead of burning the CPU the holder
+ * may need, which a plain spinlock would do when threads outnumber cores
+ * (userspace threads get preempted; kernel spinlock holders do not).
  *
  * Why the unlock is not an atomic exchange, as in the classic three-state
  * futex mutex this lock started as: on x86 an atomic read-modify-write waits
  * for every earlier store to reach the cache, and a re-arm of a big wheel
  * has just written to two or three cold cache lines (list neighbours).  An
  * exchange in unlock made each re-arm wait for those misses one after the
- * other: 130 ns a re-arm at 1e6 timers; a plain store lets them overlap
- * with the next operation (measured with pinwheel-bench rearm).
+ * other, so what a re-arm cost grew with how many of its lines were cold,
+ * that is with the size of the wheel; a plain store lets them overlap with
+ * the next operation (pinwheel-bench rearm; the figures are in
+ * docs/benchmarks.md, "Figures that were in source comments").
  *
  * The cost of a plain store: unlock reads `waiters` without a store-load
  * fence, so it can miss a sleeper that registered at that very moment.  A

@@ -24,6 +24,9 @@
  * 6.9: enqueue locally), except that under PW_MIGRATION_PUSH a non-@pinned
  * timer armed on an idle CPU goes to a busy one (pw__policy_target()
  * counts the push).  Context: the arming thread, before it locks anything.
+ * The re-arm fast lane (timer.c) does not ask: rt->lane_key holds this
+ * rule's answer for a thread that is a CPU of @rt ("here" unless PUSH), so
+ * a change to the rule is a change to pw__lane_key_set() (internal.h) too.
  */
 static inline unsigned pw__arm_target(struct pw_runtime *rt, int self, unsigned cur, bool pinned)
 {
@@ -44,30 +47,38 @@ void pw__arm_notify_remote(struct pw_runtime *rt, int self, unsigned cpu, unsign
 
 /*
  * After an arm by CPU @self (-1: no CPU) made a wheel event at jiffy
- * @bucket_j visible on base @kind of CPU @cpu (queued, base unlocked):
- * tell whoever must know.
+ * @bucket_j visible on base @b (queued, @b unlocked): tell whoever must
+ * know.
  *  - On @self's own bases: nobody, except on the global base while @self
  *    is idle in the migration hierarchy (a runtime without workers where
  *    pw_cpu_set_idle() marked it idle): then its handed-up event is
  *    lowered (pw__tmigr_notify()).  Not seeing the idle mark is safe:
  *    deactivate sets it before it reads the base, so that read sees this
- *    timer.  @tmigr_idle is the global base's mark (0 for other bases).
+ *    timer.  The mark is @b->tmigr_idle (always 0 on the other bases).
  *  - On another CPU: deferrable timers never wake anybody; pinned timers
- *    and hrtimers may kick its worker; global timers go through the
- *    hierarchy, which lowers an idle CPU's event instead of waking it.
- * Context: any thread holding no base lock; @tmigr_idle read by the caller
- * from the base before unlocking it is fine (a stale 0 is the safe case
- * above; a stale 1 costs a group-lock round trip).
+ *    may kick its worker; global timers go through the hierarchy, which
+ *    lowers an idle CPU's event instead of waking it.
+ * Context: any thread holding no base lock.  Only @b's fields are read,
+ * never the timer's (it may have run and been freed).  A stale 0 idle mark
+ * is the safe case above; a stale 1 costs a group-lock round trip.
+ * pw__arm_notify_own() is the first case alone, for an arm path that knows
+ * @b is the arming CPU's own (the fast lane's rare end, timer.c).
  */
-static inline void pw__arm_notify(struct pw_runtime *rt, int self, unsigned cpu, unsigned kind,
-				  const uint32_t *tmigr_idle, uint64_t bucket_j)
+static inline void pw__arm_notify_own(struct pw_runtime *rt, const struct pw__base *b,
+				      uint64_t bucket_j)
 {
-	if (__builtin_expect(self == (int)cpu, 1)) {
-		if (__builtin_expect(__atomic_load_n(tmigr_idle, __ATOMIC_RELAXED) != 0, 0))
-			pw__tmigr_notify(rt, cpu, pw_jiffies_to_ns(rt, bucket_j));
+	if (__builtin_expect(__atomic_load_n(&b->tmigr_idle, __ATOMIC_RELAXED) != 0, 0))
+		pw__tmigr_notify(rt, b->cpu, pw_jiffies_to_ns(rt, bucket_j));
+}
+
+static inline void pw__arm_notify(struct pw_runtime *rt, int self, const struct pw__base *b,
+				  uint64_t bucket_j)
+{
+	if (__builtin_expect(self == (int)b->cpu, 1)) {
+		pw__arm_notify_own(rt, b, bucket_j);
 		return;
 	}
-	pw__arm_notify_remote(rt, self, cpu, kind, pw_jiffies_to_ns(rt, bucket_j));
+	pw__arm_notify_remote(rt, self, b->cpu, b->kind, pw_jiffies_to_ns(rt, bucket_j));
 }
 
 #endif /* PW_TIME_PLACEMENT_H */

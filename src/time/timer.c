@@ -31,18 +31,22 @@
  *  3. Otherwise: take it out, choose the target base, put it in.
  * Return values as the kernel: 0 if it was inactive, 1 if it was pending.
  *
- * Paths 2 and 3 come in two versions.  The fast lane (pw__mod_timer_slow())
- * is the re-arm of a pending timer already on the calling CPU with no push
- * policy in force, which is what a CPU handling a socket's packets does:
- * one compare of the flags word against the thread's own view proves
- * everything the general path tests one by one (set up, pending, not
- * moving, not shut down, this CPU), the base comes from the thread, and
- * placement and notification have nothing to decide.  It makes no call
- * except in tail position, so it needs no stack frame.  Everything else
- * (another CPU's timer, a thread that is no CPU, an inactive timer, the
- * PUSH policy, a contended lock, a base whose clock must be forwarded, the
- * variants) takes the general path, mod_timer_opts(); both give the same
- * results (test_diff and test_api run through both).
+ * Paths 2 and 3 come in two versions.  The fast lane (pw__mod_timer_lane(),
+ * what the inline pw_mod_timer() calls when path 1 misses) is the re-arm of
+ * a pending timer already on the calling CPU with no push policy in force,
+ * which is what a CPU handling a socket's packets does: one compare of the
+ * flags word against the thread's own view proves everything the general
+ * path tests one by one (set up, pending, not moving, not shut down, this
+ * CPU), one compare of the thread's runtime against the runtime's key
+ * proves placement has nothing to decide, the base comes from the thread,
+ * and notification has nothing to do but in the rare case placement.h
+ * names.  That state is described and set in one place (internal.h, "The
+ * fast lane's state").  It makes no call except in tail position, so it
+ * needs no stack frame.  Everything else (another CPU's timer, a thread
+ * that is no CPU, an inactive timer, the PUSH policy, a contended lock, a
+ * base whose clock must be forwarded, the variants) takes the general
+ * path, mod_timer_opts(); both give the same results (test_diff and
+ * test_api run through both).
  *
  * Which base (Linux 6.9 rule)
  * ---------------------------
@@ -111,11 +115,16 @@
  * an idle base is forwarded to the latest jiffies value any thread read
  * (rt->jiffies_seen), as the kernel forwards to its jiffies variable.  The
  * caller computed @expires from pw_jiffies() a moment ago, so that value is
- * fresh; an older one only makes the wheel coarser, never early.  A random
- * re-arm through the fast lane is about 120 instructions (callgrind, x86-64,
- * gcc -O2; docs/benchmarks.md), the locked compare-and-swap the dearest of
- * them.  Expiry: per timer one lock round trip and the callback.  Memory: 48 bytes a timer; a CPU's three wheel bases are
- * about 14 KiB (sizeof(struct pw__base) is 4.9 KiB: 576 list heads).
+ * fresh; an older one only makes the wheel coarser, never early.  What a
+ * random re-arm through the fast lane costs depends on the instructions
+ * between the inline test and the unlock (the lane's two compares, the
+ * index, one unlink, one link, no call) and, on a big wheel, on the cache
+ * misses of the timer itself and of its list neighbours, which the lock's
+ * compare-and-swap waits for; figures: docs/benchmarks.md ("The arm path",
+ * and "Figures that were in source comments").  Expiry: per timer one lock
+ * round trip and the callback.  Memory: 48 bytes a timer; a CPU's three
+ * wheel bases are about 14 KiB (sizeof(struct pw__base) is 4.9 KiB: 576
+ * list heads).
  *
  * Locking summary: see docs/design/concurrency.md.
  */
@@ -126,17 +135,6 @@
 #include <errno.h>
 #include <sched.h>
 #include <stdio.h>
-
-static inline uint32_t tf_load(const struct pw_timer *t)
-{
-	return pw__wheel_tf_load(t);
-}
-
-/* Context: the holder of the timer's base lock (or its owner, at setup). */
-static inline void tf_store(struct pw_timer *t, uint32_t tf)
-{
-	pw__wheel_tf_store(t, tf);
-}
 
 static inline uint64_t exp_load(const struct pw_timer *t)
 {
@@ -173,7 +171,7 @@ static inline bool tf_valid(uint32_t tf)
 
 static inline bool timer_valid(const struct pw_timer *t)
 {
-	return t && tf_valid(tf_load(t));
+	return t && tf_valid(pw__tf_load(t));
 }
 
 int pw_timer_setup(struct pw_runtime *rt, struct pw_timer *t,
@@ -188,7 +186,7 @@ int pw_timer_setup(struct pw_runtime *rt, struct pw_timer *t,
 	pw__link_store(&t->pw_next, NULL);
 	pw__pprev_store(t, NULL);
 	t->pw_spare = 0;
-	tf_store(t, PW__TF_MAGIC | flags | cpu);
+	pw__tf_store(t, PW__TF_MAGIC | flags | cpu);
 	return 0;
 }
 
@@ -196,7 +194,7 @@ int pw_timer_cpu(const struct pw_timer *t)
 {
 	if (!timer_valid(t))
 		return -EINVAL;
-	return (int)(tf_load(t) & PW__TF_CPU_MASK);
+	return (int)(pw__tf_load(t) & PW__TF_CPU_MASK);
 }
 
 static struct pw__lock *timer_lock_of(struct pw_runtime *rt, uint32_t tf)
@@ -220,7 +218,7 @@ static inline struct pw__base *lock_timer_base(struct pw_timer *t, uint32_t *tfp
 /* Context: the holder of @b's lock, @t on @b.  Return: 1 if it was pending. */
 static inline int detach_if_pending(struct pw__base *b, struct pw_timer *t)
 {
-	if (!(tf_load(t) & PW__TF_PENDING))
+	if (!(pw__tf_load(t) & PW__TF_PENDING))
 		return 0;
 	pw__wheel_detach(&b->wheel, t);
 	return 1;
@@ -295,17 +293,12 @@ arm_elsewhere(struct pw_runtime *rt, struct pw_timer *t, struct pw__base *b, uns
 	return b;
 }
 
-/* The flags bits the re-arm fast lane tests at once (pw__mod_timer_slow()):
- * set up, pending, not moving, not shut down, and the CPU. */
-#define PW__TF_LANE_MASK \
-	(PW__TF_MAGIC_MASK | PW__TF_PENDING | PW__TF_MIGRATING | PW__TF_SHUTDOWN | PW__TF_CPU_MASK)
-
 /* The variants of the general path. */
 enum {
 	MOD_PENDING_ONLY = 1, /* mod_timer_pending(): only touch a pending timer */
 	MOD_REDUCE = 2,       /* timer_reduce(): only move the expiry earlier */
 	MOD_NOTPENDING = 4,   /* add_timer(): skip the fast paths */
-	MOD_SLOW = 8,         /* pw_mod_timer()'s slow half: fast path 1 missed inline */
+	MOD_PATH1_MISSED = 8, /* from the lane: fast path 1 already missed inline */
 };
 
 /* The general path of every arm.  Inlined into each caller with a constant
@@ -322,14 +315,14 @@ static inline __attribute__((always_inline)) int mod_timer_opts(struct pw_timer 
 
 	if (!t)
 		return -EINVAL;
-	tf = tf_load(t);
+	tf = pw__tf_load(t);
 	if (__builtin_expect(!tf_valid(tf), 0))
 		return -EINVAL;
 	struct pw_runtime *rt = t->pw_rt;
 	int self = pw__self(rt);
 	struct pw__stats *st = pw__stats_mine(rt);
 
-	if (!(opts & (MOD_NOTPENDING | MOD_SLOW)) && (tf & PW__TF_PENDING)) {
+	if (!(opts & (MOD_NOTPENDING | MOD_PATH1_MISSED)) && (tf & PW__TF_PENDING)) {
 		int64_t diff = (int64_t)(exp_load(t) - expires);
 		/* Unlocked, like the kernel's: a racing change is the same as
 		 * this call coming a moment earlier or later. */
@@ -387,28 +380,29 @@ static inline __attribute__((always_inline)) int mod_timer_opts(struct pw_timer 
 		else
 			pw__wheel_enqueue(w, t, idx, bucket_expiry);
 	}
-	unsigned cpu = b->cpu, kind = b->kind;
 	pw__unlock(&b->lock);
 	/* @t may run and be freed from here on: only @b's fields are used */
-	pw__arm_notify(rt, self, cpu, kind, &b->tmigr_idle, bucket_expiry);
+	pw__arm_notify(rt, self, b, bucket_expiry);
 	return ret;
 out:
 	pw__unlock(&b->lock);
 	return ret;
 }
 
-/* Every re-arm the fast lane does not take: the whole of mod_timer. */
+/* Every re-arm the fast lane does not take: the whole of mod_timer but fast
+ * path 1, which pw_mod_timer() tried inline.  Context: as pw_mod_timer(). */
 static __attribute__((noinline)) int mod_timer_general(struct pw_timer *t, uint64_t expires)
 {
-	return mod_timer_opts(t, expires, MOD_SLOW);
+	return mod_timer_opts(t, expires, MOD_PATH1_MISSED);
 }
 
 /* The fast lane's rare ends, out of line so that the lane itself makes no
- * call but tail calls (and so saves no register).  Context: the lane. */
+ * call but tail calls (and so saves no register). */
 
 /* @t's flags changed between the lane's read and its lock, or @b's clock
  * must be forwarded past a next expiry that needs recomputing: unlock @b,
- * do it the long way. */
+ * do it the long way.  Context: the lane, holding @b's lock; drops it,
+ * then takes the locks the general path takes. */
 static __attribute__((noinline, cold)) int lane_retry(struct pw_timer *t, uint64_t expires,
 						       struct pw__base *b)
 {
@@ -417,49 +411,53 @@ static __attribute__((noinline, cold)) int lane_retry(struct pw_timer *t, uint64
 }
 
 /* After the lane unlocked @b: wake a thread waiting for the lock
- * (@wake), lower this idle CPU's entry in the hierarchy for the new event
- * at @bucket_j (@b->tmigr_idle was set).  Return: 1, the lane's result. */
+ * (@wake), then tell whom an arm on the CPU's own base must tell about the
+ * event at @bucket_j (placement.h: the hierarchy, if this CPU is idle in
+ * it).  Context: the lane, holding no lock (the hierarchy's notify takes
+ * group locks).  Return: 1, the lane's result. */
 static __attribute__((noinline)) int lane_tail(struct pw_runtime *rt, struct pw__base *b,
 					       bool wake, uint64_t bucket_j)
 {
 	if (wake)
 		pw__lock_wake(&b->lock);
-	if (__atomic_load_n(&b->tmigr_idle, __ATOMIC_RELAXED))
-		pw__tmigr_notify(rt, b->cpu, pw_jiffies_to_ns(rt, bucket_j));
+	pw__arm_notify_own(rt, b, bucket_j);
 	return 1;
 }
 
 /*
- * pw_mod_timer()'s slow half, fast path 1 having missed inline.  First the
- * fast lane: the re-arm network code does all day, of a pending timer that
- * is already on the calling CPU (a socket's timer, re-armed from the CPU
- * that handles its packets), with no push policy in force (under
- * PW_MIGRATION_PUSH every arm takes the long way, pinned ones too).  It is
- * mod_timer_opts() for exactly that case, nothing left out but the tests
- * that cannot fail there:
- *  - one compare of the flags with what the thread keeps (pw__tls.lane_tf:
- *    PENDING and its CPU) proves set up, pending, not migrating, not shut
- *    down, on this CPU;
+ * The fast lane, pw_mod_timer()'s out-of-line half (timer.h calls it when
+ * fast path 1 missed inline): the re-arm network code does all day, of a
+ * pending timer that is already on the calling CPU (a socket's timer,
+ * re-armed from the CPU that handles its packets), with no push policy in
+ * force (under PW_MIGRATION_PUSH every arm takes the long way, pinned ones
+ * too).  It is mod_timer_opts() for exactly that case, nothing left out
+ * but the tests that cannot fail there:
+ *  - one compare of the flags with the thread's view (pw__tls.lane_tf)
+ *    proves set up, pending, not migrating, not shut down, on this CPU;
+ *  - one compare of the thread's runtime with the runtime's lane key
+ *    proves that the thread is a CPU of it and placement is "stay" (Linux
+ *    6.9: enqueue locally; it is local);
  *  - the base is the thread's own (pw__tls.lane_base), no CPU arithmetic;
- *  - placement is "stay" (Linux 6.9: enqueue locally; it is local) and
- *    nobody needs a kick for a timer on the arming CPU's own base, except
- *    the hierarchy when this CPU is idle in it (pw__arm_notify()'s rule);
+ *  - nobody needs a kick for a timer on the arming CPU's own base, except
+ *    the hierarchy when this CPU is idle in it (placement.h,
+ *    pw__arm_notify_own(), from the rare end lane_tail());
  *  - a contended lock is left to the long way, which waits for it.
- * Anything else goes to mod_timer_general().  The lane calls nothing but
- * in tail position, so it needs no stack frame: the instructions it runs
- * are the re-arm's own.
- * Context: as pw_mod_timer().
+ * What those three fields hold and where they are set: internal.h, "The
+ * fast lane's state".  Anything else goes to mod_timer_general().  The
+ * lane calls nothing but in tail position, so it needs no stack frame: the
+ * instructions it runs are the re-arm's own.
+ * Context: as pw_mod_timer(): any thread; tries @t's base lock (the
+ * general path takes it, and the target's when the timer moves, one at a
+ * time).
  */
-int pw__mod_timer_slow(struct pw_timer *t, uint64_t expires)
+int pw__mod_timer_lane(struct pw_timer *t, uint64_t expires)
 {
 	struct pw__tls *me = &pw__tls; /* @t is not NULL: the inline half tested it */
-	uint32_t tf = tf_load(t);
+	uint32_t tf = pw__tf_load(t);
 	struct pw_runtime *rt = t->pw_rt; /* set up with the magic; not used unless it matches */
-	/* The second test: the calling thread is a CPU of @t's runtime, and
-	 * no push policy is in force there (rt->lane_key).  lane_tf is 0 in a
-	 * thread that is no CPU: then only a set-up, idle timer of CPU 0
-	 * passes the first test, and the second never (me->rt is NULL, the
-	 * key never is). */
+	/* lane_tf is 0 in a thread that is no CPU: then only a set-up, idle
+	 * timer of CPU 0 passes the first test, and the second never (me->rt
+	 * is NULL, the key never is). */
 	if (__builtin_expect(((tf ^ me->lane_tf) & PW__TF_LANE_MASK) != PW__TF_MAGIC ||
 				     (uintptr_t)me->rt != __atomic_load_n(&rt->lane_key, __ATOMIC_RELAXED),
 			     0))
@@ -475,7 +473,7 @@ int pw__mod_timer_slow(struct pw_timer *t, uint64_t expires)
 			      __atomic_load_n(&t->pw_pprev, __ATOMIC_RELAXED));
 	if (__builtin_expect(!pw__trylock(&b->lock), 0))
 		return mod_timer_general(t, expires);
-	if (__builtin_expect(tf_load(t) != tf, 0)) /* changed before we locked */
+	if (__builtin_expect(pw__tf_load(t) != tf, 0)) /* changed before we locked */
 		return lane_retry(t, expires, b);
 	struct pw__wheel *w = &b->wheel;
 	/* forward a base whose clock lags (once a jiffy on a busy CPU); only
@@ -504,6 +502,14 @@ int pw__mod_timer_slow(struct pw_timer *t, uint64_t expires)
 		return lane_tail(rt, b, wake, bucket_expiry);
 	return 1;
 }
+
+/* The lane's exported name in 0.1.0, when it was called pw__mod_timer_slow:
+ * a program built against 0.1.0's <pinwheel/timer.h> calls it from the
+ * inline pw_mod_timer(), so it stays exported (cmake/libpinwheel.map), the
+ * same function under both names.  Not declared in any header: new code
+ * reaches the lane through pw_mod_timer().  Context: as pw_mod_timer(). */
+int pw__mod_timer_slow(struct pw_timer *t, uint64_t expires)
+	__attribute__((alias("pw__mod_timer_lane")));
 
 int pw_mod_timer_pending(struct pw_timer *t, uint64_t expires)
 {
@@ -541,7 +547,7 @@ int pw_add_timer_on(struct pw_timer *t, unsigned cpu)
 
 	int self = pw__self(rt);
 	pw__count_add(&pw__stats_mine(rt)->armed, 1);
-	tf = tf_load(t);
+	tf = pw__tf_load(t);
 	b = lock_timer_base(t, &tf);
 	if (tf & PW__TF_SHUTDOWN) {
 		ret = -ESHUTDOWN;
@@ -561,12 +567,12 @@ int pw_add_timer_on(struct pw_timer *t, unsigned cpu)
 		 * is per CPU, so a running timer may change base on its CPU) */
 		b = migrate(rt, t, b, nb, PW_TIMER_PINNED);
 	} else {
-		tf_store(t, tf | PW_TIMER_PINNED);
+		pw__tf_store(t, tf | PW_TIMER_PINNED);
 		pw__wheel_forward(&b->wheel, pw__jiffies_seen(rt));
 	}
 	uint64_t bucket_expiry = pw__wheel_add(&b->wheel, t);
 	pw__unlock(&b->lock);
-	pw__arm_notify(rt, self, b->cpu, b->kind, &b->tmigr_idle, bucket_expiry);
+	pw__arm_notify(rt, self, b, bucket_expiry);
 	return 0;
 out:
 	pw__unlock(&b->lock);
@@ -583,11 +589,11 @@ static int delete_common(struct pw_timer *t, bool shutdown)
 		return -EINVAL;
 	if (!shutdown && !pw_timer_pending(t)) /* the kernel's lockless shortcut */
 		return 0;
-	tf = tf_load(t);
+	tf = pw__tf_load(t);
 	b = lock_timer_base(t, &tf);
 	ret = detach_if_pending(b, t);
 	if (shutdown)
-		tf_store(t, tf_load(t) | PW__TF_SHUTDOWN);
+		pw__tf_store(t, pw__tf_load(t) | PW__TF_SHUTDOWN);
 	pw__unlock(&b->lock);
 	return ret;
 }
@@ -610,11 +616,11 @@ static int delete_sync_common(struct pw_timer *t, bool shutdown)
 		return -EDEADLK; /* from its own callback: it would wait for itself */
 
 	for (unsigned round = 0;; round++) {
-		uint32_t tf = tf_load(t);
+		uint32_t tf = pw__tf_load(t);
 		struct pw__base *b = lock_timer_base(t, &tf);
 
 		if (shutdown)
-			tf_store(t, tf_load(t) | PW__TF_SHUTDOWN);
+			pw__tf_store(t, pw__tf_load(t) | PW__TF_SHUTDOWN);
 		if (!is_running(t->pw_rt, b, t)) {
 			int ret = detach_if_pending(b, t);
 			pw__unlock(&b->lock);

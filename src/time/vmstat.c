@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * pw_vmstat(): vmstat-like lines for a runtime's workers, every interval:
- *   in     wake-ups + kicks received per second (vmstat's interrupts column:
- *          seed 000 (docs/seeds.md) measured 1.16M/s with migration off vs 1.5M/s on)
+ *   in     wake-ups + kicks received per second (vmstat's interrupts column,
+ *          the one seed 000's post compares with migration on and off:
+ *          docs/seeds.md)
  *   cs     context switches of the worker threads per second (from /proc)
  *   us sy id  user, system and idle time of the workers, % of their CPUs
  *   tim    timer callbacks per second;  kick  kicks per second;
@@ -18,7 +19,7 @@
 
 #include <pinwheel/stats.h>
 
-#include "clock.h"
+#include "osclock.h"
 #include "internal.h"
 
 struct totals {

@@ -193,7 +193,7 @@ static int check_list(struct pw_timer *const *head, unsigned idx, uint64_t *coun
 {
 	struct pw_timer *const *pprev = head;
 	for (struct pw_timer *t = *head; t; pprev = &t->pw_next, t = t->pw_next) {
-		uint32_t tf = pw__wheel_tf_load(t);
+		uint32_t tf = pw__tf_load(t);
 		CHECK(t->pw_pprev == pprev, "timer %p: broken pprev link (I1)", (void *)t);
 		CHECK(tf & PW__TF_PENDING, "timer %p queued without PENDING (I1)", (void *)t);
 		CHECK(((tf & PW__TF_IDX_MASK) >> PW__TF_IDX_SHIFT) == idx,

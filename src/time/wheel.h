@@ -11,8 +11,6 @@
 
 #include <pinwheel/timer.h>
 
-#include "migrating.h"
-
 #define PW_WHEEL_CLK_SHIFT 3                      /* each level 8x coarser */
 #define PW_WHEEL_LVL_BITS  6
 #define PW_WHEEL_LVL_SIZE  (1u << PW_WHEEL_LVL_BITS) /* 64 buckets a level */
@@ -103,15 +101,23 @@ static inline uint64_t pw__wheel_lvl_start(unsigned lvl)
 	return lvl ? (uint64_t)(PW_WHEEL_LVL_SIZE - 1) << pw__wheel_lvl_shift(lvl - 1) : 0;
 }
 
-static inline uint32_t pw__wheel_tf_load(const struct pw_timer *t)
+/* A wheel timer's flags word (its CPU, base, bucket and state: timer.h):
+ * the one load and the one store for it, for the wheel (bucket, PENDING)
+ * and timer.c (the rest) alike; only the MIGRATING protocol's own steps
+ * (migrating.h, on a bare flags word of either timer kind) do their own.
+ * Relaxed atomics: the word is read without the lock (pending tests, the
+ * protocol's lock step); the base lock orders the rest.
+ * pw__tf_load(): Context: any thread.
+ * pw__tf_store(): Context: the holder of the lock of the base the flags
+ * name (or the timer's owner, at setup). */
+static inline uint32_t pw__tf_load(const struct pw_timer *t)
 {
-	return pw__flags_load(&t->pw_flags);
+	return __atomic_load_n(&t->pw_flags, __ATOMIC_RELAXED);
 }
 
-/* Only the holder of the timer's base lock writes its flags (migrating.h). */
-static inline void pw__wheel_tf_store(struct pw_timer *t, uint32_t tf)
+static inline void pw__tf_store(struct pw_timer *t, uint32_t tf)
 {
-	pw__flags_store(&t->pw_flags, tf);
+	__atomic_store_n(&t->pw_flags, tf, __ATOMIC_RELAXED);
 }
 
 /* Bucket of @expires at @lvl, rounded up; its expiry in *@bucket_expiry. */
@@ -229,14 +235,14 @@ static inline void pw__wheel_requeue(struct pw__wheel *w, struct pw_timer *t, ui
 {
 	pw__wheel_unlink(w, t, tf);
 	pw__wheel_link(w, t, idx, bucket_expiry);
-	pw__wheel_tf_store(t, (tf & ~PW__TF_IDX_MASK) | (idx << PW__TF_IDX_SHIFT));
+	pw__tf_store(t, (tf & ~PW__TF_IDX_MASK) | (idx << PW__TF_IDX_SHIFT));
 }
 
 static inline void pw__wheel_enqueue(struct pw__wheel *w, struct pw_timer *t, unsigned idx,
 				     uint64_t bucket_expiry)
 {
 	pw__wheel_link(w, t, idx, bucket_expiry);
-	pw__wheel_tf_store(t, (pw__wheel_tf_load(t) & ~PW__TF_IDX_MASK) |
+	pw__tf_store(t, (pw__tf_load(t) & ~PW__TF_IDX_MASK) |
 				      (idx << PW__TF_IDX_SHIFT) | PW__TF_PENDING);
 	w->count++;
 }
@@ -252,12 +258,12 @@ static inline uint64_t pw__wheel_add(struct pw__wheel *w, struct pw_timer *t)
 
 static inline void pw__wheel_detach(struct pw__wheel *w, struct pw_timer *t)
 {
-	uint32_t tf = pw__wheel_tf_load(t);
+	uint32_t tf = pw__tf_load(t);
 
 	pw__wheel_unlink(w, t, tf);
 	pw__link_store(&t->pw_next, NULL);
 	pw__pprev_store(t, NULL);
-	pw__wheel_tf_store(t, tf & ~PW__TF_PENDING);
+	pw__tf_store(t, tf & ~PW__TF_PENDING);
 	w->count--;
 }
 

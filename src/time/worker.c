@@ -40,13 +40,14 @@
  *
  * Why a futex and not eventfd + epoll/timerfd: measured with
  * `pinwheel-bench wake` (two threads ping-pong, each sleeping with a
- * timeout and woken by the other), on the project's 2-core VM the three
- * ways cost the same within noise, 72-78 us a round trip (the VM's wake-up
- * latency is all of it); so the choice rests on what the measurement does
- * not show: the futex needs 2 system calls a wake-up (wake, wait with a
- * nanosecond timeout) where eventfd+epoll needs 3 (write, epoll_wait, read)
- * and 4 with a timerfd for a deadline finer than epoll_wait's millisecond,
- * and no descriptors; the wake-up is skipped entirely when the worker is
+ * timeout and woken by the other; figures: docs/benchmarks.md, "Sleep and
+ * kick"), the three ways cost the same within the noise, because a round
+ * trip is made of the kernel's wake-up latency, not of the calls around
+ * it; so the choice rests on what the measurement does not show: the
+ * futex needs 2 system calls a wake-up (wake, wait with a nanosecond
+ * timeout) where eventfd+epoll needs 3 (write, epoll_wait, read) and 4
+ * with a timerfd for a deadline finer than epoll_wait's millisecond, and
+ * no descriptors; the wake-up is skipped entirely when the worker is
  * not asleep (checked in user space).
  * A poll hook that wants to wait on descriptors itself can return 0 and
  * let timers wake the worker; an epoll integration can come later.

@@ -14,7 +14,7 @@
  * Configurations, the same calls behind each:
  *   (a) the 2.4 design: one wheel behind one global lock, no fast path
  *       (bench/impl_global_lock.c's multi-thread table);
- *   (b) pinwheel's per-CPU bases, re-armed through pw__mod_timer_slow()
+ *   (b) pinwheel's per-CPU bases, re-armed through pw__mod_timer_lane()
  *       (the locked part: no fast path 1);
  *   (c) pinwheel's per-CPU bases with pw_mod_timer() (2.6);
  * then (a) and (c) again with one thread, for the trend a 2-core VM can
@@ -128,7 +128,7 @@ static __attribute__((noinline)) uint64_t lab_copy_user(unsigned char *dst, cons
 }
 
 /* 2.6's mod_timer: pinwheel's inline pw_mod_timer() (fast path 1 inline,
- * else pw__mod_timer_slow()) given a frame of its own, so that the profile
+ * else pw__mod_timer_lane()) given a frame of its own, so that the profile
  * names its fast path as readprofile named the kernel's mod_timer.
  * Context: a receiving thread. */
 static __attribute__((noinline)) int lab_mod_timer(struct pw_timer *t, uint64_t expires)
@@ -156,8 +156,8 @@ static __attribute__((noinline)) void rcv_timers_pw(struct rx_thread *th, unsign
 		e1 = lab_mod_timer(&sk->delack, d);
 		e2 = lab_mod_timer(&sk->keepalive, ka);
 	} else {
-		e1 = pw__mod_timer_slow(&sk->delack, d);
-		e2 = pw__mod_timer_slow(&sk->keepalive, ka);
+		e1 = pw__mod_timer_lane(&sk->delack, d);
+		e2 = pw__mod_timer_lane(&sk->keepalive, ka);
 	}
 	if ((e1 < 0 || e2 < 0) && !th->err)
 		th->err = e1 < 0 ? e1 : e2;
@@ -340,7 +340,7 @@ static const char *const mod_timer_fns[] = {
 	/* (a): gl_mod_timer (inlined into the design's mt_rearm), its list
 	 * insert and its lock */
 	"gl_mod_timer", "mt_rearm", "internal_add", "pthread_spin",
-	/* (b), (c): pw__mod_timer_slow, lab_mod_timer (pw_mod_timer's fast
+	/* (b), (c): pw__mod_timer_lane, lab_mod_timer (pw_mod_timer's fast
 	 * path), their out-of-line parts and the base lock's slow path */
 	"mod_timer", "lane_", "arm_elsewhere", "pw__lock",
 	NULL,
