@@ -140,19 +140,52 @@ void lab_sleep_ms(unsigned ms);
 /* ------------------------------------------------------------ profile.c */
 
 /*
- * The in-process sampling profiler: SIGPROF every 1/@hz s of the process's
- * CPU time (setitimer(ITIMER_PROF): whichever thread is running takes the
- * signal), the interrupted PC resolved to a function through the
- * executable's own symbol table (static functions included) or, outside
- * it, dladdr().  lab_prof_start() clears the counts.
+ * The in-process sampling profiler (profile.c's head says how).  Two
+ * samplers: perf, a perf_event_open() software cpu-clock event per thread
+ * (hrtimer-driven, so not aliased with work on millisecond boundaries; a
+ * period near 1/@hz s of each thread's CPU time, off the millisecond grid),
+ * and ITIMER_PROF, SIGPROF every 1/@hz s of the process's CPU time, taken
+ * on the kernel's tick (aliased).  Either way the sampled PC is resolved to
+ * a function through the executable's own symbol table (static functions
+ * included) or, outside it, dladdr().  lab_prof_start() clears the counts.
  * Context: main thread; one profile at a time.  Return: 0 or -errno.
  */
+enum lab_prof_sampler {
+	LAB_PROF_AUTO,   /* perf where allowed, else ITIMER_PROF and one warning
+			  * line on stderr; PW_LAB_PROFILER=perf|itimer in the
+			  * environment picks one */
+	LAB_PROF_PERF,   /* perf only: -errno where perf_event_open() fails */
+	LAB_PROF_ITIMER, /* ITIMER_PROF only */
+};
+/* lab_prof_start_with(@hz, LAB_PROF_AUTO). */
 int lab_prof_start(unsigned hz);
+int lab_prof_start_with(unsigned hz, enum lab_prof_sampler how);
 void lab_prof_stop(void);
+/* The running or last profile's sampler and figures. */
+struct lab_prof_info {
+	enum lab_prof_sampler sampler; /* LAB_PROF_PERF or LAB_PROF_ITIMER (0: none yet) */
+	unsigned long period_ns;       /* of each thread's CPU time (perf), of the
+					* process's (ITIMER_PROF) */
+	unsigned threads;              /* perf: threads sampled, in all */
+	unsigned unprofiled;           /* perf: threads whose event failed to open */
+	unsigned long lost;            /* samples lost (perf's ring full, the PC
+					* buffer full), counted in the total; after stop */
+	unsigned long samples;         /* so far (running), in all (stopped) */
+	unsigned long kernel;          /* perf: samples taken in the kernel (a system
+					* call, a fault), charged to the user PC the
+					* thread returns to, as ITIMER_PROF does */
+	int user_only;                 /* perf: user-mode samples only (not allowed
+					* in the kernel: perf_event_paranoid 2) */
+	char fallback[160];            /* why perf was not used ("" when it was, or
+					* when ITIMER_PROF was asked for) */
+};
+void lab_prof_info(struct lab_prof_info *out);
 /* Ticks counted since lab_prof_start(). */
 unsigned long lab_prof_total(void);
 /* The top @top functions, as readprofile prints them ("ticks function
- * share%"), into @buf.  Return: total ticks. */
+ * share%"), into @buf, after a line "    # sampler: ..." naming the sampler
+ * and its period (no count first: the readers of the lines skip it).
+ * Return: total ticks. */
 unsigned long lab_prof_format(char *buf, size_t len, unsigned top);
 /* Share (0..1) of the ticks in functions whose name contains one of the
  * NULL-terminated @substrs. */

@@ -841,11 +841,19 @@ int lab_seed001(const struct lab_opts *o, struct lab_result *r)
 									   : fig[2].max_late));
 
 	/* the honest reading */
-	lab_note(r, "the profiler asked for %u Hz of CPU time and got %.0f ticks per CPU-s: "
-		    "ITIMER_PROF is checked on the kernel's tick; per CPU-s (packets per second of "
-		    "this process's CPU time) corrects for a VM whose CPUs other work shares",
-		 PROF_HZ, cpu > 0 ? ticks / cpu : 0);
-	lab_note(r, "the profile counts CPU time only (ITIMER_PROF), so shares are of busy "
+	struct lab_prof_info pi;
+	lab_prof_info(&pi);
+	lab_note(r, "the profiler asked for %u Hz of CPU time and got %.0f ticks per CPU-s: %s%s; "
+		    "per CPU-s (packets per second of this process's CPU time) corrects for a VM "
+		    "whose CPUs other work shares",
+		 PROF_HZ, cpu > 0 ? ticks / cpu : 0,
+		 pi.sampler == LAB_PROF_PERF
+			 ? "perf cpu-clock per thread, its period moved off the millisecond grid "
+			   "so as not to alias with the jiffies (docs/lab.md)"
+			 : "ITIMER_PROF is checked on the kernel's tick, and its samples alias "
+			   "with the jiffies",
+		 pi.sampler != LAB_PROF_PERF && pi.fallback[0] ? " (perf was not allowed)" : "");
+	lab_note(r, "the profile counts CPU time only, so shares are of busy "
 		    "time; the seed's 0.92%% was of all ticks, 94%% of them cpu_idle: of its busy "
 		    "ticks mod_timer was about %.0f%%",
 		 100.0 * 218033 / (23581672.0 - 22193477.0));
