@@ -51,8 +51,11 @@ BENCH_IMPL(bench_impl_heap);
 BENCH_IMPL(bench_impl_heap4);
 BENCH_IMPL(bench_impl_global_lock);
 
-extern uint64_t bench_fired; /* callbacks run, by every implementation */
+extern uint64_t bench_fired; /* callbacks run, by every implementation but
+			      * global-lock (tools/common/gl24.c counts its own) */
 
+/* now_ns() (tools/common/now.h), out of line: what the implementations
+ * time with. */
 uint64_t bench_now_ns(void);
 uint64_t bench_rand(void);
 

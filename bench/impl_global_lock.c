@@ -1,315 +1,35 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Reference design for the benchmark: the Linux 2.4 timer subsystem as seed
- * 001 found it.  One cascading wheel (a 256-slot first vector and four of
- * 64, timers cascaded down a level as time reaches them, the clock stepped
- * one tick at a time) behind one global lock (timerlist_lock), and no
- * mod_timer fast path: every re-arm takes the lock, detaches and re-adds.
- * Written here from the design, for comparison only; not part of the
- * library.  The multi-thread runs (scaling) use the same structure.
+ * pinwheel-bench's "global-lock": the Linux 2.4 reference design
+ * (tools/common/gl24.c, which pinwheel-lab seed001 shares) through the
+ * bench's ops table, and its multi-thread table for the scaling run.  The
+ * design's random arms draw from the bench's stream (bench_rand()), as the
+ * other implementations' do; its callbacks count in gl24_fired (its
+ * expire_round reports them).
+ * Threads: the getters on the main thread, before the runs.  No locks.
  */
 #define _GNU_SOURCE
-#include <errno.h>
-#include <pthread.h>
-#include <stdlib.h>
-
 #include "bench.h"
+#include "gl24.h"
 #include "scaling.h"
 
-#define TVR_BITS 8
-#define TVN_BITS 6
-#define TVR_SIZE (1u << TVR_BITS)
-#define TVN_SIZE (1u << TVN_BITS)
-
-struct gl_link {
-	struct gl_link *next, *prev;
-};
-
-struct gl_timer {
-	struct gl_link link; /* next == NULL: not pending */
-	uint64_t expires;
-	void (*fn)(struct gl_timer *);
-};
-
-static struct {
-	pthread_spinlock_t lock; /* timerlist_lock */
-	uint64_t timer_jiffies;
-	unsigned idx[5];
-	struct gl_link tv1[TVR_SIZE];
-	struct gl_link tvn[4][TVN_SIZE];
-} gl;
-
-static struct gl_timer *tm;
-static unsigned count;
-static enum pw_clock_id clk;
-static uint64_t sim_j;
-
-static void list_init(struct gl_link *h)
-{
-	h->next = h->prev = h;
-}
-
-static void list_add_tail(struct gl_link *n, struct gl_link *h)
-{
-	n->prev = h->prev;
-	n->next = h;
-	h->prev->next = n;
-	h->prev = n;
-}
-
-static void list_del(struct gl_link *n)
-{
-	n->prev->next = n->next;
-	n->next->prev = n->prev;
-	n->next = n->prev = NULL;
-}
-
-/* Context: gl.lock held. */
-static void internal_add(struct gl_timer *t)
-{
-	uint64_t e = t->expires, d = e - gl.timer_jiffies;
-	struct gl_link *vec;
-	if ((int64_t)d < 0)
-		vec = &gl.tv1[gl.timer_jiffies & (TVR_SIZE - 1)];
-	else if (d < TVR_SIZE)
-		vec = &gl.tv1[e & (TVR_SIZE - 1)];
-	else if (d < 1ull << (TVR_BITS + TVN_BITS))
-		vec = &gl.tvn[0][(e >> TVR_BITS) & (TVN_SIZE - 1)];
-	else if (d < 1ull << (TVR_BITS + 2 * TVN_BITS))
-		vec = &gl.tvn[1][(e >> (TVR_BITS + TVN_BITS)) & (TVN_SIZE - 1)];
-	else if (d < 1ull << (TVR_BITS + 3 * TVN_BITS))
-		vec = &gl.tvn[2][(e >> (TVR_BITS + 2 * TVN_BITS)) & (TVN_SIZE - 1)];
-	else
-		vec = &gl.tvn[3][(e >> (TVR_BITS + 3 * TVN_BITS)) & (TVN_SIZE - 1)];
-	list_add_tail(&t->link, vec);
-}
-
-static int gl_mod_timer(struct gl_timer *t, uint64_t expires)
-{
-	pthread_spin_lock(&gl.lock);
-	int ret = t->link.next != NULL;
-	t->expires = expires;
-	if (ret)
-		list_del(&t->link);
-	internal_add(t);
-	pthread_spin_unlock(&gl.lock);
-	return ret;
-}
-
-static int gl_del_timer(struct gl_timer *t)
-{
-	pthread_spin_lock(&gl.lock);
-	int ret = t->link.next != NULL;
-	if (ret)
-		list_del(&t->link);
-	pthread_spin_unlock(&gl.lock);
-	return ret;
-}
-
-/* Context: gl.lock held.  Re-add every timer of vector @n's current slot.
- * The slot is emptied onto a local list first: a timer armed while
- * timer_jiffies lagged far behind the clock (a long run of due ticks) can
- * map to the very slot being cascaded, and re-adding it there while walking
- * that list would walk it forever (found when the benchmark hung at 1e6
- * timers on a loaded machine). */
-static void cascade(unsigned n)
-{
-	struct gl_link *head = &gl.tvn[n][gl.idx[n + 1]], local;
-	if (head->next == head) {
-		list_init(&local);
-	} else {
-		local.next = head->next;
-		local.prev = head->prev;
-		local.next->prev = &local;
-		local.prev->next = &local;
-		list_init(head);
-	}
-	gl.idx[n + 1] = (gl.idx[n + 1] + 1) & (TVN_SIZE - 1);
-	while (local.next != &local) {
-		struct gl_link *c = local.next;
-		list_del(c);
-		internal_add((struct gl_timer *)c);
-	}
-}
-
-static uint64_t gl_run(uint64_t jnow)
-{
-	uint64_t n = 0;
-	pthread_spin_lock(&gl.lock);
-	while ((int64_t)(jnow - gl.timer_jiffies) >= 0) {
-		if (!gl.idx[0]) {
-			unsigned lvl = 0;
-			do
-				cascade(lvl);
-			while (gl.idx[lvl + 1] == 1 && ++lvl < 4);
-		}
-		struct gl_link *head = &gl.tv1[gl.idx[0]];
-		while (head->next != head) {
-			struct gl_timer *t = (struct gl_timer *)head->next;
-			list_del(&t->link);
-			pthread_spin_unlock(&gl.lock);
-			t->fn(t);
-			n++;
-			pthread_spin_lock(&gl.lock);
-		}
-		gl.timer_jiffies++;
-		gl.idx[0] = (gl.idx[0] + 1) & (TVR_SIZE - 1);
-	}
-	pthread_spin_unlock(&gl.lock);
-	return n;
-}
-
-static void cb(struct gl_timer *t)
-{
-	(void)t;
-	bench_count();
-}
-
-static uint64_t now_j(void)
-{
-	return clk == PW_CLOCK_SIM ? sim_j : bench_now_ns() / 1000000;
-}
-
-static int setup(unsigned n, enum pw_clock_id clock)
-{
-	clk = clock;
-	sim_j = 10000;
-	pthread_spin_init(&gl.lock, PTHREAD_PROCESS_PRIVATE);
-	gl.timer_jiffies = now_j();
-	for (unsigned i = 0; i < TVR_SIZE; i++)
-		list_init(&gl.tv1[i]);
-	for (unsigned v = 0; v < 4; v++)
-		for (unsigned i = 0; i < TVN_SIZE; i++)
-			list_init(&gl.tvn[v][i]);
-	/* the vector indexes follow timer_jiffies, as 2.4's did from boot */
-	gl.idx[0] = gl.timer_jiffies & (TVR_SIZE - 1);
-	for (unsigned v = 0; v < 4; v++)
-		gl.idx[v + 1] = (unsigned)((gl.timer_jiffies >> (TVR_BITS + v * TVN_BITS)) + 1) &
-				(TVN_SIZE - 1);
-	tm = calloc(n, sizeof(*tm));
-	if (!tm)
-		return -ENOMEM;
-	count = n;
-	uint64_t j = now_j();
-	for (unsigned i = 0; i < n; i++) {
-		tm[i].fn = cb;
-		gl_mod_timer(&tm[i], j + 1000 + bench_rand() % 9000);
-	}
-	return 0;
-}
-
-static uint64_t poll_due(void)
-{
-	return gl_run(now_j());
-}
-
-static void rearm(const unsigned *idx, const uint64_t *delta, size_t n, uint64_t jn)
-{
-	for (size_t k = 0; k < n; k++)
-		gl_mod_timer(&tm[idx[k]], jn + delta[k]);
-}
-
-static void rearm_same(unsigned first, size_t n)
-{
-	for (size_t k = 0; k < n; k++, first = first + 1 == count ? 0 : first + 1)
-		gl_mod_timer(&tm[first], tm[first].expires);
-}
-
-static void cancel_add(const unsigned *idx, const uint64_t *delta, size_t n, uint64_t jn)
-{
-	for (size_t k = 0; k < n; k++) {
-		gl_del_timer(&tm[idx[k]]);
-		gl_mod_timer(&tm[idx[k]], jn + delta[k]);
-	}
-}
-
-static uint64_t expire_round(unsigned n, uint64_t window_j, double *ns)
-{
-	uint64_t before = bench_fired;
-	for (unsigned i = 0; i < n; i++)
-		gl_mod_timer(&tm[i], sim_j + 1 + bench_rand() % window_j);
-	uint64_t t0 = bench_now_ns();
-	sim_j += window_j + 1;
-	gl_run(sim_j);
-	*ns = (double)(bench_now_ns() - t0);
-	return bench_fired - before;
-}
-
-static void arm(unsigned k, uint64_t expires_j)
-{
-	gl_mod_timer(&tm[k], expires_j);
-}
-
-static void cancel(unsigned k)
-{
-	gl_del_timer(&tm[k]);
-}
-
-static size_t extra(unsigned n)
-{
-	(void)n;
-	return 0;
-}
-
-static void teardown(void)
-{
-	pthread_spin_destroy(&gl.lock);
-	free(tm);
-	tm = NULL;
-}
-
-static const struct bench_impl global_lock = {
-	"global-lock", setup, now_j, poll_due, rearm, rearm_same, cancel_add, expire_round,
-	arm, cancel, sizeof(struct gl_timer), extra, teardown,
-};
+static struct bench_impl global_lock;
 
 const struct bench_impl *bench_impl_global_lock(const char **why)
 {
 	(void)why;
+	const struct gl24_ops *o = &gl24_ops;
+	gl24_set_rand(bench_rand);
+	global_lock = (struct bench_impl){
+		"global-lock", o->setup, o->now_j, o->poll, o->rearm, o->rearm_same,
+		o->cancel_add, o->expire_round, o->arm, o->cancel, o->timer_bytes,
+		o->extra_bytes, o->teardown,
+	};
 	return &global_lock;
 }
 
-/* ---- the multi-thread table (scaling): every worker's timers in the one
- * wheel behind the one lock, as every CPU's were in 2.4 ------------------ */
-
-static unsigned mt_per;
-
-static int mt_setup(unsigned workers, unsigned per_worker)
-{
-	mt_per = per_worker;
-	return setup(workers * per_worker, PW_CLOCK_MONOTONIC);
-}
-
-static int mt_enter(unsigned w)
-{
-	(void)w;
-	return 0;
-}
-
-static void mt_rearm(unsigned w, const unsigned *idx, const uint64_t *delta, size_t n)
-{
-	uint64_t jn = now_j();
-	struct gl_timer *mine = &tm[(size_t)w * mt_per];
-	for (size_t k = 0; k < n; k++)
-		gl_mod_timer(&mine[idx[k]], jn + delta[k]);
-}
-
-static void mt_poll(unsigned w)
-{
-	(void)w;
-	gl_run(now_j());
-}
-
-static void mt_leave(unsigned w)
-{
-	(void)w;
-}
-
-static const struct mt_impl mt_global_lock = {
-	"global-lock", mt_setup, mt_enter, mt_rearm, mt_poll, mt_leave, teardown,
-};
-
 const struct mt_impl *mt_impl_global_lock(void)
 {
-	return &mt_global_lock;
+	gl24_set_rand(bench_rand);
+	return gl24_mt_impl();
 }

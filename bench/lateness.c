@@ -25,14 +25,8 @@
 #include <pinwheel/pinwheel.h>
 
 #include "lateness.h"
+#include "now.h"
 #include "progress.h"
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static void sleep_until(uint64_t ns)
 {
@@ -112,14 +106,14 @@ int lateness_main(unsigned samples, int json, const char *machine)
 		pw_hrtimer_start(&t, delay, PW_HRTIMER_MODE_REL);
 		while (!fired) {
 			uint64_t next = pw_next_expiry_ns(lrt, 0);
-			if (next > mono_ns())
+			if (next > now_ns())
 				sleep_until(next);
 			pw_run_timers(lrt, 0);
 		}
 		/* baseline: the same thread sleeping to a deadline itself */
-		uint64_t deadline = mono_ns() + delay;
+		uint64_t deadline = now_ns() + delay;
 		sleep_until(deadline);
-		uint64_t now = mono_ns();
+		uint64_t now = now_ns();
 		late_os[i] = now > deadline ? now - deadline : 0;
 	}
 	progress_end();

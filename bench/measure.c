@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "measure.h"
+#include "now.h"
 
 #define BATCH 256
 
@@ -30,9 +31,7 @@ uint64_t bench_rand(void)
 
 uint64_t bench_now_ns(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return now_ns();
 }
 
 static int cmp_double(const void *a, const void *b)

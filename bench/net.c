@@ -46,35 +46,42 @@
 
 #include "bench.h"
 #include "net.h"
+#include "now.h"
+#include "pktpool.h"
 #include "progress.h"
-#include "sched/fq.h" /* fq's watchdog arm count */
 
-struct pool {
-	struct pw_pkt *pkts;
-	struct pw_pkt *free;
-	uint64_t sent, dropped;
+/* The single-thread runs' packets: @npkt of them without bytes, one slot,
+ * and the driver that counts what the layer releases and puts it back
+ * (tools/common/pktpool.h), for one thread (the simulated clock's). */
+struct net_pool {
+	struct pktpool pool;
+	struct pktdrv drv;
 };
 
-static int b_xmit(struct pw_netdev *dev, unsigned txq, struct pw_pkt *p, void *ctx)
+/* @np with @npkt packets; @dc: the driver's hooks (zeroed: none).
+ * Return: 0; -ENOMEM. */
+static int np_init(struct net_pool *np, unsigned npkt, struct pktdrv_cfg *dc)
 {
-	(void)dev, (void)txq;
-	struct pool *pl = ctx;
-	p->pw_next = pl->free;
-	pl->free = p;
-	pl->sent++;
-	return PW_NETDEV_TX_OK;
+	const struct pktpool_cfg pc = {
+		.nslots = 1, .pkt_size = sizeof(struct ppkt), .prealloc = npkt, .max = npkt,
+	};
+	if (pktpool_init(&np->pool, &pc))
+		return -ENOMEM;
+	dc->pool = &np->pool;
+	dc->flags = PKTDRV_ONE_THREAD;
+	if (pktdrv_init(&np->drv, dc)) {
+		pktpool_destroy(&np->pool);
+		return -ENOMEM;
+	}
+	return 0;
 }
 
-static void b_drop(struct pw_netdev *dev, struct pw_pkt *p, enum pw_drop_reason r, void *ctx)
+/* Free @np (its device is gone: every packet is back). */
+static void np_free(struct net_pool *np)
 {
-	(void)dev, (void)r;
-	struct pool *pl = ctx;
-	p->pw_next = pl->free;
-	pl->free = p;
-	pl->dropped++;
+	pktdrv_destroy(&np->drv);
+	pktpool_destroy(&np->pool);
 }
-
-static const struct pw_netdev_ops b_ops = { .xmit = b_xmit, .drop = b_drop };
 
 struct net_cfg {
 	const char *name;
@@ -138,9 +145,7 @@ static const struct net_cfg shapers[] = {
 
 static double now_s(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+	return (double)now_ns() * 1e-9;
 }
 
 /* One measurement: packets/s, or a negative errno. */
@@ -155,20 +160,16 @@ static double run_one(const struct net_cfg *c, unsigned inflight, unsigned batch
 	struct pw_runtime *rt;
 	if (pw_runtime_create(&cfg, &rt))
 		return -ENOMEM;
-	struct pool pl = { 0 };
+	struct net_pool np;
+	struct pktdrv_cfg dc = { 0 };
 	unsigned npkt = inflight * 2 + 1024;
-	pl.pkts = calloc(npkt, sizeof(*pl.pkts));
-	if (!pl.pkts) {
+	if (np_init(&np, npkt, &dc)) {
 		pw_runtime_destroy(rt);
 		return -ENOMEM;
 	}
-	for (unsigned i = 0; i < npkt; i++) {
-		pl.pkts[i].pw_next = pl.free;
-		pl.free = &pl.pkts[i];
-	}
 	struct pw_netdev *dev;
 	double r = -EINVAL;
-	if (pw_netdev_create(rt, "eth0", c->ntxq, &b_ops, &pl, &dev))
+	if (pw_netdev_create(rt, "eth0", c->ntxq, &pktdrv_ops, &np.drv, &dev))
 		goto out;
 	if (c->ntxq > 1) { /* CPU 0 may use every queue: the hash spreads */
 		uint64_t m = 1;
@@ -192,17 +193,17 @@ static double run_one(const struct net_cfg *c, unsigned inflight, unsigned batch
 		if (i == warm) {
 			t0 = now_s();
 			sim0 = pw_now_ns(rt);
-			sent0 = pl.sent;
+			sent0 = pktdrv_sent(&np.drv);
 		}
-		struct pw_pkt *p = pl.free;
-		if (!p) { /* the qdisc holds more than 2x in flight: overload */
+		struct ppkt *pp = pktpool_get(&np.pool, 0);
+		if (!pp) { /* the qdisc holds more than 2x in flight: overload */
 			pw_cpu_exit(rt);
 			fprintf(stderr, "pinwheel-bench net: %s: more than %u packets queued\n",
 				c->name, npkt);
 			r = -ENOBUFS;
 			goto out_dev;
 		}
-		pl.free = p->pw_next;
+		struct pw_pkt *p = &pp->pkt;
 		pw_pkt_init(p, NULL, 1000);
 		h = h * 1103515245u + 12345u;
 		p->hash = h;
@@ -228,7 +229,7 @@ static double run_one(const struct net_cfg *c, unsigned inflight, unsigned batch
 	double t = now_s() - t0;
 	if (sim_bps) {
 		uint64_t dt = pw_now_ns(rt) - sim0;
-		*sim_bps = dt ? (double)(pl.sent - sent0) * 1000.0 * 8e9 / (double)dt : 0;
+		*sim_bps = dt ? (double)(pktdrv_sent(&np.drv) - sent0) * 1000.0 * 8e9 / (double)dt : 0;
 	}
 	pw_cpu_exit(rt);
 	struct pw_qdisc_stats st;
@@ -238,14 +239,14 @@ out_dev:
 	pw_netdev_destroy(dev);
 out:
 	pw_runtime_destroy(rt);
-	free(pl.pkts);
+	np_free(&np);
 	return r;
 }
 
 /* ------------------------------------------------------------------ fq */
 
 struct fq_pool {
-	struct pool pl;
+	struct net_pool np;
 	bool in_advance;
 	uint64_t last_fire, fires;
 	struct pw_runtime *rt;
@@ -253,10 +254,12 @@ struct fq_pool {
 	uint8_t *window; /* per flow: its packets in the layer */
 };
 
-static int fq_xmit(struct pw_netdev *dev, unsigned txq, struct pw_pkt *p, void *ctx)
+/* The driver's xmit hook: the flow's window, the watchdog's expiries. */
+static int fq_xmit(struct pktdrv *drv, unsigned txq, struct ppkt *p, int self)
 {
-	struct fq_pool *fp = ctx;
-	fp->window[p->sk - fp->socks]--;
+	(void)txq, (void)self;
+	struct fq_pool *fp = drv->arg;
+	fp->window[p->pkt.sk - fp->socks]--;
 	if (fp->in_advance) { /* sent from the watchdog: one expiry per time */
 		uint64_t t = pw_now_ns(fp->rt);
 		if (t != fp->last_fire) {
@@ -264,17 +267,16 @@ static int fq_xmit(struct pw_netdev *dev, unsigned txq, struct pw_pkt *p, void *
 			fp->last_fire = t;
 		}
 	}
-	return b_xmit(dev, txq, p, &fp->pl);
+	return PKTDRV_DONE;
 }
 
-static void fq_drop(struct pw_netdev *dev, struct pw_pkt *p, enum pw_drop_reason r, void *ctx)
+/* The driver's drop hook: the flow's window. */
+static void fq_drop(struct pktdrv *drv, struct ppkt *p, unsigned r, int self)
 {
-	struct fq_pool *fp = ctx;
-	fp->window[p->sk - fp->socks]--;
-	b_drop(dev, p, r, &fp->pl);
+	(void)r, (void)self;
+	struct fq_pool *fp = drv->arg;
+	fp->window[p->pkt.sk - fp->socks]--;
 }
-
-static const struct pw_netdev_ops fq_bops = { .xmit = fq_xmit, .drop = fq_drop };
 
 #define FQ_RATE 3000000ull /* bytes/s a flow */
 #define FQ_LEN 1000u
@@ -295,17 +297,17 @@ static double fq_run_one(unsigned flows, unsigned slack_ns, unsigned packets, do
 	memset(&fp, 0, sizeof(fp));
 	fp.rt = rt;
 	unsigned npkt = flows * 4 + 1024;
-	fp.pl.pkts = calloc(npkt, sizeof(*fp.pl.pkts));
+	struct pktdrv_cfg dc = { .xmit = fq_xmit, .drop = fq_drop, .arg = &fp };
+	if (np_init(&fp.np, npkt, &dc)) {
+		pw_runtime_destroy(rt);
+		return -ENOMEM;
+	}
 	struct pw_sock *socks = calloc(flows, sizeof(*socks));
 	fp.socks = socks;
 	fp.window = calloc(flows, 1);
 	double r = -ENOMEM;
-	if (!fp.pl.pkts || !socks || !fp.window)
+	if (!socks || !fp.window)
 		goto out;
-	for (unsigned i = 0; i < npkt; i++) {
-		fp.pl.pkts[i].pw_next = fp.pl.free;
-		fp.pl.free = &fp.pl.pkts[i];
-	}
 	for (unsigned k = 0; k < flows; k++) {
 		pw_sock_init(&socks[k], rt, NULL);
 		socks[k].sk_hash = k;
@@ -313,7 +315,7 @@ static double fq_run_one(unsigned flows, unsigned slack_ns, unsigned packets, do
 	}
 	r = -EINVAL;
 	struct pw_netdev *dev;
-	if (pw_netdev_create(rt, "eth0", 1, &fq_bops, &fp, &dev))
+	if (pw_netdev_create(rt, "eth0", 1, &pktdrv_ops, &fp.np.drv, &dev))
 		goto out;
 	unsigned buckets = 1;
 	while (buckets < flows)
@@ -335,29 +337,27 @@ static double fq_run_one(unsigned flows, unsigned slack_ns, unsigned packets, do
 	unsigned warm = flows * 3 < 30000 ? 30000 : flows * 3;
 	double t0 = 0;
 	uint64_t arms0 = 0, fires0 = 0;
-	struct pw__qdisc *q = dev->txq[0].qdisc;
-	struct fq_priv *fq = pw__qdisc_priv(q);
 	uint64_t sent0 = 0;
 	bool timing = false;
-	for (unsigned i = 0; fp.pl.sent < (uint64_t)warm + packets + sent0; i++) {
-		if (!timing && fp.pl.sent >= warm) {
+	for (unsigned i = 0; pktdrv_sent(&fp.np.drv) < (uint64_t)warm + packets + sent0; i++) {
+		if (!timing && pktdrv_sent(&fp.np.drv) >= warm) {
 			timing = true;
 			t0 = now_s();
-			arms0 = fq->wd.arms;
+			arms0 = pw_netdev_watchdog_arms(dev, 0);
 			fires0 = fp.fires;
-			sent0 = fp.pl.sent - warm;
+			sent0 = pktdrv_sent(&fp.np.drv) - warm;
 		}
 		unsigned k = i % flows;
 		while (fp.window[k] < 2) {
-		struct pw_pkt *p = fp.pl.free;
-		if (!p) {
+		struct ppkt *pp = pktpool_get(&fp.np.pool, 0);
+		if (!pp) {
 			pw_cpu_exit(rt);
 			fprintf(stderr, "pinwheel-bench net: fq %u flows: more than %u packets queued\n",
 				flows, npkt);
 			r = -ENOBUFS;
 			goto out_dev;
 		}
-		fp.pl.free = p->pw_next;
+		struct pw_pkt *p = &pp->pkt;
 		pw_pkt_init(p, NULL, FQ_LEN);
 		p->sk = &socks[k];
 		fp.window[k]++;
@@ -377,15 +377,15 @@ static double fq_run_one(unsigned flows, unsigned slack_ns, unsigned packets, do
 	}
 	double t = now_s() - t0;
 	pw_cpu_exit(rt);
-	packets = (unsigned)(fp.pl.sent - warm - sent0); /* sent while timed */
-	*arms = (double)(fq->wd.arms - arms0) / packets;
+	packets = (unsigned)(pktdrv_sent(&fp.np.drv) - warm - sent0); /* sent while timed */
+	*arms = (double)(pw_netdev_watchdog_arms(dev, 0) - arms0) / packets;
 	*fires = (double)(fp.fires - fires0) / packets;
 	r = t > 0 ? (double)packets / t : 0;
 out_dev:
 	pw_netdev_destroy(dev);
 out:
 	pw_runtime_destroy(rt);
-	free(fp.pl.pkts);
+	np_free(&fp.np);
 	free(socks);
 	free(fp.window);
 	return r;
@@ -620,40 +620,21 @@ int net_main(unsigned packets, const unsigned *inflight, unsigned ninflight,
 
 #define MAXW 64
 
-struct wpool {
-	struct pw_pkt *free; /* atomic: a stack, pushed by any thread, taken whole by its CPU */
-	struct pw_pkt *local; /* its CPU's: what it took and has not sent yet */
-	uint64_t xmits;      /* atomic */
+/* Each CPU's sender state, written by its worker only. */
+struct wcpu {
 	uint32_t h;
 } __attribute__((aligned(64)));
 
+/* The run: a pool slot per CPU (packets come back to their sender's slot,
+ * from whichever CPU sent them: tools/common/pktpool.h) and a driver that
+ * counts per CPU. */
 struct wctx {
-	struct wpool pool[MAXW];
+	struct pktpool pool;
+	struct pktdrv drv;
+	struct wcpu cpu[MAXW];
 	struct pw_netdev *dev;
 	int stop; /* atomic */
 };
-
-static int w_xmit(struct pw_netdev *dev, unsigned txq, struct pw_pkt *p, void *ctx)
-{
-	(void)dev, (void)txq;
-	struct wpool *pl = &((struct wctx *)ctx)->pool[p->user];
-	struct pw_pkt *head = __atomic_load_n(&pl->free, __ATOMIC_RELAXED);
-	do
-		p->pw_next = head;
-	while (!__atomic_compare_exchange_n(&pl->free, &head, p, true, __ATOMIC_RELEASE,
-					    __ATOMIC_RELAXED));
-	__atomic_fetch_add(&pl->xmits, 1, __ATOMIC_RELAXED);
-	return PW_NETDEV_TX_OK;
-}
-
-static void w_drop(struct pw_netdev *dev, struct pw_pkt *p, enum pw_drop_reason r, void *ctx)
-{
-	(void)r;
-	w_xmit(dev, 0, p, ctx); /* back to its pool; not counted as sent */
-	__atomic_fetch_sub(&((struct wctx *)ctx)->pool[p->user].xmits, 1, __ATOMIC_RELAXED);
-}
-
-static const struct pw_netdev_ops w_ops = { .xmit = w_xmit, .drop = w_drop };
 
 static int w_poll(struct pw_runtime *rt, unsigned cpu, void *arg)
 {
@@ -661,18 +642,16 @@ static int w_poll(struct pw_runtime *rt, unsigned cpu, void *arg)
 	struct wctx *w = arg;
 	if (__atomic_load_n(&w->stop, __ATOMIC_ACQUIRE))
 		return 0;
-	struct wpool *pl = &w->pool[cpu];
-	if (!pl->local) /* the owner takes the whole stack: no ABA */
-		pl->local = __atomic_exchange_n(&pl->free, NULL, __ATOMIC_ACQUIRE);
+	struct wcpu *wc = &w->cpu[cpu];
 	int n = 0;
-	while (pl->local && n < 32) {
-		struct pw_pkt *p = pl->local;
-		pl->local = p->pw_next;
-		pw_pkt_init(p, NULL, 1000);
-		p->user = cpu;
-		pl->h = pl->h * 1103515245u + 12345u;
-		p->hash = pl->h;
-		pw_dev_queue_xmit(w->dev, p);
+	while (n < 32) {
+		struct ppkt *p = pktpool_get(&w->pool, (int)cpu);
+		if (!p)
+			break;
+		pw_pkt_init(&p->pkt, NULL, 1000);
+		wc->h = wc->h * 1103515245u + 12345u;
+		p->pkt.hash = wc->h;
+		pw_dev_queue_xmit(w->dev, &p->pkt);
 		n++;
 	}
 	return n;
@@ -686,12 +665,9 @@ static double cpu_s(void)
 	       (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
 }
 
-static uint64_t w_total(struct wctx *w, unsigned n)
+static uint64_t w_total(struct wctx *w)
 {
-	uint64_t s = 0;
-	for (unsigned c = 0; c < n; c++)
-		s += __atomic_load_n(&w->pool[c].xmits, __ATOMIC_RELAXED);
-	return s;
+	return pktdrv_sent(&w->drv);
 }
 
 /* One run: packets/s over all CPUs, CPU seconds per packet in *cpp. */
@@ -705,21 +681,28 @@ static int run_workers(const struct net_cfg *c, unsigned workers, unsigned infli
 	if (pw_runtime_create(&cfg, &rt))
 		return -ENOMEM;
 	struct wctx *w = aligned_alloc(64, sizeof(*w));
-	struct pw_pkt *pk = calloc((size_t)workers * inflight, sizeof(*pk));
 	int rc = -ENOMEM;
-	if (!w || !pk)
-		goto out;
-	memset(w, 0, sizeof(*w));
-	for (unsigned cpu = 0; cpu < workers; cpu++) {
-		w->pool[cpu].h = cpu + 1;
-		for (unsigned i = 0; i < inflight; i++) {
-			struct pw_pkt *p = &pk[(size_t)cpu * inflight + i];
-			p->pw_next = w->pool[cpu].free;
-			w->pool[cpu].free = p;
-		}
+	if (!w) {
+		pw_runtime_destroy(rt);
+		return rc;
 	}
+	memset(w, 0, sizeof(*w));
+	const struct pktpool_cfg pc = {
+		.nslots = workers, .pkt_size = sizeof(struct ppkt), .prealloc = inflight,
+		.max = inflight,
+	};
+	if ((rc = pktpool_init(&w->pool, &pc))) {
+		pw_runtime_destroy(rt);
+		free(w);
+		return rc;
+	}
+	const struct pktdrv_cfg dc = { .pool = &w->pool };
+	if ((rc = pktdrv_init(&w->drv, &dc)))
+		goto out;
+	for (unsigned cpu = 0; cpu < workers; cpu++)
+		w->cpu[cpu].h = cpu + 1;
 	unsigned ntxq = c->ntxq > 1 ? c->ntxq : workers;
-	rc = pw_netdev_create(rt, "eth0", ntxq, &w_ops, w, &w->dev);
+	rc = pw_netdev_create(rt, "eth0", ntxq, &pktdrv_ops, &w->drv, &w->dev);
 	if (rc)
 		goto out;
 	char err[256];
@@ -736,11 +719,11 @@ static int run_workers(const struct net_cfg *c, unsigned workers, unsigned infli
 		goto out_dev;
 	struct timespec warm = { 0, 300000000 };
 	nanosleep(&warm, NULL);
-	uint64_t n0 = w_total(w, workers);
+	uint64_t n0 = w_total(w);
 	double t0 = now_s(), c0 = cpu_s();
 	struct timespec run = { ms / 1000, (long)(ms % 1000) * 1000000 };
 	nanosleep(&run, NULL);
-	uint64_t n1 = w_total(w, workers);
+	uint64_t n1 = w_total(w);
 	double t1 = now_s(), c1 = cpu_s();
 	__atomic_store_n(&w->stop, 1, __ATOMIC_RELEASE);
 	pw_runtime_stop(rt);
@@ -751,7 +734,8 @@ out_dev:
 	pw_netdev_destroy(w->dev);
 out:
 	pw_runtime_destroy(rt);
-	free(pk);
+	pktdrv_destroy(&w->drv);
+	pktpool_destroy(&w->pool);
 	free(w);
 	return rc;
 }

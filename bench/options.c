@@ -24,6 +24,9 @@ void usage(FILE *f)
 		"                              [--timers PER_WORKER] [--ms MS]\n"
 		"       pinwheel-bench idle [--json] [--quiet] [--cpus N] [--ms MS]\n"
 		"       pinwheel-bench wake [--json] [--quiet] [--rounds N]\n"
+		"       pinwheel-bench net [--json] [--quiet] [--packets N] [--inflight N]\n"
+		"                          [--batch N] [--reps R] [--config C]\n"
+		"                          [--workers W [--ms MS]]\n"
 		"workloads: rearm rearm_same cancel_add expire conn_mix memory\n"
 		"impls: pinwheel pinwheel-hrtimer libevent libuv libev dpdk heap heap4 global-lock\n"
 		"defaults: --sizes 1000,10000,100000,1000000 --reps 5 --ops 1000000 --clock mono\n"
@@ -34,7 +37,12 @@ void usage(FILE *f)
 		"lateness: --samples 10000 (about a minute)\n"
 		"scaling: --workers <online CPUs> --timers 10000 --ms 1000 (per configuration)\n"
 		"idle: --cpus <online CPUs, at least 2> --ms 2000 (per migration policy)\n"
-		"wake: --rounds 20000 (futex vs eventfd+epoll vs +timerfd ping-pong)\n");
+		"wake: --rounds 20000 (futex vs eventfd+epoll vs +timerfd ping-pong)\n"
+		"net: --packets 1000000 --inflight 1000,50000,100000 --batch 1,32 --reps 3, every\n"
+		"  configuration (--config C: one of 1 pfifo, 2 netem delay, 3 netem jitter,\n"
+		"  4 netem rate, 5 mq + 8 netem, 6 fq, 7 tbf and htb, 8 a timer per flow);\n"
+		"  --workers W: the real clock, a worker per CPU, --inflight 1000,50000 per CPU,\n"
+		"  --ms 1000 per run (configurations 1-5)\n");
 }
 
 static int parse_u64(const char *opt, const char *s, uint64_t lo, uint64_t hi, uint64_t *out)

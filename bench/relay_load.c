@@ -50,16 +50,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "now.h"
+
 #define BATCH 32
 #define MAXC 64
 #define MAXLAT (1 << 20)
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static void die(const char *what)
 {

@@ -123,6 +123,7 @@
 #include <pinwheel/pinwheel.h>
 
 #include "check.h"
+#include "now.h"
 
 #define SKIP_RC 77
 #define PKT_L2 1514u                        /* bytes at L2, what the qdiscs count */
@@ -146,13 +147,6 @@
 #endif
 
 static int failures;
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static void sleep_ns(uint64_t ns)
 {

@@ -28,6 +28,7 @@
 #include <pinwheel/pinwheel.h>
 
 #include "check.h"
+#include "now.h"
 
 #define NCPU 2
 #define NTXQ 4
@@ -46,13 +47,6 @@ static uint8_t *state; /* atomic: 0 unused, 1 in the layer, 2 sent, 3 dropped */
 static uint64_t n_sent, n_dropped, n_early;
 static int in_xmit[NTXQ]; /* atomic: threads inside xmit for the queue */
 static uint64_t overlap;
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static void settle(struct pw_pkt *p, uint8_t to)
 {

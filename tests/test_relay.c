@@ -46,6 +46,7 @@
 #include <pinwheel/pinwheel.h>
 
 #include "check.h"
+#include "now.h"
 
 static const char *relay_bin;
 
@@ -71,13 +72,6 @@ static const int judge_timing = 1;
 		else if (!(cond))                                                  \
 			printf("  (TSan: not judged: %s)\n", #cond);               \
 	} while (0)
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static void sleep_until(uint64_t t)
 {

@@ -48,21 +48,25 @@
  *
  * Packets and their ownership
  * ---------------------------
- * A packet is a struct rpkt: the pw_pkt, its client, its direction, its
- * home pool and 2 KiB of bytes inline (a larger datagram, up to 64 KiB, gets
- * a malloc'd buffer: recvmmsg reads into the inline bytes and a per-worker
- * overflow area).  Each worker has a pool: a free list only it touches and
+ * Packets and the driver are the harnesses' (tools/common/pktpool.h).  A
+ * packet is a struct rpkt: the pool's packet (the pw_pkt, its home slot,
+ * its buffer), its client, its direction, and 2 KiB of bytes inline (a
+ * larger datagram, up to 64 KiB, gets a buffer of the pool's next size
+ * class: recvmmsg reads into the inline bytes and a per-worker overflow
+ * area).  The pool has a slot per worker: a free list only it touches and
  * a lock-free stack others push to (a whole-stack exchange is the only pop,
- * so no ABA); it grows on demand up to --max-packets and never shrinks
+ * so no ABA); a slot grows on demand up to --max-packets and never shrinks
  * while running.  A packet handed to pw_dev_queue_xmit() belongs to the
  * layer until it comes back through ops.xmit (appended to the sending
  * thread's sendmmsg batch, freed after the send) or ops.drop (counted by
  * reason, freed), on whatever thread that happens.  A netem duplicate is
- * ops.clone: a packet from the calling worker's pool (malloc'd on a thread
- * that is no worker), counted as a clone.  Every packet holds a reference
- * on its client, so a mapping that expires while its packets are queued
- * lives until the last one is sent or dropped; the last reference closes
- * the upstream socket.
+ * ops.clone: a packet from the calling worker's slot (malloc'd on a thread
+ * that is no worker), counted as a clone.  Each direction's device has its
+ * own driver (struct pktdrv), whose per-worker counters hold what left
+ * (out, out_bytes) and every drop by reason; rx and clones are counted in
+ * this file's slots.  Every packet holds a reference on its client, so a
+ * mapping that expires while its packets are queued lives until the last
+ * one is sent or dropped; the last reference closes the upstream socket.
  *
  * Nothing is lost silently: a datagram that cannot get a packet is still
  * read (into the overflow area) and counted dropped (no_memory), one from
@@ -71,8 +75,8 @@
  * every instant, and the stop checks it with in flight 0.
  *
  * Locks: none of this file's own on the data path.  Counters are per
- * worker (a slot for threads that are no worker), relaxed atomic adds,
- * summed by main.  The client tables are per worker, touched only by their
+ * worker (a slot for threads that are no worker, here and in the drivers),
+ * relaxed atomic adds, summed by main.  The client tables are per worker, touched only by their
  * worker (the idle timer is pinned, so it runs there too), and by main
  * after the workers are joined.
  *
@@ -113,6 +117,8 @@
 #include <pinwheel/net.h>
 
 #include "netem/relay.h"
+#include "now.h"
+#include "pktpool.h"
 
 #define BATCH      32          /* datagrams a recvmmsg / sendmmsg */
 #define RX_ROUNDS  4           /* recvmmsg calls a socket a round */
@@ -128,6 +134,7 @@ enum {
 	RD_SEND_ERROR,
 	RD_NREASONS
 };
+_Static_assert(RD_NREASONS <= PKTDRV_MAX_REASONS, "the drivers count every reason");
 
 /* A drop reason's name, the layer's or the relay's.  Any thread. */
 static const char *reason_name(unsigned r)
@@ -143,30 +150,28 @@ static const char *reason_name(unsigned r)
 
 struct client;
 
+/* A packet: the pool's (pw_pkt first: the layer's pointer is ours; its
+ * home slot; h.buf its bytes, INLINE_BUF of them inline after this). */
 struct rpkt {
-	struct pw_pkt pkt;     /* first: the layer's pointer is ours */
-	struct rpkt *fnext;    /* free-list link */
+	struct ppkt h;
 	struct client *cl;     /* holds a reference */
 	uint8_t dir;
-	int16_t home;          /* its worker's pool, -1: malloc'd, freed with free() */
-	char *buf;             /* the bytes: inl, or a malloc'd buffer */
-	char inl[INLINE_BUF];
 };
 
-struct pool {
-	struct rpkt *local;    /* the owner's */
-	struct rpkt *remote;   /* atomic: pushed by other threads */
-	unsigned allocated;    /* the owner's */
-};
-
-/* One slot of counters (a worker's, or the shared one of other threads). */
+/* A direction's counters: this file's (rx, clones) and its driver's. */
 struct dstats {
 	uint64_t rx, rx_bytes, clones, out, out_bytes;
 	uint64_t dropped[RD_NREASONS];
 };
 
+/* What a worker receives, per direction. */
+struct dcount {
+	uint64_t rx, rx_bytes, clones;
+};
+
+/* One slot of counters (a worker's, or the shared one of other threads). */
 struct slot {
-	struct dstats d[RELAY_NDIR];
+	struct dcount d[RELAY_NDIR];
 	uint64_t clients_new, clients_expired;
 	uint64_t refused;      /* ICMP port unreachable seen on an upstream socket */
 } __attribute__((aligned(64)));
@@ -192,7 +197,6 @@ struct worker {
 	int started;
 	int ep, kick_fd, lfd;
 	int listening;         /* atomic: 0 once it stopped receiving */
-	struct pool pool;
 	struct client **tab;
 	unsigned tab_mask, nclients;
 	/* receive */
@@ -213,6 +217,8 @@ static struct {
 	struct relay_config cfg;
 	struct pw_runtime *rt;
 	struct pw_netdev *dev[RELAY_NDIR];
+	struct pktpool pool;   /* a slot per worker */
+	struct pktdrv drv[RELAY_NDIR]; /* each device's */
 	unsigned nw;
 	struct worker *w;
 	struct slot *slots;    /* nw + 1: the last for threads that are no worker */
@@ -227,67 +233,30 @@ static __thread struct worker *tl_w;
 
 #define ADD(field, v) __atomic_fetch_add(&(field), (v), __ATOMIC_RELAXED)
 
-/* The calling thread's counter slot.  Any thread. */
-static struct slot *my_slot(void)
-{
-	return &R.slots[tl_w ? tl_w->id : R.nw];
-}
-
 /* ------------------------------------------------------------ packets */
 
-/* A packet from @w's pool, or NULL (pool at --max-packets, or no memory).
- * Context: @w's thread. */
+/* A packet from @w's slot, or NULL (the slot at --max-packets, or no
+ * memory).  Context: @w's thread. */
 static struct rpkt *rpkt_alloc(struct worker *w)
 {
-	struct pool *pl = &w->pool;
-	if (!pl->local)
-		pl->local = __atomic_exchange_n(&pl->remote, NULL, __ATOMIC_ACQUIRE);
-	struct rpkt *p = pl->local;
-	if (p) {
-		pl->local = p->fnext;
-		return p;
-	}
-	if (pl->allocated >= R.cfg.max_packets)
-		return NULL;
-	p = malloc(sizeof(*p));
-	if (!p)
-		return NULL;
-	p->home = (int16_t)w->id;
-	p->buf = p->inl;
-	pl->allocated++;
-	return p;
+	return (struct rpkt *)pktpool_get(&R.pool, (int)w->id);
 }
 
-/* Give @p back to @w's pool without touching its client.  @w's thread. */
+/* Give @p (and its big buffer) back to @w's slot without touching its
+ * client.  @w's thread. */
 static void rpkt_unget(struct worker *w, struct rpkt *p)
 {
-	p->fnext = w->pool.local;
-	w->pool.local = p;
+	pktpool_put(&R.pool, &p->h, (int)w->id);
 }
 
 static void client_put(struct client *cl);
 
-/* Free @p: its big buffer, its client reference, back to its pool.  Any thread. */
+/* Free @p: its big buffer, back to its slot, its client reference.  Any thread. */
 static void rpkt_free(struct rpkt *p)
 {
 	struct client *cl = p->cl;
-	if (p->buf != p->inl) {
-		free(p->buf);
-		p->buf = p->inl;
-	}
 	p->cl = NULL;
-	if (p->home < 0) {
-		free(p);
-	} else if (tl_w && tl_w->id == (unsigned)p->home) {
-		rpkt_unget(tl_w, p);
-	} else {
-		struct pool *pl = &R.w[p->home].pool;
-		struct rpkt *head = __atomic_load_n(&pl->remote, __ATOMIC_RELAXED);
-		do
-			p->fnext = head;
-		while (!__atomic_compare_exchange_n(&pl->remote, &head, p, true, __ATOMIC_RELEASE,
-						    __ATOMIC_RELAXED));
-	}
+	pktpool_put(&R.pool, &p->h, tl_w ? (int)tl_w->id : -1);
 	if (cl)
 		client_put(cl);
 }
@@ -464,7 +433,6 @@ static struct client *client_get(struct worker *w, const struct sockaddr_storage
  * packet is counted (out or send_error) and freed.  Context: @w's thread. */
 static void tx_flush(struct worker *w)
 {
-	struct slot *s = &R.slots[w->id];
 	unsigned i = 0;
 	while (i < w->nt) {
 		unsigned j = i + 1;
@@ -477,12 +445,10 @@ static void tx_flush(struct worker *w)
 			unsigned k = r > 0 ? (unsigned)r : 1;
 			for (unsigned m = i; m < i + k; m++) {
 				struct rpkt *p = w->tp[m];
-				if (r > 0) {
-					ADD(s->d[p->dir].out, 1);
-					ADD(s->d[p->dir].out_bytes, p->pkt.caplen);
-				} else {
-					ADD(s->d[p->dir].dropped[RD_SEND_ERROR], 1);
-				}
+				if (r > 0)
+					pktdrv_count_sent(&R.drv[p->dir], (int)w->id, p->h.pkt.caplen);
+				else
+					pktdrv_count_drop(&R.drv[p->dir], (int)w->id, RD_SEND_ERROR);
 				rpkt_free(p);
 			}
 			i += k;
@@ -507,11 +473,12 @@ static void dest_of(struct rpkt *p, int *fd, const struct sockaddr_storage **to,
 	}
 }
 
-/* ops.xmit: on the CPU running the queue.  A worker batches; another
- * thread (main, at a tc command) sends at once. */
-static int dev_xmit(struct pw_netdev *dev, unsigned txq, struct pw_pkt *pkt, void *ctx)
+/* The driver's xmit hook: on the CPU running the queue (@self its slot).
+ * A worker batches; another thread (main, at a tc command) sends at once.
+ * Either way the packet is this file's to count and free. */
+static int dev_xmit(struct pktdrv *drv, unsigned txq, struct ppkt *pkt, int self)
 {
-	(void)dev, (void)txq, (void)ctx;
+	(void)txq;
 	struct rpkt *p = (struct rpkt *)pkt;
 	int fd;
 	const struct sockaddr_storage *to;
@@ -522,85 +489,51 @@ static int dev_xmit(struct pw_netdev *dev, unsigned txq, struct pw_pkt *pkt, voi
 		if (w->nt == BATCH)
 			tx_flush(w);
 		unsigned i = w->nt++;
-		w->tiov[i] = (struct iovec){ p->buf, p->pkt.caplen };
+		w->tiov[i] = (struct iovec){ p->h.buf, p->h.pkt.caplen };
 		w->tmsg[i].msg_hdr = (struct msghdr){
 			.msg_name = (void *)to, .msg_namelen = tolen,
 			.msg_iov = &w->tiov[i], .msg_iovlen = 1,
 		};
 		w->tfd[i] = fd;
 		w->tp[i] = p;
-		return PW_NETDEV_TX_OK;
+		return PKTDRV_KEPT;
 	}
-	struct slot *s = my_slot();
-	ssize_t r = sendto(fd, p->buf, p->pkt.caplen, MSG_DONTWAIT, (const struct sockaddr *)to,
-			   tolen);
-	if (r >= 0) {
-		ADD(s->d[p->dir].out, 1);
-		ADD(s->d[p->dir].out_bytes, p->pkt.caplen);
-	} else {
-		ADD(s->d[p->dir].dropped[RD_SEND_ERROR], 1);
-	}
+	ssize_t r = sendto(fd, p->h.buf, p->h.pkt.caplen, MSG_DONTWAIT,
+			   (const struct sockaddr *)to, tolen);
+	if (r >= 0)
+		pktdrv_count_sent(drv, self, p->h.pkt.caplen);
+	else
+		pktdrv_count_drop(drv, self, RD_SEND_ERROR);
 	rpkt_free(p);
-	return PW_NETDEV_TX_OK;
+	return PKTDRV_KEPT;
 }
 
-/* ops.drop: any thread acting on the device. */
-static void dev_drop(struct pw_netdev *dev, struct pw_pkt *pkt, enum pw_drop_reason r, void *ctx)
+/* The driver's drop hook (it counted the drop and puts the packet back
+ * next): the client reference.  Any thread acting on the device. */
+static void dev_drop(struct pktdrv *drv, struct ppkt *pkt, unsigned why, int self)
 {
-	(void)dev, (void)ctx;
+	(void)drv, (void)why, (void)self;
 	struct rpkt *p = (struct rpkt *)pkt;
-	unsigned why = r > 0 && r < PW_DROP_REASON_MAX ? (unsigned)r : RD_SEND_ERROR;
-	ADD(my_slot()->d[p->dir].dropped[why], 1);
-	rpkt_free(p);
+	struct client *cl = p->cl;
+	p->cl = NULL;
+	if (cl)
+		client_put(cl);
 }
 
-/* ops.clone (netem duplicate): under a queue lock, so no call into the
- * layer; from the calling worker's pool, malloc'd elsewhere. */
-static struct pw_pkt *dev_clone(struct pw_netdev *dev, const struct pw_pkt *pkt, void *ctx)
+/* The driver's clone hook (netem duplicate; the driver made @copy from
+ * the calling worker's slot, malloc'd on a thread that is no worker, and
+ * copied the bytes): under a queue lock, so no call into the layer. */
+static int dev_clone(struct pktdrv *drv, const struct ppkt *src, struct ppkt *copy, int self)
 {
-	(void)dev, (void)ctx;
-	const struct rpkt *src = (const struct rpkt *)pkt;
-	struct rpkt *c;
-	if (tl_w) {
-		c = rpkt_alloc(tl_w);
-	} else {
-		c = malloc(sizeof(*c));
-		if (c) {
-			c->home = -1;
-			c->buf = c->inl;
-		}
-	}
-	if (!c)
-		return NULL;
-	if (src->buf != src->inl) {
-		char *b = malloc(pkt->caplen);
-		if (!b) {
-			if (c->home < 0)
-				free(c);
-			else
-				rpkt_unget(tl_w, c);
-			return NULL;
-		}
-		c->buf = b;
-	}
-	memcpy(c->buf, src->buf, pkt->caplen);
-	pw_pkt_init(&c->pkt, c->buf, pkt->len);
-	c->pkt.caplen = pkt->caplen;
-	c->pkt.hash = pkt->hash;
-	c->pkt.priority = pkt->priority;
-	c->pkt.tstamp_ns = pkt->tstamp_ns;
-	c->pkt.sk = pkt->sk;
-	c->pkt.ecn = pkt->ecn;
-	c->cl = src->cl;
-	c->dir = src->dir;
+	(void)drv;
+	const struct rpkt *sp = (const struct rpkt *)src;
+	struct rpkt *c = (struct rpkt *)copy;
+	c->cl = sp->cl;
+	c->dir = sp->dir;
 	client_hold(c->cl);
-	ADD(my_slot()->d[c->dir].clones, 1);
-	return &c->pkt;
+	ADD(R.slots[self >= 0 ? (unsigned)self : R.nw].d[c->dir].clones, 1);
+	return 0;
 }
-
-static const struct pw_netdev_ops dev_ops = {
-	.xmit = dev_xmit, .drop = dev_drop, .clone = dev_clone,
-};
 
 /* ------------------------------------------------------------ receive */
 
@@ -612,17 +545,17 @@ static void enqueue(struct worker *w, enum relay_dir dir, struct rpkt *p, struct
 	uint32_t hdr = R.cfg.to.ss_family == AF_INET6 ? 48 : 28;
 	if (dir == RELAY_DOWN)
 		hdr = cl->addr.ss_family == AF_INET6 ? 48 : 28;
-	pw_pkt_init(&p->pkt, p->buf, len + hdr);
-	p->pkt.caplen = len;
-	p->pkt.hash = cl->hash;
-	p->pkt.priority = cl->prio;
-	p->pkt.sk = &cl->sk[dir];
+	pw_pkt_init(&p->h.pkt, p->h.buf, len + hdr);
+	p->h.pkt.caplen = len;
+	p->h.pkt.hash = cl->hash;
+	p->h.pkt.priority = cl->prio;
+	p->h.pkt.sk = &cl->sk[dir];
 	p->cl = cl;
 	p->dir = (uint8_t)dir;
 	client_hold(cl);
 	ADD(s->d[dir].rx, 1);
 	ADD(s->d[dir].rx_bytes, len);
-	pw_dev_queue_xmit(R.dev[dir], &p->pkt);
+	pw_dev_queue_xmit(R.dev[dir], &p->h.pkt);
 }
 
 /* Read up to RX_ROUNDS batches from @fd: the listening socket (@cl NULL:
@@ -639,8 +572,8 @@ static int rx(struct worker *w, int fd, struct client *cl)
 			struct rpkt *p = rpkt_alloc(w);
 			w->rp[k] = p;
 			char *ov = w->overflow + (size_t)k * MAX_DGRAM;
-			if (p) {
-				w->riov[k][0] = (struct iovec){ p->inl, INLINE_BUF };
+			if (p) { /* its bytes are inline (h.buf) until it goes back */
+				w->riov[k][0] = (struct iovec){ p->h.buf, INLINE_BUF };
 				w->riov[k][1] = (struct iovec){ ov, MAX_DGRAM - INLINE_BUF };
 			} else {
 				/* no packet: read it anyway, to count it */
@@ -663,22 +596,21 @@ static int rx(struct worker *w, int fd, struct client *cl)
 			if (!p) {
 				ADD(s->d[dir].rx, 1);
 				ADD(s->d[dir].rx_bytes, len);
-				ADD(s->d[dir].dropped[RD_NO_MEMORY], 1);
+				pktdrv_count_drop(&R.drv[dir], (int)w->id, RD_NO_MEMORY);
 				continue;
 			}
 			if (len > INLINE_BUF) {
-				char *b = malloc(len);
-				if (!b) {
+				char *inl = p->h.buf;
+				if (pktpool_buf(&R.pool, &p->h, len)) {
 					ADD(s->d[dir].rx, 1);
 					ADD(s->d[dir].rx_bytes, len);
-					ADD(s->d[dir].dropped[RD_NO_MEMORY], 1);
+					pktdrv_count_drop(&R.drv[dir], (int)w->id, RD_NO_MEMORY);
 					rpkt_unget(w, p);
 					continue;
 				}
-				memcpy(b, p->inl, INLINE_BUF);
-				memcpy(b + INLINE_BUF, w->overflow + (size_t)i * MAX_DGRAM,
+				memcpy(p->h.buf, inl, INLINE_BUF);
+				memcpy(p->h.buf + INLINE_BUF, w->overflow + (size_t)i * MAX_DGRAM,
 				       len - INLINE_BUF);
-				p->buf = b;
 			}
 			struct client *c = cl;
 			if (!c) {
@@ -687,12 +619,8 @@ static int rx(struct worker *w, int fd, struct client *cl)
 				if (!c) {
 					ADD(s->d[dir].rx, 1);
 					ADD(s->d[dir].rx_bytes, len);
-					ADD(s->d[dir].dropped[why], 1);
-					if (p->buf != p->inl) {
-						free(p->buf);
-						p->buf = p->inl;
-					}
-					rpkt_unget(w, p);
+					pktdrv_count_drop(&R.drv[dir], (int)w->id, why);
+					rpkt_unget(w, p); /* its big buffer too */
 					continue;
 				}
 			}
@@ -794,19 +722,22 @@ static void kick_all(void)
 /* ------------------------------------------------------------ statistics */
 
 /* Direction @d's counters, summed over the slots.  Any thread (racy
- * while running: each counter is read once). */
+ * while running: each counter is read once; the driver's, what left,
+ * first, so that a packet in flight is never counted out and not in). */
 static void sum_dir(enum relay_dir d, struct dstats *t)
 {
 	memset(t, 0, sizeof(*t));
+	struct pktdrv_count c;
+	pktdrv_read(&R.drv[d], &c);
+	t->out = c.sent;
+	t->out_bytes = c.sent_bytes;
+	for (unsigned r = 1; r < RD_NREASONS; r++)
+		t->dropped[r] = c.dropped[r];
 	for (unsigned i = 0; i <= R.nw; i++) {
-		const struct dstats *s = &R.slots[i].d[d];
+		const struct dcount *s = &R.slots[i].d[d];
 		t->rx += __atomic_load_n(&s->rx, __ATOMIC_RELAXED);
 		t->rx_bytes += __atomic_load_n(&s->rx_bytes, __ATOMIC_RELAXED);
 		t->clones += __atomic_load_n(&s->clones, __ATOMIC_RELAXED);
-		t->out += __atomic_load_n(&s->out, __ATOMIC_RELAXED);
-		t->out_bytes += __atomic_load_n(&s->out_bytes, __ATOMIC_RELAXED);
-		for (unsigned r = 1; r < RD_NREASONS; r++)
-			t->dropped[r] += __atomic_load_n(&s->dropped[r], __ATOMIC_RELAXED);
 	}
 }
 
@@ -1130,15 +1061,11 @@ static void teardown(void)
 			}
 		}
 	}
+	pktpool_destroy(&R.pool);
+	for (int d = 0; d < RELAY_NDIR; d++)
+		pktdrv_destroy(&R.drv[d]);
 	for (unsigned i = 0; R.w && i < R.nw; i++) {
 		struct worker *w = &R.w[i];
-		struct rpkt *lists[2] = { w->pool.local,
-					  __atomic_exchange_n(&w->pool.remote, NULL, __ATOMIC_ACQUIRE) };
-		for (int l = 0; l < 2; l++)
-			for (struct rpkt *p = lists[l], *n; p; p = n) {
-				n = p->fnext;
-				free(p);
-			}
 		free(w->tab);
 		free(w->overflow);
 		if (w->lfd >= 0)
@@ -1195,8 +1122,27 @@ static int setup(char *err, size_t errlen)
 		return -1;
 	}
 	memset(R.slots, 0, (R.nw + 1) * sizeof(*R.slots));
+	/* the packets: a slot per worker, grown on demand to --max-packets */
+	const struct pktpool_cfg pool_cfg = {
+		.nslots = R.nw, .pkt_size = sizeof(struct rpkt), .inline_bytes = INLINE_BUF,
+		.max = R.cfg.max_packets,
+	};
+	if (pktpool_init(&R.pool, &pool_cfg)) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
 	for (int d = 0; d < RELAY_NDIR; d++) {
-		rc = pw_netdev_create(R.rt, dev_name[d], R.nw, &dev_ops, NULL, &R.dev[d]);
+		const struct pktdrv_cfg dc = {
+			.pool = &R.pool, .bad_reason = RD_SEND_ERROR,
+			.xmit = dev_xmit, .drop = dev_drop, .clone = dev_clone,
+		};
+		if (pktdrv_init(&R.drv[d], &dc)) {
+			snprintf(err, errlen, "out of memory");
+			return -1;
+		}
+	}
+	for (int d = 0; d < RELAY_NDIR; d++) {
+		rc = pw_netdev_create(R.rt, dev_name[d], R.nw, &pktdrv_ops, &R.drv[d], &R.dev[d]);
 		if (rc) {
 			snprintf(err, errlen, "cannot create device %s: %s", dev_name[d],
 				 strerror(-rc));
@@ -1224,14 +1170,6 @@ static int setup(char *err, size_t errlen)
 		if (setup_worker(&R.w[i], i, err, errlen))
 			return -1;
 	return 0;
-}
-
-/* CLOCK_MONOTONIC in ns.  Any thread. */
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 /* SIGHUP: the batch files again, as changes; then a kick.  Main. */
@@ -1308,11 +1246,11 @@ int main(int argc, char **argv)
 		R.nw);
 
 	uint64_t period = (uint64_t)(R.cfg.stats_s * 1e9);
-	uint64_t next_stats = period ? mono_ns() + period : UINT64_MAX;
+	uint64_t next_stats = period ? now_ns() + period : UINT64_MAX;
 	for (;;) {
 		struct timespec ts = { 3600, 0 };
 		if (next_stats != UINT64_MAX) {
-			uint64_t now = mono_ns(), d = next_stats > now ? next_stats - now : 0;
+			uint64_t now = now_ns(), d = next_stats > now ? next_stats - now : 0;
 			ts.tv_sec = (time_t)(d / 1000000000ull);
 			ts.tv_nsec = (long)(d % 1000000000ull);
 		}
@@ -1321,11 +1259,11 @@ int main(int argc, char **argv)
 			break;
 		if (sig == SIGHUP)
 			reload();
-		if (next_stats != UINT64_MAX && mono_ns() >= next_stats) {
+		if (next_stats != UINT64_MAX && now_ns() >= next_stats) {
 			periodic_report();
 			next_stats += period;
-			if (next_stats < mono_ns())
-				next_stats = mono_ns() + period;
+			if (next_stats < now_ns())
+				next_stats = now_ns() + period;
 		}
 	}
 
@@ -1337,8 +1275,8 @@ int main(int argc, char **argv)
 			kick_all();
 			usleep(200);
 		}
-	uint64_t deadline = mono_ns() + (uint64_t)R.cfg.drain_ms * 1000000ull;
-	while (mono_ns() < deadline && (in_flight(RELAY_UP) > 0 || in_flight(RELAY_DOWN) > 0))
+	uint64_t deadline = now_ns() + (uint64_t)R.cfg.drain_ms * 1000000ull;
+	while (now_ns() < deadline && (in_flight(RELAY_UP) > 0 || in_flight(RELAY_DOWN) > 0))
 		usleep(1000);
 	__atomic_store_n(&R.stop_now, 1, __ATOMIC_RELEASE);
 	kick_all();

@@ -219,6 +219,16 @@ int pw_netdev_txq_stats(struct pw_netdev *dev, unsigned txq, struct pw_qdisc_sta
 			struct pw_txq_lock_stats *lk);
 
 /**
+ * pw_netdev_watchdog_arms() - how many times the watchdog hrtimers of TX
+ * queue @txq's root qdisc and its children were started or moved (a
+ * figure tc -s has no line for: pinwheel-bench net divides it by the
+ * packets sent).  Counted since the root qdisc was created.
+ * Context: any thread (takes the configuration lock, not the queue's).
+ * Return: the count; 0 when @txq is out of range or has no qdisc.
+ */
+uint64_t pw_netdev_watchdog_arms(struct pw_netdev *dev, unsigned txq);
+
+/**
  * pw_tc() - run one tc command (what follows "tc", e.g. "qdisc add dev
  * eth0 root netem delay 10ms") against @rt's devices.  Commands: qdisc
  * add|change|replace|link|del|show, class add|change|replace|del|show

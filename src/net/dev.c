@@ -516,3 +516,14 @@ int pw_netdev_txq_stats(struct pw_netdev *dev, unsigned txq, struct pw_qdisc_sta
 	pthread_mutex_unlock(&dev->net->cfg_lock);
 	return q ? 0 : -ENOENT;
 }
+
+uint64_t pw_netdev_watchdog_arms(struct pw_netdev *dev, unsigned txq)
+{
+	if (!dev || txq >= dev->ntxq)
+		return 0;
+	pthread_mutex_lock(&dev->net->cfg_lock);
+	struct pw__qdisc *q = dev->txq[txq].qdisc;
+	uint64_t n = q ? __atomic_load_n(&q->wd_arms, __ATOMIC_RELAXED) : 0;
+	pthread_mutex_unlock(&dev->net->cfg_lock);
+	return n;
+}

@@ -225,7 +225,6 @@ struct pw__watchdog {
 	struct pw_hrtimer timer;
 	struct pw__qdisc *q;
 	uint64_t last_expires;
-	uint64_t arms;       /* root lock: timer (re)starts (pinwheel-bench net) */
 };
 
 struct pw__estimator;
@@ -238,6 +237,8 @@ struct pw__qdisc {
 	uint32_t dead;      /* under lock: replaced/deleted, do not enqueue */
 	uint32_t stopped;   /* under lock: the driver said busy */
 	uint32_t wakes;     /* under lock: pw_netif_wake_queue() calls */
+	uint64_t wd_arms;   /* written under lock, read atomically: its tree's
+			     * watchdog (re)starts (pw_netdev_watchdog_arms()) */
 	struct pw_pkt *requeued; /* under lock: the packet the driver refused */
 	struct pw__qdisc *next_sched; /* the softnet list */
 	int run_cpu;        /* atomic: the CPU that last dequeued (tests) */

@@ -52,7 +52,6 @@ void pw__watchdog_init(struct pw__watchdog *wd, struct pw__qdisc *q)
 {
 	wd->q = q;
 	wd->last_expires = 0;
-	wd->arms = 0;
 	pw_hrtimer_setup(q->dev->rt, &wd->timer, watchdog_fire, CLOCK_MONOTONIC,
 			 PW_HRTIMER_MODE_ABS);
 }
@@ -70,7 +69,10 @@ void pw__watchdog_schedule_range_ns(struct pw__watchdog *wd, uint64_t expires,
 			return;
 	}
 	wd->last_expires = expires;
-	wd->arms++;
+	/* the root's count: written under its lock, read by
+	 * pw_netdev_watchdog_arms() without it */
+	__atomic_store_n(&q->root->wd_arms,
+			 __atomic_load_n(&q->root->wd_arms, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
 	struct pw_netdev *dev = q->dev;
 	int pinned = __atomic_load_n(&dev->watchdog_pinned, __ATOMIC_RELAXED);
 	if (pinned < 0)

@@ -22,6 +22,7 @@
 #include <pinwheel/stats.h>
 
 #include "lab.h"
+#include "now.h"
 
 void lab_progress(const struct lab_result *r, const char *fmt, ...)
 {
@@ -297,9 +298,7 @@ unsigned lab_online_cpus(void)
 
 static double mono_s(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	return (double)now_ns() / 1e9;
 }
 
 void lab_sample(struct pw_runtime *rt, struct lab_sample *s)

@@ -13,7 +13,7 @@
  * packets within one jiffy re-arm to the same expiry: the 2.6 fast path.
  * Configurations, the same calls behind each:
  *   (a) the 2.4 design: one wheel behind one global lock, no fast path
- *       (bench/impl_global_lock.c's multi-thread table);
+ *       (tools/common/gl24.c's multi-thread table);
  *   (b) pinwheel's per-CPU bases, re-armed through pw__mod_timer_lane()
  *       (the locked part: no fast path 1);
  *   (c) pinwheel's per-CPU bases with pw_mod_timer() (2.6);
@@ -42,9 +42,9 @@
 #include <pinwheel/stats.h>
 #include <pinwheel/timer.h>
 
-#include "../../bench/bench.h"
-#include "../../bench/scaling.h"
+#include "gl24.h"
 #include "lab.h"
+#include "now.h"
 
 #define HZ 1000
 #define DELACK_MS 40
@@ -197,7 +197,7 @@ static void keepalive_fn(struct pw_timer *t)
 static uint64_t now_jiffies(const struct rx_run *run)
 {
 	if (run->cfg == CFG_GL)
-		return bench_now_ns() / 1000000; /* the design's own now_j() */
+		return now_ns() / 1000000; /* the design's own now_j() */
 	return pw_jiffies(run->rt);
 }
 
@@ -292,7 +292,7 @@ static void *rx_main(void *arg)
 		if (run->cfg == CFG_GL) {
 			while (atomic_load(&run->looping_done) < atomic_load(&run->nrunning))
 				sched_yield();
-			th->gl_fired_run = bench_fired;
+			th->gl_fired_run = gl24_fired;
 		}
 		/* (a) steps its wheel jiffy by jiffy: exact.  pinwheel's
 		 * wheel, like the kernel's since 4.8, may run a timer late by
@@ -459,8 +459,8 @@ static int run_config(const struct lab_opts *o, struct lab_result *r, unsigned r
 			err = -ENOMEM;
 	}
 	if (!err && cfg == CFG_GL) {
-		bench_fired = 0;
-		run.gl = mt_impl_global_lock();
+		gl24_fired = 0;
+		run.gl = gl24_mt_impl();
 		err = run.gl->setup(nthreads, 2 * nsock);
 		if (err)
 			run.gl = NULL;
@@ -604,7 +604,7 @@ static int run_config(const struct lab_opts *o, struct lab_result *r, unsigned r
 			/* the drain ran the delayed ACK of every socket that got
 			 * a packet (its keepalive and never-hit sockets' first
 			 * arms, 1-10 s out, stay); exact when none fired before */
-			uint64_t before = run.th[0].gl_fired_run, drained = bench_fired - before;
+			uint64_t before = run.th[0].gl_fired_run, drained = gl24_fired - before;
 			if (!before)
 				lab_check(r, drained == hit,
 					  "%s: the drain ran %llu callbacks for %llu sockets hit", cn,

@@ -41,10 +41,12 @@
  * was done by the queue's own CPU (a pinned watchdog fires where its
  * queue's owner armed it; PULL leaves hrtimers local).
  *
- * Packets: a preallocated pool, a lock-free stack of indices with an ABA
- * tag (popped by the senders, pushed back by ops.xmit and ops.drop on any
- * CPU, and by the main thread at device destroy); each packet's enqueue
- * time in a side array, pkt->user its index.
+ * Packets: the harnesses' pool and driver (tools/common/pktpool.h): a
+ * slot per CPU, preallocated (60 ms of the offered traffic in all), popped
+ * by that CPU's sender; the driver counts what ops.xmit and ops.drop get
+ * (sent, dropped by reason) and puts each packet back in its sender's slot
+ * from any CPU (the main thread at device destroy), checking that none
+ * comes back twice.  Each packet carries its enqueue time (struct s3_pkt).
  *
  * Threads: lab_seed003() on the main thread (configuration, the ticker,
  * samples, checks); the runtime's workers run the senders (work items),
@@ -64,10 +66,11 @@
 #include <pinwheel/stats.h>
 
 #include "lab.h"
+#include "now.h"
+#include "pktpool.h"
 
 #define NQ 8
 #define PKT_LEN 1514u
-#define NIL 0xffffffffu
 #define MAX_CPUS 256
 
 /* The seed's script: its "tc qd" lines, $EST expanded. */
@@ -86,6 +89,12 @@ static const unsigned delay_ms[NQ] = {6, 8, 10, 12, 14, 16, 18, 20};
 
 struct s3;
 
+/* A packet: the pool's, and when its sender offered it. */
+struct s3_pkt {
+	struct ppkt h;
+	uint64_t t_enq;  /* sender writes, xmit reads */
+};
+
 struct s3_cpu {
 	struct pw_work send;
 	struct s3 *s;
@@ -100,15 +109,12 @@ struct s3 {
 	struct pw_netdev *dev;
 	unsigned ncpus;
 	unsigned pps;
-	/* the pool */
-	struct pw_pkt *pkt;
-	uint64_t *t_enq;      /* enqueue time per packet: sender writes, xmit reads */
-	uint32_t *next;       /* atomic: the free stack's links */
-	uint8_t *held;        /* atomic: 1 while the layer holds the packet */
+	/* the packets, and the driver that counts sent and dropped ones */
+	struct pktpool pool;
+	struct pktdrv drv;
 	uint32_t npool;
-	uint64_t head;        /* atomic: tag << 32 | index */
-	/* the ledger (atomics) */
-	uint64_t offered, sent, dropped[PW_DROP_REASON_MAX], twice, pool_empty, late_sends;
+	/* the rest of the ledger (atomics) */
+	uint64_t offered, pool_empty, late_sends;
 	uint64_t early;       /* packets that left before their netem delay */
 	uint64_t deq[MAX_CPUS + 1][NQ]; /* dequeues per CPU (last row: no CPU) and queue */
 	uint64_t dn[NQ], dsum[NQ], dmin[NQ], dmax[NQ]; /* measured delays, ns */
@@ -125,47 +131,17 @@ struct s3 {
 	uint64_t poll_maxgap;
 };
 
-/* ------------------------------------------------------------ the pool */
+/* ------------------------------------------------------------ the ledger */
 
-/* Any thread. */
-static uint32_t pool_get(struct s3 *s)
+/* The driver's counters summed into *@c; return sent + dropped: the
+ * packets that came back.  Any thread (racy while running). */
+static uint64_t s3_back(const struct s3 *s, struct pktdrv_count *c)
 {
-	uint64_t h = __atomic_load_n(&s->head, __ATOMIC_ACQUIRE);
-	for (;;) {
-		uint32_t idx = (uint32_t)h;
-		if (idx == NIL)
-			return NIL;
-		uint32_t nx = __atomic_load_n(&s->next[idx], __ATOMIC_RELAXED);
-		uint64_t nh = (((h >> 32) + 1) << 32) | nx;
-		if (__atomic_compare_exchange_n(&s->head, &h, nh, 1, __ATOMIC_ACQ_REL,
-						__ATOMIC_ACQUIRE))
-			return idx;
-	}
-}
-
-/* Any thread. */
-static void pool_put(struct s3 *s, uint32_t idx)
-{
-	uint64_t h = __atomic_load_n(&s->head, __ATOMIC_RELAXED);
-	for (;;) {
-		__atomic_store_n(&s->next[idx], (uint32_t)h, __ATOMIC_RELAXED);
-		uint64_t nh = (((h >> 32) + 1) << 32) | idx;
-		if (__atomic_compare_exchange_n(&s->head, &h, nh, 1, __ATOMIC_RELEASE,
-						__ATOMIC_RELAXED))
-			return;
-	}
-}
-
-/* A packet came back from the layer: exactly once, or counted.  Any thread. */
-static void pkt_back(struct s3 *s, struct pw_pkt *pkt)
-{
-	uint32_t idx = pkt->user;
-	if (idx >= s->npool || &s->pkt[idx] != pkt ||
-	    __atomic_exchange_n(&s->held[idx], 0, __ATOMIC_ACQ_REL) != 1) {
-		__atomic_add_fetch(&s->twice, 1, __ATOMIC_RELAXED);
-		return;
-	}
-	pool_put(s, idx);
+	pktdrv_read(&s->drv, c);
+	uint64_t back = c->sent;
+	for (unsigned k = 0; k < PW_DROP_REASON_MAX; k++)
+		back += c->dropped[k];
+	return back;
 }
 
 /* *@p = min(*@p, @v), atomically.  Any thread. */
@@ -188,44 +164,27 @@ static void atomic_max(uint64_t *p, uint64_t v)
 
 /* ------------------------------------------------------------ the driver */
 
-/* ops.xmit: the CPU running queue @txq (a watchdog's, a sender's, NET_TX). */
-static int s3_xmit(struct pw_netdev *dev, unsigned txq, struct pw_pkt *pkt, void *ctx)
+/* The driver's xmit hook: the CPU running queue @txq (a watchdog's, a
+ * sender's, NET_TX), @self its slot; the driver then counts the packet
+ * sent and puts it back. */
+static int s3_xmit(struct pktdrv *drv, unsigned txq, struct ppkt *pp, int self)
 {
-	struct s3 *s = ctx;
-	(void)dev;
+	struct s3 *s = drv->arg;
+	const struct s3_pkt *p = (const struct s3_pkt *)pp;
 	uint64_t now = pw_now_ns(s->rt);
-	uint32_t idx = pkt->user;
-	if (txq < NQ && idx < s->npool) {
-		uint64_t d = now - s->t_enq[idx];
+	if (txq < NQ) {
+		uint64_t d = now - p->t_enq;
 		__atomic_add_fetch(&s->dn[txq], 1, __ATOMIC_RELAXED);
 		__atomic_add_fetch(&s->dsum[txq], d, __ATOMIC_RELAXED);
 		atomic_min(&s->dmin[txq], d);
 		atomic_max(&s->dmax[txq], d);
 		if (d < (uint64_t)delay_ms[txq] * 1000000u)
 			__atomic_add_fetch(&s->early, 1, __ATOMIC_RELAXED);
-		int cpu = pw_this_cpu();
-		unsigned row = cpu >= 0 && (unsigned)cpu < s->ncpus ? (unsigned)cpu : MAX_CPUS;
+		unsigned row = self >= 0 ? (unsigned)self : MAX_CPUS;
 		__atomic_add_fetch(&s->deq[row][txq], 1, __ATOMIC_RELAXED);
 	}
-	__atomic_add_fetch(&s->sent, 1, __ATOMIC_RELAXED);
-	pkt_back(s, pkt);
-	return PW_NETDEV_TX_OK;
+	return PKTDRV_DONE;
 }
-
-/* ops.drop: any thread acting on the device (the main thread at destroy). */
-static void s3_drop(struct pw_netdev *dev, struct pw_pkt *pkt, enum pw_drop_reason why, void *ctx)
-{
-	struct s3 *s = ctx;
-	(void)dev;
-	unsigned r = (unsigned)why < PW_DROP_REASON_MAX ? (unsigned)why : 0;
-	__atomic_add_fetch(&s->dropped[r], 1, __ATOMIC_RELAXED);
-	pkt_back(s, pkt);
-}
-
-static const struct pw_netdev_ops s3_ops = {
-	.xmit = s3_xmit,
-	.drop = s3_drop,
-};
 
 /* ------------------------------------------------------------ the load */
 
@@ -261,24 +220,21 @@ static void s3_send(struct pw_work *w)
 		c->done += due - cap;
 		due = cap;
 	}
+	int self = pktdrv_self(&s->drv); /* CPU c's slot */
 	for (uint64_t k = 0; k < due; k++) {
-		uint32_t idx = pool_get(s);
-		if (idx == NIL) {
+		struct s3_pkt *p = (struct s3_pkt *)pktpool_get(&s->pool, self);
+		if (!p) {
 			__atomic_add_fetch(&s->pool_empty, 1, __ATOMIC_RELAXED);
 			continue;
 		}
-		struct pw_pkt *p = &s->pkt[idx];
-		pw_pkt_init(p, NULL, PKT_LEN);
-		p->hash = (uint32_t)(xs(&c->rng) >> 16);
-		p->user = idx;
-		s->t_enq[idx] = pw_now_ns(s->rt);
-		__atomic_store_n(&s->held[idx], 1, __ATOMIC_RELEASE);
+		pw_pkt_init(&p->h.pkt, NULL, PKT_LEN);
+		p->h.pkt.hash = (uint32_t)(xs(&c->rng) >> 16);
+		p->t_enq = pw_now_ns(s->rt);
 		__atomic_add_fetch(&s->offered, 1, __ATOMIC_RELAXED);
-		int rc = pw_dev_queue_xmit(s->dev, p);
+		int rc = pw_dev_queue_xmit(s->dev, &p->h.pkt);
 		if (rc < 0) { /* not taken: still ours */
 			__atomic_sub_fetch(&s->offered, 1, __ATOMIC_RELAXED);
-			__atomic_store_n(&s->held[idx], 0, __ATOMIC_RELAXED);
-			pool_put(s, idx);
+			pktpool_put(&s->pool, &p->h, self);
 		}
 	}
 	c->done += due;
@@ -400,18 +356,10 @@ static uint64_t steal_ticks(void)
 	return n == 8 ? v[7] : 0;
 }
 
-/* CLOCK_MONOTONIC in ns.  Any thread. */
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/* Sleep until mono_ns() reaches @t (a signal may end it early).  Main thread. */
+/* Sleep until now_ns() reaches @t (a signal may end it early).  Main thread. */
 static void sleep_until(uint64_t t)
 {
-	uint64_t now = mono_ns();
+	uint64_t now = now_ns();
 	if (t > now) {
 		struct timespec ts = {(time_t)((t - now) / 1000000000u),
 				      (long)((t - now) % 1000000000u)};
@@ -424,18 +372,18 @@ static void sleep_until(uint64_t t)
 static void run_for(struct s3 *s, double secs, unsigned interval_ms, struct lab_series *ser,
 		    double t_origin)
 {
-	uint64_t t0 = mono_ns(), end = t0 + (uint64_t)(secs * 1e9), next = t0;
+	uint64_t t0 = now_ns(), end = t0 + (uint64_t)(secs * 1e9), next = t0;
 	uint64_t next_sample = t0 + (uint64_t)interval_ms * 1000000u;
 	struct lock_sum la;
 	if (ser)
 		lock_sum_read(s->dev, &la);
 	uint64_t ta = t0;
-	while (mono_ns() < end) {
+	while (now_ns() < end) {
 		for (unsigned c = 0; c < s->ncpus; c++)
 			pw_queue_work_on(s->rt, c, &s->cpu[c].send); /* -EBUSY: still queued */
 		next += 1000000;
 		sleep_until(next);
-		uint64_t now = mono_ns();
+		uint64_t now = now_ns();
 		if (ser && now >= next_sample) {
 			struct lock_sum lb;
 			lock_sum_read(s->dev, &lb);
@@ -452,10 +400,8 @@ static void run_for(struct s3 *s, double secs, unsigned interval_ms, struct lab_
 /* Free the pool and @s (its runtime and device are gone).  Main thread. */
 static void s3_free(struct s3 *s)
 {
-	free(s->pkt);
-	free(s->t_enq);
-	free(s->next);
-	free(s->held);
+	pktdrv_destroy(&s->drv);
+	pktpool_destroy(&s->pool);
 	free(s->cpu);
 	free(s);
 }
@@ -474,19 +420,19 @@ static int run_config(const struct lab_opts *o, struct lab_result *r, unsigned r
 	s->ncpus = ncpus;
 	s->pps = o->pps ? o->pps : 20000;
 	double inflight = (double)s->pps * ncpus * 0.060; /* 60 ms of traffic */
-	s->npool = inflight < 4096 ? 4096 : inflight > 4e6 ? 4000000u : (uint32_t)inflight;
-	s->pkt = calloc(s->npool, sizeof(*s->pkt));
-	s->t_enq = calloc(s->npool, sizeof(*s->t_enq));
-	s->next = calloc(s->npool, sizeof(*s->next));
-	s->held = calloc(s->npool, 1);
+	uint32_t npool = inflight < 4096 ? 4096 : inflight > 4e6 ? 4000000u : (uint32_t)inflight;
+	unsigned per_slot = (npool + ncpus - 1) / ncpus; /* each CPU's slot */
+	s->npool = per_slot * ncpus;
+	const struct pktpool_cfg pc = {
+		.nslots = ncpus, .pkt_size = sizeof(struct s3_pkt), .prealloc = per_slot,
+		.max = per_slot, .flags = PKTPOOL_CHECK,
+	};
+	const struct pktdrv_cfg dc = { .pool = &s->pool, .xmit = s3_xmit, .arg = s };
 	s->cpu = calloc(ncpus, sizeof(*s->cpu));
-	if (!s->pkt || !s->t_enq || !s->next || !s->held || !s->cpu) {
+	if (!s->cpu || pktpool_init(&s->pool, &pc) || pktdrv_init(&s->drv, &dc)) {
 		s3_free(s);
 		return -ENOMEM;
 	}
-	s->head = NIL;
-	for (uint32_t i = s->npool; i-- > 0;)
-		pool_put(s, i);
 	for (unsigned q = 0; q < NQ; q++)
 		s->dmin[q] = UINT64_MAX;
 
@@ -506,7 +452,7 @@ static int run_config(const struct lab_opts *o, struct lab_result *r, unsigned r
 		fprintf(stderr, "lab seed003: policy: %s\n", strerror(-err));
 		goto fail_rt;
 	}
-	err = pw_netdev_create(rt, "eth1", NQ, &s3_ops, s, &s->dev);
+	err = pw_netdev_create(rt, "eth1", NQ, &pktdrv_ops, &s->drv, &s->dev);
 	if (err) {
 		fprintf(stderr, "lab seed003: pw_netdev_create: %s\n", strerror(-err));
 		goto fail_rt;
@@ -562,7 +508,7 @@ static int run_config(const struct lab_opts *o, struct lab_result *r, unsigned r
 	struct lock_sum la, lb;
 	struct lab_sample sa, sb;
 	uint64_t deq0[MAX_CPUS + 1][NQ];
-	uint64_t sent0 = __atomic_load_n(&s->sent, __ATOMIC_RELAXED);
+	uint64_t sent0 = pktdrv_sent(&s->drv);
 	uint64_t off0 = __atomic_load_n(&s->offered, __ATOMIC_RELAXED);
 	for (unsigned c = 0; c <= MAX_CPUS; c++)
 		for (unsigned q = 0; q < NQ; q++)
@@ -587,7 +533,7 @@ static int run_config(const struct lab_opts *o, struct lab_result *r, unsigned r
 	long hz = sysconf(_SC_CLK_TCK);
 	out->steal_pct = 100.0 * (double)(steal_ticks() - steal0) / (double)(hz > 0 ? hz : 100) /
 			 ((sb.t - sa.t) * lab_online_cpus());
-	uint64_t sent1 = __atomic_load_n(&s->sent, __ATOMIC_RELAXED);
+	uint64_t sent1 = pktdrv_sent(&s->drv);
 	uint64_t off1 = __atomic_load_n(&s->offered, __ATOMIC_RELAXED);
 
 	double secs = sb.t - sa.t;
@@ -630,17 +576,16 @@ static int run_config(const struct lab_opts *o, struct lab_result *r, unsigned r
 	 * a machine that stops running us for seconds, and a stranded packet
 	 * never drains) */
 	__atomic_store_n(&s->stop, 1, __ATOMIC_SEQ_CST);
-	uint64_t give_up = mono_ns() + 10000000000ull;
-	while (__atomic_load_n(&s->inside, __ATOMIC_SEQ_CST) && mono_ns() < give_up)
+	uint64_t give_up = now_ns() + 10000000000ull;
+	while (__atomic_load_n(&s->inside, __ATOMIC_SEQ_CST) && now_ns() < give_up)
 		lab_sleep_ms(1);
 	int senders_out = __atomic_load_n(&s->inside, __ATOMIC_SEQ_CST) == 0;
-	give_up = mono_ns() + 10000000000ull;
+	give_up = now_ns() + 10000000000ull;
 	uint64_t back;
+	struct pktdrv_count cnt;
 	for (;;) {
-		back = __atomic_load_n(&s->sent, __ATOMIC_ACQUIRE);
-		for (unsigned k = 0; k < PW_DROP_REASON_MAX; k++)
-			back += __atomic_load_n(&s->dropped[k], __ATOMIC_ACQUIRE);
-		if (back == __atomic_load_n(&s->offered, __ATOMIC_ACQUIRE) || mono_ns() > give_up)
+		back = s3_back(s, &cnt);
+		if (back == __atomic_load_n(&s->offered, __ATOMIC_ACQUIRE) || now_ns() > give_up)
 			break;
 		lab_sleep_ms(5);
 	}
@@ -656,9 +601,8 @@ static int run_config(const struct lab_opts *o, struct lab_result *r, unsigned r
 		if (!pw_netdev_txq_stats(s->dev, q, &st, NULL) && st.has_rate)
 			est_on++;
 	}
-	uint64_t dropped_before = 0;
-	for (unsigned k = 0; k < PW_DROP_REASON_MAX; k++)
-		dropped_before += __atomic_load_n(&s->dropped[k], __ATOMIC_RELAXED);
+	uint64_t dropped_before = s3_back(s, &cnt);
+	dropped_before -= cnt.sent;
 
 	if (senders_out) {
 		pw_netdev_destroy(s->dev); /* the rest to ops.drop, DEV_DESTROY */
@@ -684,32 +628,30 @@ static int run_config(const struct lab_opts *o, struct lab_result *r, unsigned r
 	}
 
 	/* the invariants */
-	uint64_t dropped = 0;
-	for (unsigned k = 0; k < PW_DROP_REASON_MAX; k++)
-		dropped += s->dropped[k];
+	uint64_t dropped = s3_back(s, &cnt);
+	uint64_t sent = cnt.sent;
+	dropped -= sent;
 	const char *nm = cf->key;
 	lab_check(r, pw_get_migration(rt) == cf->policy, "%s: migration policy in force", nm);
 	lab_check(r, senders_out, "%s: the senders stopped", nm);
-	lab_check(r, s->sent + dropped == s->offered,
+	lab_check(r, sent + dropped == s->offered,
 		  "%s: every packet came back: offered %llu, sent %llu, dropped %llu", nm,
-		  (unsigned long long)s->offered, (unsigned long long)s->sent,
+		  (unsigned long long)s->offered, (unsigned long long)sent,
 		  (unsigned long long)dropped);
-	lab_check(r, s->twice == 0, "%s: no packet came back twice (%llu did)", nm,
-		  (unsigned long long)s->twice);
-	uint32_t nfree = 0;
-	for (uint32_t i = pool_get(s); i != NIL; i = pool_get(s))
-		nfree++;
+	lab_check(r, pktdrv_twice(&s->drv) == 0, "%s: no packet came back twice (%llu did)", nm,
+		  (unsigned long long)pktdrv_twice(&s->drv));
+	uint32_t nfree = (uint32_t)pktpool_count_free(&s->pool);
 	lab_check(r, nfree == s->npool, "%s: the pool is whole after destroy (%u of %u)", nm,
 		  nfree, s->npool);
-	lab_check(r, s->dropped[0] == 0, "%s: no drop with an unknown reason", nm);
+	lab_check(r, cnt.dropped[0] == 0, "%s: no drop with an unknown reason", nm);
 	lab_check(r, drained, "%s: drained within 10 s of the senders stopping", nm);
 	if (drained && root_ok) {
 		lab_check(r, root.qlen == 0 && root.backlog == 0,
 			  "%s: backlog 0 once drained (qlen %u, %llu bytes)", nm, root.qlen,
 			  (unsigned long long)root.backlog);
-		lab_check(r, root.packets == s->sent,
+		lab_check(r, root.packets == sent,
 			  "%s: the qdiscs' sent count equals the driver's (%llu vs %llu)", nm,
-			  (unsigned long long)root.packets, (unsigned long long)s->sent);
+			  (unsigned long long)root.packets, (unsigned long long)sent);
 		lab_check(r, root.drops == dropped_before,
 			  "%s: the qdiscs' drop count equals the driver's (%u vs %llu)", nm,
 			  root.drops, (unsigned long long)dropped_before);
