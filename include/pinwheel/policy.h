@@ -45,6 +45,50 @@ int pw_set_migration(struct pw_runtime *rt, enum pw_migration policy);
 /* The policy in force (PW_MIGRATION_OFF for NULL). */
 enum pw_migration pw_get_migration(const struct pw_runtime *rt);
 
+/*
+ * When enqueueing a wheel timer on another CPU's base interrupts ("kicks")
+ * that CPU, by the kernel era whose rule it is.  A kick wakes the target's
+ * worker (a futex wake; a worker that is awake runs one more round before
+ * it sleeps), as the kernel's IPI makes the target re-evaluate its timers.
+ * Kicks are counted on the target by reason (pw_kick_stats_read()), with
+ * or without workers (without, nothing is woken: the simulation counts
+ * what the rule decided).  An enqueue on another CPU's base: a push, an
+ * add_timer_on() of another CPU, a re-arm that leaves the timer on
+ * another CPU (armed by a thread that is no CPU, or while its callback
+ * runs there).  A re-arm into the same bucket enqueues nothing.
+ */
+enum pw_kick_rule {
+	PW_KICK_LINUX_4_8 = 0,  /* the default; Linux 4.8 on (trigger_dyntick_cpu()):
+				 * only a target whose base is idle (the CPU is
+				 * idle: its worker asleep, or marked idle) and
+				 * whose first expiry the new timer moves earlier
+				 * (strictly: before every timer of its pinned and
+				 * global bases, and of whatever else it wakes for:
+				 * hrtimers, its duty as a PULL migrator) */
+	PW_KICK_LINUX_3_17 = 1, /* Linux 3.17 (internal_add_timer() ->
+				 * wake_up_nohz_cpu(), until 4.8): every enqueue
+				 * onto another CPU's base, busy or idle (the
+				 * kernel spares only an idle target that polls,
+				 * which a CPU PUSH picks, running a task, never
+				 * is); deferrable timers never kick */
+};
+
+/**
+ * pw_set_kick_rule() - choose the era whose kick rule remote enqueues
+ * follow; takes effect for the next arms.  Default: PW_KICK_LINUX_4_8.
+ * hrtimers follow one rule in both eras: a push never makes one the
+ * target's first event (it stays on the arming CPU instead, so no kick is
+ * needed); one started on another CPU otherwise (by a thread that is no
+ * CPU, or while its callback runs there) kicks that CPU if it is idle and
+ * the timer becomes its first event.  The rule costs a local arm nothing.
+ * Context: any thread.
+ * Return: 0; -EINVAL (NULL or unknown).
+ */
+int pw_set_kick_rule(struct pw_runtime *rt, enum pw_kick_rule rule);
+
+/* The kick rule in force (PW_KICK_LINUX_4_8 for NULL). */
+enum pw_kick_rule pw_get_kick_rule(const struct pw_runtime *rt);
+
 /**
  * pw_cpu_set_idle() - mark CPU @cpu idle (1) or busy (0), as the migration
  * policies see it, for runtimes without workers (the simulation, or a

@@ -52,6 +52,36 @@ struct pw_cpu_stats {
  */
 int pw_stats_read(struct pw_runtime *rt, unsigned cpu, struct pw_cpu_stats *out);
 
+/*
+ * Kicks received by a CPU, by reason (pw_kick_stats_read()): the
+ * interrupts other CPUs (or threads that are no CPU) sent it, as the
+ * kernel's RES/CAL IPIs.  Counted whether or not workers run (on the
+ * simulated clock too), at the moment the rule says the target must be
+ * interrupted.  Each also counts once in the target's
+ * pw_cpu_stats.kicks_received and the sender's kicks_sent (a thread that
+ * is no CPU: nowhere); kicks_received also holds kicks no reason here
+ * names (a CPU going offline hands its timers to this one, a step of the
+ * wall clock), so with neither it is the sum of these five.
+ */
+struct pw_kick_stats {
+	uint64_t remote_enqueue; /* PW_KICK_LINUX_3_17: a timer enqueued on its base by another CPU */
+	uint64_t idle_earlier;   /* PW_KICK_LINUX_4_8: it was idle and the timer became its first expiry */
+	uint64_t hrtimer;        /* an hrtimer enqueued by another CPU that became its first event
+				  * (either rule; it was idle) */
+	uint64_t work;           /* work queued for it by another thread (it was idle) */
+	uint64_t tmigr;          /* the PULL hierarchy woke it to expire timers (it is the waker
+				  * and the hierarchy's first event moved earlier, or it took
+				  * that part over from a CPU going offline) */
+};
+
+/**
+ * pw_kick_stats_read() - the kicks CPU @cpu received, by reason, since
+ * pw_runtime_create().
+ * Context: any thread (relaxed loads).
+ * Return: 0; -EINVAL.
+ */
+int pw_kick_stats_read(struct pw_runtime *rt, unsigned cpu, struct pw_kick_stats *out);
+
 /**
  * pw_vmstat() - print vmstat-like lines for @rt's workers to @out: a header,
  * then every @interval_ms one line of rates since the line before: in

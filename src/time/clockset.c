@@ -54,7 +54,7 @@ int pw_clock_was_set(struct pw_runtime *rt)
 		return 0;
 	for (unsigned c = 0; c < rt->ncpus; c++)
 		if (!__atomic_load_n(&rt->cpus[c].offline, __ATOMIC_ACQUIRE))
-			pw__kick(rt, c, PW_KICK_WORK); /* wakes it if it sleeps */
+			pw__kick(rt, c, PW_KICK_WORK, PW__KICK_OTHER); /* wakes it if it sleeps */
 	return 0;
 }
 

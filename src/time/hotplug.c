@@ -51,7 +51,7 @@ int pw_cpu_offline(struct pw_runtime *rt, unsigned cpu)
 	int hr = pw__hr_move_all(rt, cpu, (unsigned)to);
 	pw__tmigr_offline(rt, cpu, (unsigned)to);
 	if (__atomic_load_n(&rt->workers_on, __ATOMIC_ACQUIRE))
-		pw__kick(rt, (unsigned)to, 0);
+		pw__kick(rt, (unsigned)to, 0, PW__KICK_OTHER);
 	if (hr < 0)
 		return hr; /* the rest stay on the offline CPU until online */
 	return moved + hr;

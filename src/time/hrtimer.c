@@ -291,6 +291,39 @@ int pw_hrtimer_setup(struct pw_runtime *rt, struct pw_hrtimer *t,
 	return 0;
 }
 
+/*
+ * The end of a start that leaves @t (not queued, room reserved; its flags
+ * were @f when the start locked it) on another CPU's base @hb than the
+ * arming thread's (a thread that is no CPU, a timer whose callback runs
+ * there, a push): note whether the window [@soft, @hard] moves the first
+ * deadline of its clock's queue there earlier (the kernel's
+ * enqueue_hrtimer() answer; a timer that was queued there before still
+ * counts with its old deadline, which the target set its wake-up with),
+ * set the window, enqueue, unlock, and tell the target (placement.h: a
+ * sleeping worker must wake for it if it is now its first event).  Other
+ * clocks than MONOTONIC: notified without comparing (0 = now).  Out of
+ * line: a local start carries none of it.  Context: the arming thread,
+ * holding @hb's lock (dropped; then the locks notification takes).
+ * Return: 0.
+ */
+static __attribute__((noinline)) int enqueue_away(struct pw_runtime *rt, struct pw__hrbase *hb,
+						  struct pw_hrtimer *t, int self, uint32_t f,
+						  uint64_t soft, uint64_t hard)
+{
+	unsigned clk = hf_clock(f), cpu = hb->cpu;
+	struct pw_hrtimer *first = pw__hheap_first(&hb->queue[clk]);
+	uint64_t before = first ? first->pw_expires : UINT64_MAX;
+	if ((f & PW__HF_QUEUED) && (f & PW__HF_CPU_MASK) == cpu && exp_load(t) < before)
+		before = exp_load(t);
+	bool earlier = hard < before; /* ties keep start order: not first */
+	set_window(t, soft, hard);
+	enqueue(hb, t);
+	pw__unlock(&hb->lock);
+	/* @t may run and be freed from here on */
+	pw__arm_notify_remote(rt, self, cpu, PW_BASE_HRTIMER, clk == PW_HR_MONO ? hard : 0, earlier);
+	return 0;
+}
+
 int pw_hrtimer_start_range_ns(struct pw_hrtimer *t, uint64_t tim, uint64_t range_ns,
 			      unsigned mode)
 {
@@ -355,14 +388,11 @@ int pw_hrtimer_start_range_ns(struct pw_hrtimer *t, uint64_t tim, uint64_t range
 		}
 		pw__flags_land(&t->pw_flags, PW__HF_MIGRATING, PW__HF_CPU_MASK, hb->cpu);
 	}
+	if (__builtin_expect(self != (int)hb->cpu, 0))
+		return enqueue_away(rt, hb, t, self, f, soft, hard);
 	set_window(t, soft, hard);
 	enqueue(hb, t);
 	pw__unlock(&hb->lock);
-	/* A sleeping worker must wake for it if it is now its first event.
-	 * Other clocks than MONOTONIC: kick without comparing (0 = now). */
-	if (self != (int)hb->cpu)
-		pw__arm_notify_remote(rt, self, hb->cpu, PW_BASE_HRTIMER,
-				      hf_clock(f) == PW_HR_MONO ? hard : 0);
 	return 0;
 }
 

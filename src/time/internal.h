@@ -86,6 +86,11 @@ struct pw_runtime {
 	pthread_t clockwatch_th;
 	uint64_t clock_was_set_seq; /* atomic: pw_clock_was_set() calls */
 	uint32_t migration;        /* enum pw_migration, atomic */
+	/* enum pw_kick_rule, atomic (relaxed): read only by an arm that
+	 * enqueues on another CPU's base (pw__arm_notify_remote(), policy.c),
+	 * never by the fast lane, whose arms are local: so it is no part of
+	 * lane_key */
+	uint32_t kick_rule;
 	uintptr_t lane_key; /* the re-arm fast lane's: see "The fast lane's state" */
 	struct pw__tmigr tmigr;    /* the PULL hierarchy (src/time/tmigr.c) */
 	/* Extension slots (pw_runtime_ext_set()): state of a subsystem built
@@ -276,6 +281,12 @@ int pw__run_cpu(struct pw_runtime *rt, unsigned cpu, uint64_t now, bool guards_h
  * Context: the holder of @cpu's run guard.  Return: items run. */
 unsigned pw__run_cpu_work(struct pw_runtime *rt, unsigned cpu);
 uint64_t pw__cpu_next_ns(struct pw_runtime *rt, unsigned cpu, bool def);
+
+/* pw__cpu_next_ns(@rt, @cpu, false) without the events of one base: @skip
+ * is a wheel base kind or PW_BASE_HRTIMER (all its hrtimers).  For the kick
+ * rules (policy.c): what an idle CPU wakes for besides the queue an event
+ * was just added to.  Context: as pw__cpu_next_ns(). */
+uint64_t pw__cpu_next_but_ns(struct pw_runtime *rt, unsigned cpu, unsigned skip);
 
 /* clockset.c: the wall clock's watcher, with the workers (worker.c). */
 int pw__clockwatch_start(struct pw_runtime *rt);

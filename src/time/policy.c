@@ -19,10 +19,42 @@
  * hierarchy's view, which the arm path reads).  With workers, the
  * hierarchy's view follows the worker's sleep instead (worker.c).
  *
+ * Kick rules: when an enqueue on another CPU's base interrupts that CPU
+ * (pw__arm_notify_remote(), below), by the kernel era whose rule it is:
+ *
+ *  - PW_KICK_LINUX_4_8 (the default; trigger_dyntick_cpu() from 4.8 on):
+ *    only an idle target whose first expiry the timer moves earlier.  With
+ *    workers, "idle" is the worker asleep and "earlier" is earlier than the
+ *    deadline it sleeps to (pw__kick(), worker.c); without, the idle mark
+ *    and the target's first expiry: the enqueue base's, read under its lock
+ *    before the enqueue (pw__arm_moves_first(), placement.h), then the rest
+ *    the CPU wakes for by itself (pw__cpu_next_but_ns(), softirq.c).  The
+ *    kernel compares with its one wheel base only; here hrtimers and the
+ *    migrator's duty count too, as they do in a worker's deadline, so the
+ *    simulation counts the kicks workers would send.
+ *  - PW_KICK_LINUX_3_17 (internal_add_timer() -> wake_up_nohz_cpu(), until
+ *    4.8): every enqueue, busy target or idle (pw__kick_always()).  The
+ *    kernel spared an idle target that polls (its need-resched flag does
+ *    the job); PUSH only picks busy CPUs, so that case never arises from a
+ *    push, and a kick is a kick here whoever it targets.
+ *
+ * Both spare deferrable timers.  What a remote enqueue is: an enqueue on a
+ * CPU's base by a thread that is not that CPU (a push, add_timer_on(), a
+ * re-arm that stays where it is because the arming thread is no CPU or
+ * the timer's callback runs there); a same-bucket re-arm (fast path 2)
+ * enqueues nothing and kicks nobody, in both eras (3.17's mod_timer had no
+ * such path: a model of 3.17 detaches first).  The rule is read only off
+ * the fast lane (whose arms are local), so it is no part of rt->lane_key.
+ * hrtimers follow one rule in both eras (a push never makes a remote first
+ * event; a thread that is no CPU, or a restart while the callback runs
+ * elsewhere, can): the 4.8 test on the hrtimer's clock queue.
+ *
  * The arm paths reach this file only through placement.h.
  *
- * Context: the setters are for the thread managing the runtime; the
- * readers and pw__policy_target() are lock-free and may run on any thread.
+ * Context: the setters are for any thread (the runtime's words are
+ * atomics); the readers and pw__policy_target() are lock-free and may run
+ * on any thread; pw__arm_notify_remote() runs on the arming thread with no
+ * lock held and takes the locks its comparisons need, one at a time.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -98,13 +130,84 @@ int pw_cpu_is_idle(const struct pw_runtime *rt, unsigned cpu)
 	return __atomic_load_n(&rt->cpus[cpu].idle, __ATOMIC_ACQUIRE) != 0;
 }
 
-void pw__arm_notify_remote(struct pw_runtime *rt, int self, unsigned cpu, unsigned kind,
-			   uint64_t event_ns)
+int pw_set_kick_rule(struct pw_runtime *rt, enum pw_kick_rule rule)
 {
-	if (self >= 0 && kind != PW_BASE_HRTIMER)
+	if (!rt || (rule != PW_KICK_LINUX_4_8 && rule != PW_KICK_LINUX_3_17))
+		return -EINVAL;
+	/* no lane key to update: the rule is read only off the fast lane */
+	__atomic_store_n(&rt->kick_rule, (uint32_t)rule, __ATOMIC_RELAXED);
+	return 0;
+}
+
+enum pw_kick_rule pw_get_kick_rule(const struct pw_runtime *rt)
+{
+	return rt ? (enum pw_kick_rule)__atomic_load_n(&rt->kick_rule, __ATOMIC_RELAXED)
+		  : PW_KICK_LINUX_4_8;
+}
+
+/*
+ * Without workers: is CPU @cpu idle (its mark) and is @event_ns earlier
+ * than everything it would wake for by itself besides the queue the event
+ * went to, whose first event @earlier already compared it with (under that
+ * queue's lock, before the enqueue)?  The rest: pw__cpu_next_but_ns(); for
+ * an hrtimer, also its base's first event on the other clocks (taken with
+ * the new timer in it, so "not after", and a tie with another clock counts
+ * as earlier).  What a worker asleep until that time would be kicked for.
+ * Context: any thread holding no lock; takes the target's locks in turn.
+ */
+static bool idle_and_earlier(struct pw_runtime *rt, unsigned cpu, unsigned kind,
+			     uint64_t event_ns, bool earlier)
+{
+	if (!earlier || !__atomic_load_n(&rt->cpus[cpu].idle, __ATOMIC_RELAXED))
+		return false;
+	if (event_ns >= pw__cpu_next_but_ns(rt, cpu, kind))
+		return false;
+	return kind != PW_BASE_HRTIMER || event_ns <= pw__hrbase_next_ns(rt, &rt->cpus[cpu].hr);
+}
+
+/*
+ * The kick rules (pw_set_kick_rule()), for an event enqueued on another
+ * CPU's base:
+ *  - deferrable timers: nothing, in every era (the kernel spares them);
+ *  - hrtimers, the same in both eras: with workers, the kick protocol
+ *    (asleep, and earlier than it wakes by itself); without, the idle mark
+ *    and the same comparison (idle_and_earlier()).  Count: hrtimer.
+ *  - wheel timers under PW_KICK_LINUX_3_17: every enqueue kicks, busy or
+ *    idle (pw__kick_always()); a global timer also goes to the PULL
+ *    hierarchy, which lowers an idle target's entry (and may kick the
+ *    waker), as the worker's own round would.  Count: remote_enqueue.
+ *  - wheel timers under PW_KICK_LINUX_4_8: a global timer the hierarchy
+ *    took (the target is idle in it) or an awake worker will see kicks
+ *    nobody but maybe the waker; otherwise, with workers, the kick
+ *    protocol; without, the idle mark and "first expiry moved earlier"
+ *    (idle_and_earlier()).  Count: idle_earlier.
+ * Remote arms (not hrtimers) are counted for @self.
+ */
+void pw__arm_notify_remote(struct pw_runtime *rt, int self, unsigned cpu, unsigned kind,
+			   uint64_t event_ns, bool earlier)
+{
+	bool workers = __atomic_load_n(&rt->workers_on, __ATOMIC_ACQUIRE);
+	if (kind == PW_BASE_HRTIMER) {
+		if (workers)
+			pw__kick(rt, cpu, event_ns, PW__KICK_HRTIMER);
+		else if (idle_and_earlier(rt, cpu, kind, event_ns, earlier))
+			pw__kick_count(rt, cpu, PW__KICK_HRTIMER);
+		return;
+	}
+	if (self >= 0)
 		pw__count_add(&rt->cpus[self].stats.remote_arms, 1);
-	if (kind == PW_BASE_GLOBAL)
-		pw__tmigr_notify(rt, cpu, event_ns);
-	else if (kind != PW_BASE_DEF && __atomic_load_n(&rt->workers_on, __ATOMIC_RELAXED))
-		pw__kick(rt, cpu, event_ns);
+	if (kind == PW_BASE_DEF)
+		return;
+	if (__atomic_load_n(&rt->kick_rule, __ATOMIC_RELAXED) == PW_KICK_LINUX_3_17) {
+		if (kind == PW_BASE_GLOBAL)
+			(void)pw__tmigr_notify(rt, cpu, event_ns);
+		pw__kick_always(rt, cpu, PW__KICK_REMOTE_ENQUEUE);
+		return;
+	}
+	if (kind == PW_BASE_GLOBAL && !pw__tmigr_notify(rt, cpu, event_ns))
+		return;
+	if (workers)
+		pw__kick(rt, cpu, event_ns, PW__KICK_IDLE_EARLIER);
+	else if (idle_and_earlier(rt, cpu, kind, event_ns, earlier))
+		pw__kick_count(rt, cpu, PW__KICK_IDLE_EARLIER);
 }

@@ -109,6 +109,7 @@ int pw_runtime_create(const struct pw_config *cfg, struct pw_runtime **out)
 	}
 	rt->migration = PW_MIGRATION_PULL;
 	pw__lane_key_set(rt);
+	rt->kick_rule = PW_KICK_LINUX_4_8;
 	rt->hz = cfg->hz;
 	rt->tick_ns = 1000000000ull / cfg->hz;
 	rt->jiffies_base = cfg->initial_jiffies;

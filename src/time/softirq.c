@@ -142,18 +142,36 @@ static inline void take_min(uint64_t *best, uint64_t v)
 		*best = v;
 }
 
-uint64_t pw__cpu_next_ns(struct pw_runtime *rt, unsigned cpu, bool def)
+#define SKIP_NONE 0xffu /* no base: not a base kind, nor PW_BASE_HRTIMER */
+
+/* pw__cpu_next_ns(), leaving out the events of base @skip (a wheel base
+ * kind, PW_BASE_HRTIMER, or SKIP_NONE).  Inlined into both callers. */
+static inline __attribute__((always_inline)) uint64_t cpu_next(struct pw_runtime *rt,
+								unsigned cpu, bool def,
+								unsigned skip)
 {
 	struct pw__cpu *c = &rt->cpus[cpu];
-	uint64_t best = pw__hrbase_next_ns(rt, &c->hr);
-	take_min(&best, pw__base_next_ns(rt, &c->base[PW_BASE_LOCAL]));
+	uint64_t best = skip == PW_BASE_HRTIMER ? UINT64_MAX : pw__hrbase_next_ns(rt, &c->hr);
+	if (skip != PW_BASE_LOCAL)
+		take_min(&best, pw__base_next_ns(rt, &c->base[PW_BASE_LOCAL]));
 	if (!pw__tmigr_cpu_idle(&rt->tmigr, cpu)) {
-		take_min(&best, pw__base_next_ns(rt, &c->base[PW_BASE_GLOBAL]));
+		if (skip != PW_BASE_GLOBAL)
+			take_min(&best, pw__base_next_ns(rt, &c->base[PW_BASE_GLOBAL]));
 		if (def)
 			take_min(&best, pw__base_next_ns(rt, &c->base[PW_BASE_DEF]));
 	}
 	take_min(&best, pw__tmigr_duty(rt, cpu));
 	return best;
+}
+
+uint64_t pw__cpu_next_ns(struct pw_runtime *rt, unsigned cpu, bool def)
+{
+	return cpu_next(rt, cpu, def, SKIP_NONE);
+}
+
+uint64_t pw__cpu_next_but_ns(struct pw_runtime *rt, unsigned cpu, unsigned skip)
+{
+	return cpu_next(rt, cpu, false, skip);
 }
 
 uint64_t pw_next_expiry_ns(struct pw_runtime *rt, unsigned cpu)

@@ -3,6 +3,7 @@
  * pw_stats_read(): a CPU's counters (stats.h), its base locks' waits, and
  * the OS's figures for its worker thread (context switches, user and
  * system time, from /proc/self/task/<tid>/ when asked).
+ * pw_kick_stats_read(): the kicks a CPU received, by reason (worker.h).
  * Context: any thread; lock-free reads (each counter untorn, the set not a
  * snapshot).
  */
@@ -89,5 +90,18 @@ int pw_stats_read(struct pw_runtime *rt, unsigned cpu, struct pw_cpu_stats *out)
 	pid_t tid = __atomic_load_n(&wk->tid, __ATOMIC_RELAXED);
 	if (tid && __atomic_load_n(&rt->workers_on, __ATOMIC_ACQUIRE))
 		os_figures(tid, out);
+	return 0;
+}
+
+int pw_kick_stats_read(struct pw_runtime *rt, unsigned cpu, struct pw_kick_stats *out)
+{
+	if (!rt || !out || cpu >= rt->ncpus)
+		return -EINVAL;
+	const uint64_t *why = rt->workers[cpu].kicks_why; /* kickers add (worker.c) */
+	out->remote_enqueue = pw__ld64(&why[PW__KICK_REMOTE_ENQUEUE]);
+	out->idle_earlier = pw__ld64(&why[PW__KICK_IDLE_EARLIER]);
+	out->hrtimer = pw__ld64(&why[PW__KICK_HRTIMER]);
+	out->work = pw__ld64(&why[PW__KICK_WORK]);
+	out->tmigr = pw__ld64(&why[PW__KICK_TMIGR]);
 	return 0;
 }

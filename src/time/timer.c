@@ -272,25 +272,65 @@ static struct pw__base *migrate(struct pw_runtime *rt, struct pw_timer *t,
 }
 
 /*
- * The rare end of an arm: @t goes to CPU @to (another CPU than its own),
- * unless its callback runs (then it stays: delete_sync looks for the
- * running callback on the timer's CPU).  Detaches @t if @pending, moves it,
- * enqueues it at @expires (bucket index recomputed on the new base: its
- * clock may differ).  Out of line, so the common arm carries none of it.
- * Context: the holder of @b's lock.  Return: the base @t is on, locked;
- * its bucket's expiry in *@bucket_expiry.
+ * Enqueue @t (not pending) at its expiry on @b, whose lock the caller
+ * holds, for an arm that may not be @b's CPU's own: first ask whether it
+ * moves @b's first expiry earlier, into *@earlier (placement.h, for the
+ * kick rule).  Return: the bucket's expiry.
  */
-static __attribute__((noinline)) struct pw__base *
-arm_elsewhere(struct pw_runtime *rt, struct pw_timer *t, struct pw__base *b, unsigned to,
-	      uint64_t expires, bool pending, uint64_t *bucket_expiry)
+static uint64_t add_noting_first(struct pw__base *b, struct pw_timer *t, bool *earlier)
 {
-	if (pending)
-		pw__wheel_detach(&b->wheel, t);
-	if (!is_running(rt, b, t))
+	uint64_t bucket_expiry;
+	unsigned idx = pw__wheel_calc_index(&b->wheel, exp_load(t), &bucket_expiry);
+	*earlier = pw__arm_moves_first(b, bucket_expiry);
+	pw__wheel_enqueue(&b->wheel, t, idx, bucket_expiry);
+	return bucket_expiry;
+}
+
+/*
+ * The rare end of an arm, everything pw__arm_here() did not answer "stays
+ * here" for (placement.h): a thread that is no CPU, a timer on another CPU
+ * than the arming one, PW_MIGRATION_PUSH.  @t (flags @tf under @b's lock,
+ * pending if @pending, @b forwarded) goes where pw__arm_target() says,
+ * unless its callback runs (then it stays: delete_sync looks for the
+ * running callback on the timer's CPU), and is enqueued at @expires (the
+ * bucket computed on the base it lands on: its clock may differ); the
+ * base's first expiry is noted before, for the kick rule; then @b is
+ * unlocked and whoever must hear of it is told.  Out of line, so the
+ * common arm carries none of it.
+ * Context: the arming thread, holding @b's lock (dropped; the target's
+ * taken and dropped when @t moves; then the locks notification takes).
+ * Return: @pending, mod_timer's answer.
+ */
+static __attribute__((noinline)) int arm_away(struct pw_timer *t, struct pw__base *b, int self,
+					      uint32_t tf, uint64_t expires, int pending)
+{
+	struct pw_runtime *rt = t->pw_rt;
+	unsigned cur = tf & PW__TF_CPU_MASK;
+	unsigned to = pw__arm_target(rt, self, cur, tf & PW_TIMER_PINNED);
+	uint64_t bucket_expiry;
+	bool earlier;
+
+	if (to != cur && !is_running(rt, b, t)) {
+		if (pending)
+			pw__wheel_detach(&b->wheel, t);
 		b = migrate(rt, t, b, &rt->cpus[to].base[b->kind], 0);
-	exp_store(t, expires);
-	*bucket_expiry = pw__wheel_add(&b->wheel, t);
-	return b;
+		exp_store(t, expires);
+		bucket_expiry = add_noting_first(b, t, &earlier);
+	} else {
+		/* stays on @b: another CPU's, or this one's under PUSH */
+		struct pw__wheel *w = &b->wheel;
+		unsigned idx = pw__wheel_calc_index(w, expires, &bucket_expiry);
+		earlier = pw__arm_moves_first(b, bucket_expiry);
+		exp_store(t, expires);
+		if (pending)
+			pw__wheel_requeue(w, t, tf, idx, bucket_expiry);
+		else
+			pw__wheel_enqueue(w, t, idx, bucket_expiry);
+	}
+	pw__unlock(&b->lock);
+	/* @t may run and be freed from here on: only @b's fields are used */
+	pw__arm_notify(rt, self, b, bucket_expiry, earlier);
+	return pending;
 }
 
 /* The variants of the general path. */
@@ -369,20 +409,19 @@ static inline __attribute__((always_inline)) int mod_timer_opts(struct pw_timer 
 		ret = 0;
 	}
 
-	unsigned cur = tf & PW__TF_CPU_MASK;
-	unsigned to = pw__arm_target(rt, self, cur, tf & PW_TIMER_PINNED);
-	if (__builtin_expect(to != cur, 0)) {
-		b = arm_elsewhere(rt, t, b, to, expires, ret, &bucket_expiry);
-	} else {
-		exp_store(t, expires);
-		if (ret)
-			pw__wheel_requeue(w, t, tf, idx, bucket_expiry);
-		else
-			pw__wheel_enqueue(w, t, idx, bucket_expiry);
-	}
+	/* Stays on the arming CPU, its own base (the common case), or the
+	 * rare end decides where it goes and whom to tell. */
+	if (__builtin_expect(!pw__arm_here(rt, self, tf & PW__TF_CPU_MASK, tf & PW_TIMER_PINNED),
+			     0))
+		return arm_away(t, b, self, tf, expires, ret);
+	exp_store(t, expires);
+	if (ret)
+		pw__wheel_requeue(w, t, tf, idx, bucket_expiry);
+	else
+		pw__wheel_enqueue(w, t, idx, bucket_expiry);
 	pw__unlock(&b->lock);
 	/* @t may run and be freed from here on: only @b's fields are used */
-	pw__arm_notify(rt, self, b, bucket_expiry);
+	pw__arm_notify_own(rt, b, bucket_expiry);
 	return ret;
 out:
 	pw__unlock(&b->lock);
@@ -570,9 +609,14 @@ int pw_add_timer_on(struct pw_timer *t, unsigned cpu)
 		pw__tf_store(t, tf | PW_TIMER_PINNED);
 		pw__wheel_forward(&b->wheel, pw__jiffies_seen(rt));
 	}
-	uint64_t bucket_expiry = pw__wheel_add(&b->wheel, t);
+	bool earlier = false;
+	uint64_t bucket_expiry;
+	if (__builtin_expect(self != (int)b->cpu, 0)) /* another CPU's: for the kick rule */
+		bucket_expiry = add_noting_first(b, t, &earlier);
+	else
+		bucket_expiry = pw__wheel_add(&b->wheel, t);
 	pw__unlock(&b->lock);
-	pw__arm_notify(rt, self, b, bucket_expiry);
+	pw__arm_notify(rt, self, b, bucket_expiry, earlier);
 	return 0;
 out:
 	pw__unlock(&b->lock);

@@ -57,7 +57,11 @@
  *    is awake and not preparing to sleep, it sees the timer itself (the
  *    worker.c kick protocol's ordering), and notify takes no lock.
  * Changes of the top group's first event while every CPU is idle kick the
- * waker (the kick protocol compares with the deadline it sleeps to).
+ * waker (the kick protocol compares with the deadline it sleeps to;
+ * without workers, a move earlier counts the kick: pw_kick_stats.tmigr).
+ * Whether the CPU an event was queued on must be kicked itself, when the
+ * hierarchy did not take the event, is the kick rule's to decide
+ * (pw__tmigr_notify() says so; policy.c decides).
  *
  * Departures from the kernel
  * --------------------------
@@ -182,16 +186,27 @@ static uint64_t idle_min(const struct pw__tgroup *g, uint32_t active)
 	return m;
 }
 
-/* A waker to kick once every lock is dropped. */
+/* A waker to kick once every lock is dropped: the top group's first event
+ * became @ns, @earlier than it was. */
 struct wake {
 	int cpu;
 	uint64_t ns;
+	bool earlier;
 };
 
+/* With workers, the kick protocol compares @w->ns with the deadline the
+ * waker sleeps to.  Without them, the kick is counted (PW__KICK_TMIGR)
+ * when the hierarchy's first event moved earlier, unless the waker itself
+ * moved it (a CPU does not interrupt itself).  Context: any thread holding
+ * no lock. */
 static void wake_waker(struct pw_runtime *rt, const struct wake *w)
 {
-	if (w->cpu >= 0 && __atomic_load_n(&rt->workers_on, __ATOMIC_ACQUIRE))
-		pw__kick(rt, (unsigned)w->cpu, w->ns);
+	if (w->cpu < 0)
+		return;
+	if (__atomic_load_n(&rt->workers_on, __ATOMIC_ACQUIRE))
+		pw__kick(rt, (unsigned)w->cpu, w->ns, PW__KICK_TMIGR);
+	else if (w->earlier && w->cpu != pw__self(rt))
+		pw__kick_count(rt, (unsigned)w->cpu, PW__KICK_TMIGR);
 }
 
 /*
@@ -202,8 +217,8 @@ static void wake_waker(struct pw_runtime *rt, const struct wake *w)
 static void carry_up(struct pw_runtime *rt, struct pw__tgroup *g, struct wake *w)
 {
 	uint32_t act = PW_TMIGR_ACTIVE(st_load(g));
-	uint64_t nx = idle_min(g, act);
-	if (nx == pw__ld64(&g->next))
+	uint64_t nx = idle_min(g, act), old = pw__ld64(&g->next);
+	if (nx == old)
 		return;
 	st64(&g->next, nx);
 	if (act)
@@ -214,6 +229,7 @@ static void carry_up(struct pw_runtime *rt, struct pw__tgroup *g, struct wake *w
 		if (waker >= 0) {
 			w->cpu = waker;
 			w->ns = nx;
+			w->earlier = nx < old;
 		}
 		return;
 	}
@@ -295,7 +311,7 @@ void pw__tmigr_deactivate(struct pw_runtime *rt, unsigned cpu)
 {
 	struct pw__tgroup *g = cpu_group(rt, cpu);
 	unsigned s = cpu % PW_TMIGR_ARITY;
-	struct wake w = {-1, 0};
+	struct wake w = {-1, 0, false};
 
 	pw__lock(&g->lock);
 	if (PW_TMIGR_ACTIVE(st_load(g)) & (1u << s)) {
@@ -328,7 +344,7 @@ void pw__tmigr_refresh(struct pw_runtime *rt, unsigned cpu)
 {
 	struct pw__tgroup *g = cpu_group(rt, cpu);
 	unsigned s = cpu % PW_TMIGR_ARITY;
-	struct wake w = {-1, 0};
+	struct wake w = {-1, 0, false};
 
 	pw__lock(&g->lock);
 	if (!(PW_TMIGR_ACTIVE(st_load(g)) & (1u << s)))
@@ -337,15 +353,15 @@ void pw__tmigr_refresh(struct pw_runtime *rt, unsigned cpu)
 	wake_waker(rt, &w);
 }
 
-void pw__tmigr_notify(struct pw_runtime *rt, unsigned cpu, uint64_t event_ns)
+bool pw__tmigr_notify(struct pw_runtime *rt, unsigned cpu, uint64_t event_ns)
 {
 	bool workers = __atomic_load_n(&rt->workers_on, __ATOMIC_ACQUIRE);
 	if (workers && !pw__worker_may_sleep(rt, cpu))
-		return; /* awake, not preparing to sleep: it will see the timer */
+		return false; /* awake, not preparing to sleep: it will see the timer */
 
 	struct pw__tgroup *g = cpu_group(rt, cpu);
 	unsigned s = cpu % PW_TMIGR_ARITY;
-	struct wake w = {-1, 0};
+	struct wake w = {-1, 0, false};
 	bool idle;
 
 	pw__lock(&g->lock);
@@ -355,8 +371,7 @@ void pw__tmigr_notify(struct pw_runtime *rt, unsigned cpu, uint64_t event_ns)
 	pw__unlock(&g->lock);
 	if (idle)
 		wake_waker(rt, &w);
-	else if (workers)
-		pw__kick(rt, cpu, event_ns); /* it runs its global timers itself */
+	return !idle; /* it runs its global timers itself: the kick rule decides */
 }
 
 /*
@@ -466,8 +481,14 @@ void pw__tmigr_offline(struct pw_runtime *rt, unsigned cpu, unsigned to)
 		__atomic_store_n(&top->waker, (int32_t)to, __ATOMIC_RELAXED);
 	pw__unlock(&top->lock);
 	pw__tmigr_refresh(rt, to); /* it holds @cpu's timers now */
-	if (handover && __atomic_load_n(&rt->workers_on, __ATOMIC_ACQUIRE))
-		pw__kick(rt, to, 0);
+	if (!handover)
+		return;
+	/* the hierarchy needs @to awake for its first event (every CPU is
+	 * idle in it, @to too) */
+	if (__atomic_load_n(&rt->workers_on, __ATOMIC_ACQUIRE))
+		pw__kick(rt, to, 0, PW__KICK_TMIGR);
+	else
+		pw__kick_count(rt, to, PW__KICK_TMIGR);
 }
 
 /* Check group @g (locked by the caller) and its view of its children. */

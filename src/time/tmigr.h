@@ -78,13 +78,16 @@ void pw__tmigr_refresh(struct pw_runtime *rt, unsigned cpu);
 
 /*
  * A global-base event at @event_ns was just queued on CPU @cpu (base
- * unlocked) by a thread that is not @cpu: if @cpu is idle in the
- * hierarchy, lower its handed-up event (and wake the waker if the
- * hierarchy's first event moved earlier) instead of waking @cpu; otherwise
- * the kick protocol (pw__kick()) decides.  Context: any thread holding no
- * lock.
+ * unlocked): if @cpu is idle in the hierarchy, lower its handed-up event
+ * (and kick the waker if the hierarchy's first event moved earlier)
+ * instead of waking @cpu.  Return: true if @cpu runs its global timers
+ * itself and may not see this one by itself (active in the hierarchy,
+ * and with workers, its worker may be asleep): then the caller's kick
+ * rule (policy.c) decides whether to kick it; false if the hierarchy took
+ * the event or the awake worker will see it.  Context: any thread holding
+ * no lock (the arming CPU itself too: pw__arm_notify_own()).
  */
-void pw__tmigr_notify(struct pw_runtime *rt, unsigned cpu, uint64_t event_ns);
+bool pw__tmigr_notify(struct pw_runtime *rt, unsigned cpu, uint64_t event_ns);
 
 /* The earliest event of other CPUs that @cpu must handle (it is a group's
  * migrator, or the waker), or UINT64_MAX.  Lockless.  Context: any thread. */

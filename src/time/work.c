@@ -5,7 +5,9 @@
  * that any thread pushes onto and the CPU's worker empties, oldest first,
  * once a round (pw__work_run()).  An item is queued at most once at a time
  * (its pw_queued word); it may queue itself again from its own function.
- * Pushing kicks the worker if it sleeps (worker.c's protocol).
+ * Pushing kicks the worker if it sleeps (worker.c's protocol); without
+ * workers, work queued by another thread for a CPU marked idle
+ * (pw_cpu_set_idle()) counts the kick it would have been (pw_kick_stats).
  * Context: pw_work_init(), pw_queue_work_on(): any thread, callbacks too.
  */
 #include <errno.h>
@@ -39,7 +41,9 @@ int pw_queue_work_on(struct pw_runtime *rt, unsigned cpu, struct pw_work *w)
 	while (!__atomic_compare_exchange_n(&wk->work_head, &old, w, true, __ATOMIC_RELEASE,
 					    __ATOMIC_RELAXED)); /* release: w's fields */
 	if (__atomic_load_n(&rt->workers_on, __ATOMIC_ACQUIRE))
-		pw__kick(rt, cpu, PW_KICK_WORK);
+		pw__kick(rt, cpu, PW_KICK_WORK, PW__KICK_WORK);
+	else if (pw__self(rt) != (int)cpu && __atomic_load_n(&rt->cpus[cpu].idle, __ATOMIC_RELAXED))
+		pw__kick_count(rt, cpu, PW__KICK_WORK); /* the same rule, on the idle mark */
 	return 0;
 }
 

@@ -16,8 +16,17 @@
  * The worker sleeps on a futex word of its own (kick_seq) with a timeout to
  * its next event.  Another thread that makes the worker's next event earlier
  * (arms a timer on that CPU that ends up first) or queues work for it must
- * wake it: a kick (bump kick_seq, FUTEX_WAKE).  Kicks are sent only when
- * they change what the worker must do next; each is counted.
+ * wake it: a kick (bump kick_seq, FUTEX_WAKE), pw__kick().  Kicks are sent
+ * only when they change what the worker must do next, with one exception:
+ * the kick rule PW_KICK_LINUX_3_17 (policy.c) interrupts the target of
+ * every remote enqueue, asleep or not, as Linux 3.17's
+ * internal_add_timer() sent an IPI to a busy CPU (pw__kick_always(): bump
+ * and FUTEX_WAKE without looking).  An awake worker notices such a kick
+ * by itself: it reads kick_seq at the top of every round, and if the
+ * sequence moved by the time it would sleep, it runs one more round
+ * instead (what an IPI costs a busy CPU: one more pass over its timers,
+ * its work and its poll hook).  Each kick is counted on the target, by
+ * reason (worker.h, pw_kick_stats_read()), and on the sender.
  *
  * The protocol, so that no event is missed and no kick is wasted:
  *   worker: seq = kick_seq; sleep_until = 0 ("computing"); sleeping = 1;
@@ -62,8 +71,9 @@
  * timers as their migrator (inside pw_run_timers()).
  *
  * Statistics: the CPU's counters (stats.h), written by the worker itself,
- * except kicks received, which the kicker counts with a relaxed atomic add
- * here; pw_stats_read() is in stats.c, the work queue in work.c, the
+ * except kicks received (in all and by reason), which the kicker counts
+ * with relaxed atomic adds here (pw__kick_count(), also for runtimes
+ * without workers); pw_stats_read() is in stats.c, the work queue in work.c, the
  * policies in policy.c.
  */
 #define _GNU_SOURCE
@@ -105,7 +115,26 @@ int pw__worker_may_sleep(struct pw_runtime *rt, unsigned cpu)
 	return __atomic_load_n(&wk->sleeping, __ATOMIC_RELAXED) != 0;
 }
 
-void pw__kick(struct pw_runtime *rt, unsigned cpu, uint64_t event_ns)
+void pw__kick_count(struct pw_runtime *rt, unsigned cpu, enum pw__kick_why why)
+{
+	struct pw__worker *wk = &rt->workers[cpu];
+	__atomic_fetch_add(&wk->kicks_received, 1, __ATOMIC_RELAXED);
+	if (why < PW__KICK_REASONS)
+		__atomic_fetch_add(&wk->kicks_why[why], 1, __ATOMIC_RELAXED);
+	/* kicks by threads that are no CPU: received only (the sink) */
+	pw__count_add(&pw__stats_mine(rt)->kicks_sent, 1);
+}
+
+/* Interrupt @wk: whatever it does, its next look at kick_seq differs from
+ * its last.  The release orders the kicker's event before the bump: a
+ * worker that reads the new sequence (acquire) sees the event. */
+static void kick_seq_bump(struct pw__worker *wk)
+{
+	__atomic_fetch_add(&wk->kick_seq, 1, __ATOMIC_RELEASE);
+	pw__futex_wake(&wk->kick_seq, 1);
+}
+
+void pw__kick(struct pw_runtime *rt, unsigned cpu, uint64_t event_ns, enum pw__kick_why why)
 {
 	struct pw__worker *wk = &rt->workers[cpu];
 
@@ -114,11 +143,15 @@ void pw__kick(struct pw_runtime *rt, unsigned cpu, uint64_t event_ns)
 	uint64_t until = __atomic_load_n(&wk->sleep_until_ns, __ATOMIC_RELAXED);
 	if (event_ns != PW_KICK_WORK && until != 0 && event_ns >= until)
 		return; /* it wakes in time by itself */
-	__atomic_fetch_add(&wk->kick_seq, 1, __ATOMIC_RELEASE);
-	pw__futex_wake(&wk->kick_seq, 1);
-	__atomic_fetch_add(&wk->kicks_received, 1, __ATOMIC_RELAXED);
-	/* kicks by threads that are no CPU: received only (the sink) */
-	pw__count_add(&pw__stats_mine(rt)->kicks_sent, 1);
+	kick_seq_bump(wk);
+	pw__kick_count(rt, cpu, why);
+}
+
+void pw__kick_always(struct pw_runtime *rt, unsigned cpu, enum pw__kick_why why)
+{
+	if (__atomic_load_n(&rt->workers_on, __ATOMIC_ACQUIRE))
+		kick_seq_bump(&rt->workers[cpu]);
+	pw__kick_count(rt, cpu, why);
 }
 
 static void sleep_until(struct pw__worker *wk, uint32_t seq, uint64_t now, uint64_t next)
@@ -158,6 +191,8 @@ static void *worker_main(void *arg)
 	uint64_t t_awake = pw_now_ns(rt);
 	while (!__atomic_load_n(&rt->workers_stop, __ATOMIC_ACQUIRE) &&
 	       !__atomic_load_n(&wk->stop, __ATOMIC_ACQUIRE)) {
+		/* kicks up to here: this round sees their events (acquire) */
+		uint32_t seen = __atomic_load_n(&wk->kick_seq, __ATOMIC_ACQUIRE);
 		int n = pw_run_timers(rt, cpu);
 		if (n == -EBUSY) {
 			/* a migrator runs this CPU's global timers right now
@@ -178,6 +213,8 @@ static void *worker_main(void *arg)
 			continue;
 
 		uint32_t seq = __atomic_load_n(&wk->kick_seq, __ATOMIC_ACQUIRE);
+		if (seq != seen)
+			continue; /* kicked while awake (pw__kick_always()): one more round */
 		__atomic_store_n(&wk->sleep_until_ns, 0, __ATOMIC_RELAXED);
 		__atomic_store_n(&wk->sleeping, 1, __ATOMIC_RELAXED);
 		__atomic_fetch_add(&wk->sync, 0, __ATOMIC_SEQ_CST); /* the protocol's fence */

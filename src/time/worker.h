@@ -16,6 +16,20 @@ struct pw_runtime;
 
 #define PW_KICK_WORK UINT64_MAX /* "new work", not a timer event */
 
+/* Why a CPU was kicked: the public struct pw_kick_stats, field by field
+ * (stats.c copies them in this order), and kicks with no reason there
+ * (a CPU going offline hands its timers over, the wall clock was stepped),
+ * which count in kicks_received only. */
+enum pw__kick_why {
+	PW__KICK_REMOTE_ENQUEUE = 0, /* PW_KICK_LINUX_3_17: any remote enqueue */
+	PW__KICK_IDLE_EARLIER,       /* PW_KICK_LINUX_4_8: idle, and its first expiry moved */
+	PW__KICK_HRTIMER,            /* a remote hrtimer became its first event */
+	PW__KICK_WORK,               /* work queued for it by another thread */
+	PW__KICK_TMIGR,              /* the PULL hierarchy needs it */
+	PW__KICK_REASONS,
+	PW__KICK_OTHER = PW__KICK_REASONS,
+};
+
 struct pw__worker {
 	/* the sleep/kick protocol (worker.c): written by the worker and by
 	 * kickers, all atomics */
@@ -25,6 +39,7 @@ struct pw__worker {
 	uint64_t sleep_until_ns;  /* when it wakes by itself; 0 while computing */
 	struct pw_work *work_head; /* lock-free stack: any thread pushes */
 	uint64_t kicks_received;  /* any kicker adds (atomic read-modify-write) */
+	uint64_t kicks_why[PW__KICK_REASONS]; /* the same kicks by reason (same way) */
 	uint64_t slept_at_ns;     /* when the current sleep began (statistics) */
 	pid_t tid;                /* the worker thread, for /proc (atomic) */
 	/* set by the thread managing the runtime (start/stop/hotplug), while
@@ -51,12 +66,28 @@ int pw__workers_init(struct pw_runtime *rt);
 void pw__workers_free(struct pw_runtime *rt);
 
 /*
- * Wake CPU @cpu's worker if it sleeps and @event_ns (a pw_now_ns() time;
- * PW_KICK_WORK for new work) is earlier than it will wake by itself.
- * Context: any thread, after making the event visible (timer enqueued and
- * base unlocked, work pushed).  Lock-free.
+ * Kicks: one thread interrupting another CPU, the kernel's reschedule or
+ * call-function IPI (worker.c, "Sleeping and kicks").  Each counts once in
+ * the target's kicks_received, once under @why (pw_kick_stats_read()) and
+ * once in the sender's kicks_sent (a thread that is no CPU: nowhere).
+ * Context of all three: any thread holding no lock, after making the
+ * event visible (timer enqueued and base unlocked, work pushed).
+ * Lock-free.
+ *
+ * pw__kick(): with workers running, the rule of the idle loop: wake CPU
+ * @cpu's worker if it sleeps (or is about to) and @event_ns (a pw_now_ns()
+ * time; PW_KICK_WORK for new work, 0 for "now") is earlier than it will
+ * wake by itself; counted only then.  Callers check that workers run.
+ * pw__kick_always(): kick whether it sleeps or not (PW_KICK_LINUX_3_17's
+ * IPI to a busy CPU): always counted; with workers running, bump the
+ * worker's kick sequence and FUTEX_WAKE it, so an awake worker runs one
+ * more round before it sleeps.
+ * pw__kick_count(): only count it: a kick the rule decided on in a runtime
+ * without workers (the simulation), where there is nothing to wake.
  */
-void pw__kick(struct pw_runtime *rt, unsigned cpu, uint64_t event_ns);
+void pw__kick(struct pw_runtime *rt, unsigned cpu, uint64_t event_ns, enum pw__kick_why why);
+void pw__kick_always(struct pw_runtime *rt, unsigned cpu, enum pw__kick_why why);
+void pw__kick_count(struct pw_runtime *rt, unsigned cpu, enum pw__kick_why why);
 
 /*
  * Might CPU @cpu's worker be asleep, or about to sleep, without having
