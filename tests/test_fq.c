@@ -33,6 +33,8 @@
 #include "net_ledger.h"
 
 #include "internal.h" /* test_peek: fq's peek, which no parent here calls */
+#include "sched/fq.h"         /* the model's check of fq's throttled set */
+#include "sched/fq_throttle.h"
 
 #define T0 1000000000ull
 #define NS 1000000000ull
@@ -1004,6 +1006,7 @@ struct mflow {
 	uintptr_t key;
 	int credit, band;
 	uint64_t age, tnp, tseq;
+	uint32_t sk_hash;             /* the socket's sk_hash when the flow was made */
 	unsigned fifo[MP / 4], nfifo; /* packet indices in arrival order (tts non-decreasing) */
 	unsigned ooo[64], nooo;       /* earlier-stamped ones, sorted */
 	int qlen;
@@ -1144,10 +1147,23 @@ static void m_enqueue(unsigned i, uint32_t hash, uint32_t prio, uint64_t now)
 		nf->detached = true;
 		nf->age = m_j(now) | 1; /* jiffies | 1, as fq_flow_set_detached() */
 		nf->credit = (int)M.c.iq;
+		nf->sk_hash = M.sk[i] ? M.sk[i]->sk_hash : 0;
 		M.flows++;
 		M.inactive++;
 	}
 	struct mflow *f = &M.f[fi];
+	if (M.sk[i] && f->sk_hash != M.sk[i]->sk_hash) {
+		/* a new socket at the old one's address: a fresh start, out of
+		 * the throttled set to its (previous) band's old list */
+		f->credit = (int)M.c.iq;
+		f->sk_hash = M.sk[i]->sk_hash;
+		if (f->throttled) {
+			f->throttled = false;
+			M.nthr--;
+			m_add_tail(fi, false);
+		}
+		f->tnp = 0;
+	}
 	if ((uint32_t)f->qlen >= M.c.flow_plimit)
 		return m_drop(i, PW_DROP_FLOW_LIMIT);
 	if (f->detached) {
@@ -1403,6 +1419,14 @@ static void m_check(struct pw_netdev *dev, bool xstats)
 				M.order[k], (unsigned long long)L.xmit_ns[L.order[k]]);
 		CHECK_EQ(L.order[k], M.order[k]);
 	}
+	struct pw__qdisc *q = __atomic_load_n(&dev->txq[0].qdisc, __ATOMIC_ACQUIRE);
+	CHECK(q && q->ops == &pw__fq_ops);
+	pw__qlock(&q->root->lock);
+	uint64_t nthr = 0;
+	const struct fq_priv *fq = pw__qdisc_priv(q);
+	CHECK_EQ(pw__fqt_check(&fq->throttled, &nthr), 0);
+	CHECK_EQ(nthr, M.nthr);
+	pw__qunlock(&q->root->lock);
 	struct pw_qdisc_stats st = qstats(dev);
 	CHECK_EQ(st.qlen, M.qlen);
 	CHECK_EQ(st.backlog, M.backlog);
@@ -1507,6 +1531,8 @@ static void model_iteration(unsigned conf, unsigned nops)
 			advance_to(now);
 			continue;
 		}
+		if (r == 99) /* a new socket at an old address */
+			socks[rnd_below(MS)]->sk_hash += MS;
 		unsigned i = L.n;
 		struct pw_sock *sk = rnd_below(5) ? socks[rnd_below(MS)] : NULL;
 		uint32_t len = 64 + (uint32_t)rnd_below(r < 50 ? 1450 : 9000);
@@ -1554,6 +1580,140 @@ static void model_iteration(unsigned conf, unsigned nops)
 		free(socks[s]);
 }
 
+/* ----------------------------------------- the throttled set, alone */
+
+/*
+ * fq_throttle.c against a deliberately dumb reference: entries in an
+ * array, the due ones found by scanning for the least (t, seq), the next
+ * time by a scan.  Times are drawn near now (ties included: a time another
+ * entry has), far (every level of the wheel, up to the top of the 64-bit
+ * range), and now and then behind the wheel's clock (a clock going back:
+ * the rebuild); now mostly moves forward by small and large steps, now and
+ * then back.  pw__fqt_check() after every operation.
+ */
+#define TN 600
+
+static struct {
+	struct pw__fqt w;
+	struct pw__fqt_node n[TN];
+	bool in[TN];
+	uint64_t t[TN], seq[TN];
+	uint64_t seq_next;
+	unsigned count;
+} TS;
+
+static uint64_t t_draw(uint64_t now)
+{
+	uint64_t r = rnd_below(100), d;
+	if (r < 15 && TS.count) { /* a time another entry has */
+		unsigned k = (unsigned)rnd_below(TN);
+		while (!TS.in[k])
+			k = (k + 1) % TN;
+		return TS.t[k];
+	}
+	if (r < 50)
+		d = 1 + rnd_below(600);
+	else if (r < 95)
+		d = 1 + rnd_below(1ull << rnd_below(63));
+	else if (r < 97)
+		return UINT64_MAX - rnd_below(1ull << 40); /* the top level */
+	else
+		return now > 0 ? now - rnd_below(now < 100000 ? now : 100000) : 0; /* behind */
+	return now + d < now ? UINT64_MAX : now + d;
+}
+
+static void t_check(void)
+{
+	uint64_t n = 0;
+	CHECK_EQ(pw__fqt_check(&TS.w, &n), 0);
+	CHECK_EQ(n, TS.count);
+	CHECK_EQ(pw__fqt_empty(&TS.w), TS.count == 0);
+	uint64_t m = UINT64_MAX;
+	for (unsigned k = 0; k < TN; k++)
+		if (TS.in[k] && TS.t[k] < m)
+			m = TS.t[k];
+	CHECK_EQ(pw__fqt_next(&TS.w), m);
+}
+
+static void t_take_due(uint64_t now)
+{
+	uint64_t next = 0;
+	struct pw__fqt_node *got = pw__fqt_take_due(&TS.w, now, &next);
+	for (;;) {
+		int best = -1;
+		for (unsigned k = 0; k < TN; k++)
+			if (TS.in[k] && TS.t[k] <= now &&
+			    (best < 0 || TS.t[k] < TS.t[best] ||
+			     (TS.t[k] == TS.t[best] && TS.seq[k] < TS.seq[best])))
+				best = (int)k;
+		if (best < 0)
+			break;
+		if (got != &TS.n[best])
+			fprintf(stderr, "take_due(%llu): got %d, want %d (t %llu seq %llu)\n",
+				(unsigned long long)now, got ? (int)(got - TS.n) : -1, best,
+				(unsigned long long)TS.t[best], (unsigned long long)TS.seq[best]);
+		CHECK(got == &TS.n[best]);
+		got = got->next;
+		TS.in[best] = false;
+		TS.count--;
+	}
+	CHECK(got == NULL);
+	uint64_t m = UINT64_MAX;
+	for (unsigned k = 0; k < TN; k++)
+		if (TS.in[k] && TS.t[k] < m)
+			m = TS.t[k];
+	CHECK_EQ(next, m);
+}
+
+static void test_throttle_random(void)
+{
+	uint64_t ops;
+	rng_state = rng_seed_and_ops("PW_FQT_OPS", 60000, &ops);
+	for (unsigned round = 0; round < 4; round++) {
+		memset(&TS, 0, sizeof(TS));
+		pw__fqt_init(&TS.w);
+		uint64_t now = round == 3 ? UINT64_MAX / 2 : rnd_below(1ull << 40);
+		/* rounds differ in how far time moves per step */
+		unsigned far = round == 0 ? 8 : round == 1 ? 20 : 40;
+		for (uint64_t op = 0; op < ops / 4; op++) {
+			uint64_t r = rnd_below(100);
+			if (r < 45) {
+				unsigned k = (unsigned)rnd_below(TN);
+				if (TS.in[k])
+					continue;
+				uint64_t t = t_draw(now);
+				pw__fqt_add(&TS.w, &TS.n[k], t, now);
+				CHECK_EQ(TS.n[k].t, t);
+				TS.in[k] = true;
+				TS.t[k] = t;
+				TS.seq[k] = TS.seq_next++;
+				TS.count++;
+			} else if (r < 55) {
+				if (!TS.count)
+					continue;
+				unsigned k = (unsigned)rnd_below(TN);
+				while (!TS.in[k])
+					k = (k + 1) % TN;
+				pw__fqt_del(&TS.w, &TS.n[k]);
+				TS.in[k] = false;
+				TS.count--;
+			} else if (r < 57) {
+				now -= rnd_below(now < 1000000 ? now : 1000000); /* back */
+				t_take_due(now);
+			} else {
+				uint64_t d = rnd_below(r < 90 ? 700 : 1ull << rnd_below(far));
+				now = now + d < now ? UINT64_MAX : now + d;
+				t_take_due(now);
+			}
+			t_check();
+		}
+		/* drain */
+		t_take_due(UINT64_MAX);
+		CHECK_EQ(TS.count, 0u);
+		t_check();
+	}
+}
+
 /* Seeded random traffic against the model, every packet to the ns. */
 static void test_model_random(void)
 {
@@ -1582,6 +1742,7 @@ int main(void)
 	RUN(test_under_mq);
 	RUN(test_tc_stats_text);
 	RUN(test_round_trip);
+	RUN(test_throttle_random);
 	RUN(test_model_random);
 	free(L.pkts);
 	free(L.state);

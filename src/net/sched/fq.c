@@ -51,17 +51,21 @@
  * watchdog is armed at the earliest throttled time with timer_slack as the
  * hrtimer range.
  *
- * Throttled flows: a binary min-heap on (time_next_packet, arrival
- * sequence): the kernel's rbtree puts equal times after each other in
- * arrival order, so the order is the same.  Each entry carries its key
- * beside the flow pointer, so a sift reads only the heap array.
+ * Throttled flows: fq_throttle.c, a hierarchical wheel of nanosecond
+ * slots of fq's own, each flow's entry embedded in it (tn), handing flows
+ * back in (time_next_packet, throttle order) order: the kernel's rbtree
+ * puts an equal time after those already there, so the order is the same.
+ * After each pass that takes the due flows, time_next_delayed_flow is the
+ * set's least time, as the kernel takes it from its rbtree's first.
  *
  * Invariants.  Every packet handed to enqueue leaves exactly once: to the
  * drop list with its reason, out of dequeue, or by reset/destroy's flush.
  * qlen = the sum of the flows' qlen (internal included) = st.qlen;
  * band_pkt_count[b] = the packets of band b outside the internal flow;
  * flows = the allocated flows; inactive = those with qlen 0; throttled =
- * the heap's size.  A detached flow has no packets and is on no list.
+ * the entries of the throttled set, the flows with f->throttled, on no
+ * list.  A detached flow has no packets and is on no list (so never
+ * throttled, and gc may free it).
  *
  * Locking.  Every data path hook, reset and change run under the root
  * lock of fq's queue (fq is a root or an mq child); the watchdog's
@@ -76,13 +80,20 @@
  *
  * Costs.  Enqueue: a bucket chain walk (flows / buckets long on average;
  * the kernel's rbtree is log2 of that) and O(1) list work; dequeue: O(1)
- * plus O(log throttled) per throttle/unthrottle.  One watchdog arm per
- * dequeue that finds nothing eligible, coalesced by timer_slack.
+ * list work, and per throttle and unthrottle the throttled set's O(1)
+ * (amortized: an entry moves down one wheel level per 8 bits of its delay,
+ * fq_throttle.c), whatever the number of flows.  What grows with the flows
+ * is memory: each packet touches its flow, its socket and its bucket, which
+ * stop fitting in the cache.  One watchdog arm per dequeue that finds
+ * nothing eligible, coalesced by timer_slack.
  *
  * Departures from the kernel:
  *  - Bucket chains instead of rbtrees: gc collects the detached, aged flows
  *    the chain walk passes before the looked-up flow (the kernel: those on
  *    the rbtree search path), at most 8 a pass, 3 s of age, as the kernel.
+ *  - A wheel of nanosecond slots (fq_throttle.c) instead of the q->delayed
+ *    rbtree for the throttled flows: the same order, at a cost that does
+ *    not grow with the flows.
  *  - pinwheel sockets are full, connected, non-TCP sockets: no listener,
  *    TIME_WAIT or TCP_CLOSE (UDP sendto) classification by hash.  The fast
  *    path is refused for a packet whose socket has a pacing rate or a
@@ -149,77 +160,6 @@ static uint32_t fq_hash_key(uintptr_t key, unsigned bits)
 	return (uint32_t)(((uint64_t)key * 0x61C8864680B583EBull) >> (64 - bits));
 }
 
-/* ------------------------------------------------------ throttled heap */
-
-static bool heap_less(const struct fq_hent *a, const struct fq_hent *b)
-{
-	if (a->t != b->t)
-		return a->t < b->t;
-	return a->seq < b->seq;
-}
-
-static void heap_set(struct fq_priv *q, uint32_t i, const struct fq_hent *e)
-{
-	q->heap[i] = *e;
-	e->f->hidx = i;
-}
-
-static void heap_up(struct fq_priv *q, uint32_t i)
-{
-	struct fq_hent e = q->heap[i];
-	while (i > 0) {
-		uint32_t p = (i - 1) / 2;
-		if (!heap_less(&e, &q->heap[p]))
-			break;
-		heap_set(q, i, &q->heap[p]);
-		i = p;
-	}
-	heap_set(q, i, &e);
-}
-
-static void heap_down(struct fq_priv *q, uint32_t i)
-{
-	struct fq_hent e = q->heap[i];
-	for (;;) {
-		uint32_t c = 2 * i + 1;
-		if (c >= q->heap_n)
-			break;
-		if (c + 1 < q->heap_n && heap_less(&q->heap[c + 1], &q->heap[c]))
-			c++;
-		if (!heap_less(&q->heap[c], &e))
-			break;
-		heap_set(q, i, &q->heap[c]);
-		i = c;
-	}
-	heap_set(q, i, &e);
-}
-
-static void heap_remove(struct fq_priv *q, struct fq_flow *f)
-{
-	uint32_t i = f->hidx;
-	struct fq_hent last = q->heap[--q->heap_n];
-	if (i < q->heap_n) {
-		heap_set(q, i, &last);
-		heap_up(q, i);
-		heap_down(q, last.f->hidx);
-	}
-}
-
-static int heap_reserve(struct fq_priv *q, uint32_t n)
-{
-	if (n <= q->heap_cap)
-		return 0;
-	uint32_t cap = q->heap_cap ? q->heap_cap * 2 : 64;
-	while (cap < n)
-		cap *= 2;
-	struct fq_hent *h = realloc(q->heap, cap * sizeof(*h));
-	if (!h)
-		return -ENOMEM;
-	q->heap = h;
-	q->heap_cap = cap;
-	return 0;
-}
-
 /* ----------------------------------------------------------- flow lists */
 
 static void flow_add_tail(struct fq_priv *q, struct fq_flow *f, bool new_list)
@@ -240,21 +180,25 @@ static void flow_set_detached(struct fq_priv *q, struct fq_flow *f, uint64_t now
 	f->age = fq_jiffies(q, now) | 1; /* the kernel marks detached by the low bit */
 }
 
-static void flow_unset_throttled(struct fq_priv *q, struct fq_flow *f)
+/* @f, out of the throttled set (by pw__fqt_take_due() or _del()), to the tail
+ * of its band's old list. */
+static void flow_unthrottled(struct fq_priv *q, struct fq_flow *f)
 {
-	heap_remove(q, f);
 	f->throttled = false;
 	q->throttled_flows--;
 	flow_add_tail(q, f, false);
 }
 
-static void flow_set_throttled(struct fq_priv *q, struct fq_flow *f)
+static void flow_unset_throttled(struct fq_priv *q, struct fq_flow *f)
 {
-	f->tseq = q->tseq++;
+	pw__fqt_del(&q->throttled, &f->tn);
+	flow_unthrottled(q, f);
+}
+
+static void flow_set_throttled(struct fq_priv *q, struct fq_flow *f, uint64_t now)
+{
 	f->throttled = true;
-	q->heap[q->heap_n] = (struct fq_hent){f->time_next_packet, f->tseq, f};
-	f->hidx = q->heap_n++;
-	heap_up(q, f->hidx);
+	pw__fqt_add(&q->throttled, &f->tn, f->time_next_packet, now);
 	q->throttled_flows++;
 	q->stat_throttled++;
 	if (q->time_next_delayed_flow > f->time_next_packet)
@@ -405,9 +349,7 @@ static struct fq_flow *fq_classify(struct fq_priv *q, struct pw__qdisc *sch, str
 		return f;
 	}
 
-	struct fq_flow *f = NULL;
-	if (heap_reserve(q, q->flows + 1) == 0)
-		f = calloc(1, sizeof(*f));
+	struct fq_flow *f = calloc(1, sizeof(*f));
 	if (!f) {
 		q->stat_allocation_errors++;
 		return &q->internal;
@@ -483,13 +425,11 @@ static void fq_check_throttled(struct fq_priv *q, uint64_t now)
 		q->unthrottle_latency_ns -= q->unthrottle_latency_ns >> 3;
 		q->unthrottle_latency_ns += sample >> 3;
 	}
-	q->time_next_delayed_flow = UINT64_MAX;
-	while (q->heap_n) {
-		if (q->heap[0].t > now) {
-			q->time_next_delayed_flow = q->heap[0].t;
-			break;
-		}
-		flow_unset_throttled(q, q->heap[0].f);
+	struct pw__fqt_node *n = pw__fqt_take_due(&q->throttled, now, &q->time_next_delayed_flow);
+	while (n) {
+		struct fq_flow *f = pw_container_of(n, struct fq_flow, tn);
+		n = n->next;
+		flow_unthrottled(q, f);
 	}
 }
 
@@ -571,7 +511,7 @@ static struct pw_pkt *fq_dequeue(struct pw__qdisc *sch)
 			if (now < tnp) {
 				head->first = f->next;
 				f->time_next_packet = tnp;
-				flow_set_throttled(q, f);
+				flow_set_throttled(q, f, now);
 				continue;
 			}
 			dequeue_pkt(sch, f, p);
@@ -679,7 +619,7 @@ static void fq_reset(struct pw__qdisc *sch, struct pw__drops *d, enum pw_drop_re
 		q->band[b].old_flows.first = NULL;
 		q->band_pkt_count[b] = 0;
 	}
-	q->heap_n = 0;
+	pw__fqt_init(&q->throttled); /* the flows are gone */
 	q->flows = 0;
 	q->inactive_flows = 0;
 	q->throttled_flows = 0;
@@ -851,6 +791,7 @@ static int fq_init(struct pw__qdisc *sch, void *optp, struct pw__extack *ext)
 	struct fq_priv *q = pw__qdisc_priv(sch);
 	struct fq_opt *o = optp, dflt;
 	memset(q, 0, sizeof(*q));
+	pw__fqt_init(&q->throttled);
 	q->hz = pw_runtime_hz(sch->dev->rt);
 	if (!q->hz)
 		q->hz = 1000;
@@ -882,8 +823,6 @@ static int fq_init(struct pw__qdisc *sch, void *optp, struct pw__extack *ext)
 		pw__watchdog_destroy(&q->wd);
 		free(q->root);
 		q->root = NULL;
-		free(q->heap);
-		q->heap = NULL;
 		return rc;
 	}
 	return 0;
@@ -906,9 +845,6 @@ static void fq_destroy(struct pw__qdisc *sch)
 	fq_reset(sch, &d, PW_DROP_FLUSH); /* frees the flows; no packets are left */
 	free(q->root);
 	q->root = NULL;
-	free(q->heap);
-	q->heap = NULL;
-	q->heap_cap = 0;
 }
 
 /* fq_dump_stats(): the tc_fq_qd_stats values (root lock held). */

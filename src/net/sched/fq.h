@@ -7,6 +7,7 @@
 #define PW_NET_SCHED_FQ_H
 
 #include "../internal.h"
+#include "fq_throttle.h"
 
 #define FQ_BANDS 3
 #define FQ_PRIO_MAX 15          /* TC_PRIO_MAX */
@@ -25,11 +26,10 @@ struct fq_flow {
 	int credit;
 	int band;
 	bool detached;              /* on no list, no packets */
-	bool throttled;             /* in the throttled heap */
+	bool throttled;             /* in the throttled set */
 	struct fq_flow *next;       /* its round-robin list */
-	uint32_t hidx;              /* index in the throttled heap */
-	uint64_t tseq;              /* arrival order in the heap */
 	uint64_t time_next_packet;
+	struct pw__fqt_node tn;     /* its entry in the throttled set */
 };
 
 struct fq_flow_head {
@@ -40,15 +40,6 @@ struct fq_band {
 	struct fq_flow_head new_flows, old_flows;
 	int credit;
 	int quantum; /* the band's weight */
-};
-
-/* A throttled-heap entry: the flow's key copied beside it, so that the
- * sift compares without touching the flows (at 1e4+ flows each one is a
- * cache miss).  A throttled flow's time_next_packet does not change. */
-struct fq_hent {
-	uint64_t t;                 /* time_next_packet */
-	uint64_t seq;               /* tseq: FIFO among equal times */
-	struct fq_flow *f;
 };
 
 struct fq_priv {
@@ -71,9 +62,6 @@ struct fq_priv {
 	struct fq_band band[FQ_BANDS];
 	struct fq_flow internal;      /* the fast path's queue */
 	struct pw_pkt *peeked;        /* taken out by peek, counted in qlen */
-	struct fq_hent *heap;         /* throttled flows by time_next_packet */
-	uint32_t heap_n, heap_cap;
-	uint64_t tseq;
 	uint64_t time_next_delayed_flow;
 	uint64_t unthrottle_latency_ns;
 	uint32_t band_pkt_count[FQ_BANDS];
@@ -84,6 +72,8 @@ struct fq_priv {
 	uint64_t stat_band_drops[FQ_BANDS];
 	uint64_t stat_ce_mark, stat_horizon_drops, stat_horizon_caps;
 	uint64_t stat_flows_plimit, stat_pkts_too_long, stat_allocation_errors;
+	/* the throttled flows by (time_next_packet, throttle order) */
+	struct pw__fqt throttled;
 };
 
 /* What tc sends: the TCA_FQ_* attributes present (set) and their values. */
