@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * pinwheel-lab's shared helpers: progress lines, the result table and its
- * text/JSON printers, the machine and commit, and the OS-side sampler that
- * measures what vmstat showed in the seeds (in, cs, us/sy/id).
+ * text/JSON printers, the machine and commit, the OS-side sampler that
+ * measures what vmstat showed in the seeds (in, cs, us/sy/id), and the
+ * record of each live run: the machine's load, steal and other processes'
+ * CPU time around it, and whether they spoil it (lab_run_begin/end).
  *
  * Threads: the main thread only (the sampler reads the runtime's per-CPU
  * counters with pw_stats_read(), which any thread may call).  No locks.
@@ -120,6 +122,44 @@ void lab_series_add(struct lab_series *s, double t, double v)
 
 /* ------------------------------------------------------------ printing */
 
+/* The live runs in one line: how many, and the ones left out and why. */
+static void print_runs(FILE *f, const struct lab_result *r)
+{
+	unsigned most = 0, least = LAB_MAX_RUNS, bad = 0;
+	double secs = 0;
+	for (unsigned i = 0; i < r->nrows; i++) {
+		if (!r->nruns[i])
+			continue;
+		most = r->nruns[i] > most ? r->nruns[i] : most;
+		least = r->nruns[i] < least ? r->nruns[i] : least;
+		secs = r->run[i][0].seconds;
+		for (unsigned k = 0; k < r->nruns[i]; k++)
+			bad += r->run[i][k].invalid != 0;
+	}
+	if (!most)
+		return;
+	if (least == most)
+		fprintf(f, "   runs: %u of each configuration, interleaved, %.2f s each; ", most, secs);
+	else
+		fprintf(f, "   runs: %u-%u a configuration, interleaved, %.2f s each; ", least, most,
+			secs);
+	if (!bad) {
+		fprintf(f, "none excluded (steal <= %.0f%%, other processes <= %.0f%% of the CPUs)\n",
+			LAB_STEAL_MAX_PCT, LAB_OTHERS_MAX_PCT);
+		return;
+	}
+	fprintf(f, "%u excluded:", bad);
+	const char *sep = " ";
+	for (unsigned i = 0; i < r->nrows; i++)
+		for (unsigned k = 0; k < r->nruns[i]; k++)
+			if (r->run[i][k].invalid) {
+				fprintf(f, "%s%s run %u (%s)", sep, r->row_key[i], k + 1,
+					r->run[i][k].why);
+				sep = "; ";
+			}
+	fputc('\n', f);
+}
+
 void lab_print_table(FILE *f, const struct lab_result *r)
 {
 	unsigned w[LAB_MAX_COLS];
@@ -142,6 +182,7 @@ void lab_print_table(FILE *f, const struct lab_result *r)
 	}
 	for (unsigned i = 0; i < r->nsummary; i++)
 		fprintf(f, "   %s\n", r->summary[i]);
+	print_runs(f, r);
 	for (unsigned i = 0; i < r->nrows; i++)
 		if (r->profile[i][0])
 			fprintf(f, "   profile, %s:\n%s", r->cell[i][0], r->profile[i]);
@@ -150,43 +191,50 @@ void lab_print_table(FILE *f, const struct lab_result *r)
 	fprintf(f, "   checks: %u, %s\n", r->nchecks, r->failed ? r->failure : "all held");
 }
 
-static void json_str(FILE *f, const char *s)
+/* Row @i's runs as a JSON array. */
+static void json_runs(FILE *f, const struct lab_result *r, unsigned i)
 {
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-		if (ch == '"' || ch == '\\')
-			fprintf(f, "\\%c", ch);
-		else if (ch == '\n')
-			fputs("\\n", f);
-		else if (ch == '\t')
-			fputs("\\t", f);
-		else if (ch < 0x20)
-			fprintf(f, "\\u%04x", ch);
-		else
-			fputc(ch, f);
+	fputs(",\"runs\":[", f);
+	for (unsigned k = 0; k < r->nruns[i]; k++) {
+		const struct lab_run *x = &r->run[i][k];
+		fprintf(f, "%s{\"t\":%.3f,\"seconds\":%.3f,\"load1_before\":", k ? "," : "", x->t,
+			x->seconds);
+		lab_json_num(f, x->load1_before);
+		fputs(",\"load1_after\":", f);
+		lab_json_num(f, x->load1_after);
+		fputs(",\"steal_pct\":", f);
+		lab_json_num(f, x->steal_pct);
+		fputs(",\"others_pct\":", f);
+		lab_json_num(f, x->others_pct);
+		fprintf(f, ",\"valid\":%s", x->invalid ? "false" : "true");
+		if (x->invalid) {
+			fputs(",\"why\":", f);
+			lab_json_str(f, x->why);
+		}
+		fputc('}', f);
 	}
-	fputc('"', f);
+	fputc(']', f);
 }
 
 void lab_print_json(FILE *f, const struct lab_result *const *rs, unsigned n,
 		    const struct lab_opts *o)
 {
 	fputs("{\"machine\":", f);
-	json_str(f, lab_machine());
+	lab_json_str(f, lab_machine());
 	fputs(",\"commit\":", f);
-	json_str(f, lab_commit());
-	fprintf(f, ",\"seconds\":%g,\"interval_ms\":%u", o->seconds, o->interval_ms);
+	lab_json_str(f, lab_commit());
+	fprintf(f, ",\"seconds\":%g,\"runs\":%u,\"interval_ms\":%u", o->seconds, lab_runs(o),
+		o->interval_ms);
 	for (unsigned k = 0; k < n; k++) {
 		const struct lab_result *r = rs[k];
 		fprintf(f, ",\"%s\":{\"title\":", r->id);
-		json_str(f, r->title);
+		lab_json_str(f, r->title);
 		fputs(",\"scale\":", f);
-		json_str(f, r->scale);
+		lab_json_str(f, r->scale);
 		fputs(",\"configs\":{", f);
 		for (unsigned i = 0; i < r->nrows; i++) {
 			fprintf(f, "%s\"%s\":{\"name\":", i ? "," : "", r->row_key[i]);
-			json_str(f, r->cell[i][0]);
+			lab_json_str(f, r->cell[i][0]);
 			for (unsigned c = 1; c < r->ncols; c++) {
 				if (isnan(r->val[i][c]) && !r->cell[i][c][0])
 					continue;
@@ -194,11 +242,11 @@ void lab_print_json(FILE *f, const struct lab_result *const *rs, unsigned n,
 				if (!isnan(r->val[i][c]))
 					fprintf(f, "%.6g", r->val[i][c]);
 				else
-					json_str(f, r->cell[i][c]);
+					lab_json_str(f, r->cell[i][c]);
 			}
 			if (r->series[i].n) {
 				fprintf(f, ",\"series\":{\"label\":");
-				json_str(f, r->series_label);
+				lab_json_str(f, r->series_label);
 				fputs(",\"t\":[", f);
 				for (unsigned s = 0; s < r->series[i].n; s++)
 					fprintf(f, "%s%.3f", s ? "," : "", r->series[i].t[s]);
@@ -209,26 +257,33 @@ void lab_print_json(FILE *f, const struct lab_result *const *rs, unsigned n,
 			}
 			if (r->profile[i][0]) {
 				fputs(",\"profile\":", f);
-				json_str(f, r->profile[i]);
+				lab_json_str(f, r->profile[i]);
 			}
+			if (r->nruns[i])
+				json_runs(f, r, i);
 			fputc('}', f);
 		}
-		fputs("},\"summary\":[", f);
+		fputc('}', f);
+		if (r->claims.n) {
+			fputs(",\"claims\":", f);
+			lab_claims_print(f, &r->claims, 1);
+		}
+		fputs(",\"summary\":[", f);
 		for (unsigned i = 0; i < r->nsummary; i++) {
 			if (i)
 				fputc(',', f);
-			json_str(f, r->summary[i]);
+			lab_json_str(f, r->summary[i]);
 		}
 		fputs("],\"notes\":[", f);
 		for (unsigned i = 0; i < r->nnotes; i++) {
 			if (i)
 				fputc(',', f);
-			json_str(f, r->notes[i]);
+			lab_json_str(f, r->notes[i]);
 		}
 		fprintf(f, "],\"checks\":%u,\"failed\":%s", r->nchecks, r->failed ? "true" : "false");
 		if (r->failed) {
 			fputs(",\"failure\":", f);
-			json_str(f, r->failure);
+			lab_json_str(f, r->failure);
 		}
 		fputc('}', f);
 	}
@@ -358,4 +413,174 @@ void lab_sleep_ms(unsigned ms)
 	struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
 	while (nanosleep(&ts, &ts) && errno == EINTR)
 		;
+}
+
+/* ------------------------------------------------------------ live runs */
+
+unsigned lab_runs(const struct lab_opts *o)
+{
+	unsigned n = o->runs ? o->runs : o->smoke ? 2 : 5;
+	return n > LAB_MAX_RUNS ? LAB_MAX_RUNS : n;
+}
+
+double lab_run_seconds(const struct lab_opts *o, double min_s)
+{
+	double s = o->seconds / lab_runs(o);
+	return s < min_s ? min_s : s;
+}
+
+/* The 1-minute load average, NAN if unknown. */
+static double load1(void)
+{
+	double v = NAN;
+	FILE *f = fopen("/proc/loadavg", "r");
+	if (f) {
+		if (fscanf(f, "%lf", &v) != 1)
+			v = NAN;
+		fclose(f);
+	}
+	return v;
+}
+
+/* /proc/stat's "cpu" line: busy = user + nice + system (what processes ran;
+ * irq and softirq are left out: much of them is this process's own wake-ups
+ * and timers, which getrusage() does not count), steal, and the total of
+ * user..steal; in USER_HZ ticks, every CPU.  Return: 1 if read. */
+static int stat_ticks(uint64_t *busy, uint64_t *steal, uint64_t *total)
+{
+	unsigned long long v[8] = {0};
+	FILE *f = fopen("/proc/stat", "r");
+	if (!f)
+		return 0;
+	int n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2],
+		       &v[3], &v[4], &v[5], &v[6], &v[7]);
+	fclose(f);
+	if (n < 7)
+		return 0;
+	*busy = v[0] + v[1] + v[2];
+	*steal = n == 8 ? v[7] : 0;
+	*total = 0;
+	for (int i = 0; i < n; i++)
+		*total += v[i];
+	return 1;
+}
+
+static double self_cpu_s(void)
+{
+	struct rusage ru;
+	if (getrusage(RUSAGE_SELF, &ru))
+		return NAN;
+	return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+	       (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+}
+
+static double first_run_t = -1;
+
+void lab_run_begin(struct lab_run_mark *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->load1 = load1();
+	m->stat_ok = stat_ticks(&m->busy, &m->steal, &m->total);
+	m->self_s = self_cpu_s();
+	m->t = mono_s();
+	if (first_run_t < 0)
+		first_run_t = m->t;
+}
+
+/* Append @fmt's reason to @run's. */
+static void add_why(struct lab_run *run, const char *fmt, va_list ap)
+{
+	size_t n = strlen(run->why);
+	if (n && n + 2 < sizeof(run->why)) {
+		memcpy(run->why + n, "; ", 3);
+		n += 2;
+	}
+	if (n < sizeof(run->why))
+		vsnprintf(run->why + n, sizeof(run->why) - n, fmt, ap);
+}
+
+static void invalidate(struct lab_run *run, unsigned bit, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void invalidate(struct lab_run *run, unsigned bit, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	run->invalid |= bit;
+	add_why(run, fmt, ap);
+	va_end(ap);
+}
+
+struct lab_run *lab_run_end(struct lab_result *r, unsigned row, const struct lab_run_mark *m,
+			    const char *what)
+{
+	double t = mono_s(), self = self_cpu_s();
+	uint64_t busy = 0, steal = 0, total = 0;
+	int ok = m->stat_ok && stat_ticks(&busy, &steal, &total);
+	static struct lab_run spare;
+	struct lab_run *run = &spare;
+	if (row < LAB_MAX_ROWS && r->nruns[row] < LAB_MAX_RUNS)
+		run = &r->run[row][r->nruns[row]++];
+	memset(run, 0, sizeof(*run));
+	run->t = m->t - first_run_t;
+	run->seconds = t - m->t;
+	run->load1_before = m->load1;
+	run->load1_after = load1();
+	run->steal_pct = run->others_pct = NAN;
+	long hz = sysconf(_SC_CLK_TCK);
+	if (ok && total > m->total && hz > 0) {
+		double all = (double)(total - m->total);
+		run->steal_pct = 100.0 * (double)(steal - m->steal) / all;
+		double others = (double)(busy - m->busy) / (double)hz - (self - m->self_s);
+		run->others_pct = 100.0 * (others > 0 ? others : 0) / (all / (double)hz);
+	}
+	if (run->steal_pct > LAB_STEAL_MAX_PCT)
+		invalidate(run, LAB_RUN_LOADED, "steal %.1f%% of the CPUs (> %.0f%%)", run->steal_pct,
+			   LAB_STEAL_MAX_PCT);
+	if (run->others_pct > LAB_OTHERS_MAX_PCT)
+		invalidate(run, LAB_RUN_LOADED, "other processes used %.0f%% of the CPUs (> %.0f%%)",
+			   run->others_pct, LAB_OTHERS_MAX_PCT);
+	lab_progress(r, "%s: %.2f s, load %.2f -> %.2f, steal %.1f%%, others %.0f%% of the CPUs: %s%s",
+		     what, run->seconds, run->load1_before, run->load1_after, run->steal_pct,
+		     run->others_pct, run->invalid ? "INVALID, " : "valid", run->why);
+	return run;
+}
+
+void lab_run_invalidate(struct lab_result *r, struct lab_run *run, unsigned why_bit,
+			const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	run->invalid |= why_bit;
+	size_t n0 = strlen(run->why);
+	add_why(run, fmt, ap);
+	va_end(ap);
+	lab_progress(r, "  that run is INVALID for the claims: %s", run->why + (n0 ? n0 + 2 : 0));
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+double lab_median(const double *v, const struct lab_run *runs, unsigned n, double *lo, double *hi)
+{
+	double w[LAB_MAX_RUNS];
+	unsigned m = 0;
+	for (int all = 0; all < 2 && !m; all++)
+		for (unsigned i = 0; i < n && i < LAB_MAX_RUNS; i++)
+			if (!isnan(v[i]) && (all || !runs || !runs[i].invalid))
+				w[m++] = v[i];
+	if (lo)
+		*lo = NAN;
+	if (hi)
+		*hi = NAN;
+	if (!m)
+		return NAN;
+	qsort(w, m, sizeof(w[0]), cmp_double);
+	if (lo)
+		*lo = w[0];
+	if (hi)
+		*hi = w[m - 1];
+	return m % 2 ? w[m / 2] : (w[m / 2 - 1] + w[m / 2]) / 2;
 }

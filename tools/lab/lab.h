@@ -2,12 +2,15 @@
 /*
  * pinwheel-lab: what the experiments share (tools/pinwheel-lab.c drives
  * them).  Each experiment (seed000.c, seed001.c, seed003.c) runs its
- * configurations one after another in this process and fills one
- * struct lab_result: a table (one row per configuration, the seed's figure
- * beside ours), the summary ratios, the honest notes, per-interval series
- * for the charts, and the invariants it checked.  common.c holds the
- * table/JSON printers, progress lines and the OS-side sampler; profile.c
- * the in-process sampling profiler; report.c the Markdown/HTML report.
+ * configurations round by round (lab_runs() runs of each) in this process
+ * and fills one struct lab_result: a table (one row per configuration, the
+ * medians of its runs, the seed's figure beside ours), the summary ratios,
+ * the honest notes, per-interval series for the charts, each run's record,
+ * the live half of the seed's claims, and the invariants it checked.
+ * common.c holds the table/JSON printers, progress lines, the OS-side
+ * sampler and the runs' records; verdict.c the claims' intervals and
+ * verdicts; profile.c the in-process sampling profiler; report.c the
+ * Markdown/HTML report.
  *
  * Threads: the experiments run on the main thread and start their own
  * runtimes' workers; every helper here is for the main thread unless it
@@ -30,6 +33,8 @@ struct lab_opts {
 	int json;              /* --json: numbers on stdout as JSON */
 	const char *out;       /* --out DIR: charts, samples, report */
 	uint64_t seed;         /* random seed */
+	unsigned runs;         /* live runs of each configuration, interleaved
+				* round by round (--runs; 0: 5, --smoke 2) */
 	int trend;             /* also the rows that show a trend with more CPUs
 				* (oversubscribed runtimes, 1 vs n threads):
 				* `report` and --trend */
@@ -56,6 +61,78 @@ struct lab_series {
 	double t[LAB_MAX_SAMPLES], v[LAB_MAX_SAMPLES];
 };
 
+/*
+ * One live run of one configuration, as the machine saw it (common.c:
+ * lab_run_begin()/lab_run_end() around the measured window).  A run is
+ * invalid, and left out of every claim's interval, when the VM's steal or
+ * the other processes' CPU time during it passed the thresholds below, or
+ * when the experiment found its configuration not in force (seed000: PUSH
+ * pushed no timer).  Main thread.
+ */
+#define LAB_MAX_RUNS 32
+#define LAB_STEAL_MAX_PCT 5.0   /* steal, % of the machine's CPU time */
+#define LAB_OTHERS_MAX_PCT 25.0 /* other processes' CPU, % of the machine's */
+enum { LAB_RUN_LOADED = 1, LAB_RUN_NOT_IN_FORCE = 2 };
+struct lab_run {
+	double t, seconds;           /* start (s since the first run), length */
+	double load1_before, load1_after; /* /proc/loadavg, 1 min */
+	double steal_pct;            /* /proc/stat steal during the run (NAN: unknown) */
+	double others_pct;           /* other processes' CPU: /proc/stat busy minus
+				      * this process's getrusage() (NAN: unknown) */
+	unsigned invalid;            /* LAB_RUN_* bits; 0: valid */
+	char why[120];               /* the reasons, when invalid */
+};
+
+/*
+ * A seed's claim and what the two instruments say of it (verdict.c): the
+ * deterministic model (model.c: fills the model_* fields) and the live run
+ * on real threads (seed000.c, seed001.c, seed003.c: fill the live_*
+ * fields).  A claim is a ratio, numerator configuration over denominator
+ * configuration (e.g. in/s under PUSH with the 3.17 rule over pinned),
+ * which the seed says is above 1 (seed_dir +1) or below (-1), or, for a
+ * fix said to undo an effect, equal to 1 (seed_dir 0: within
+ * LAB_EQUIV_BAND).  Each seed's section opens with the table of its
+ * claims.  Main thread.
+ */
+#define LAB_MAX_CLAIMS 6
+struct lab_claim {
+	char id[24];            /* JSON key, e.g. "in_push_over_pinned" */
+	char claim[200];        /* the seed's claim in one line, with its figure */
+	char mechanism[240];    /* one line: the mechanism behind it */
+	int seed_dir;           /* +1: the seed says ratio > 1; -1: < 1 */
+	double seed_ratio;      /* the seed's own figure as a ratio (NAN: none) */
+	/* the model: deterministic (the same on every machine) */
+	int model_run;          /* 0: not run */
+	double model_ratio;
+	char model_text[200];   /* where and how: "+28% at 32 CPUs, HZ 1000" */
+	/* the live run: the ratio of the configurations' means over
+	 * interleaved runs, with its 95% bootstrap interval */
+	unsigned live_runs;     /* runs of each configuration; 0: not run */
+	double live_ratio, live_lo, live_hi;
+	char live_text[200];    /* e.g. "1.21x [1.12, 1.30], 5 runs each" */
+	int live_invalid;       /* the machine's load or steal spoiled the runs
+				 * (too few valid for an interval): the LAB_RUN_*
+				 * bits of why, 0 when valid */
+	char live_why[160];     /* why, when invalid */
+	char verdict[120];      /* lab_claim_verdict() */
+	/* added with verdict.c: the two halves' own words, and the live runs
+	 * behind the interval (lab_claim_live()) */
+	char model_verdict[120];/* the model's own verdict ("model: reproduced, ...") */
+	char live_verdict[120]; /* the live run's: reproduced / not reproduced /
+				 * inconclusive at this machine's noise / inconclusive:
+				 * the machine was loaded (...) / not run */
+	unsigned live_excluded; /* runs left out of the interval, both sides */
+	char live_num_cfg[24], live_den_cfg[24]; /* the ratio's configurations */
+	unsigned live_nnum, live_nden;           /* their runs (live_nden 0: a constant) */
+	double live_num[LAB_MAX_RUNS], live_den[LAB_MAX_RUNS]; /* each run's figure */
+	unsigned char live_num_ok[LAB_MAX_RUNS], live_den_ok[LAB_MAX_RUNS]; /* 0: excluded */
+};
+struct lab_claims {
+	const char *seed;       /* "seed000" */
+	unsigned n;
+	struct lab_claim c[LAB_MAX_CLAIMS];
+};
+
 struct lab_result {
 	const char *id;                  /* "seed000" */
 	char title[160];                 /* one line: what the experiment is */
@@ -74,6 +151,11 @@ struct lab_result {
 	char profile[LAB_MAX_ROWS][LAB_PROFILE_LEN]; /* readprofile-style lines, per row */
 	char series_label[64];           /* what the series measure, e.g. "in/s" */
 	struct lab_series series[LAB_MAX_ROWS];
+	/* the live runs, per row (common.c), and the seed's claims: the live
+	 * half filled by the experiment, the model's merged in by the caller */
+	unsigned nruns[LAB_MAX_ROWS];
+	struct lab_run run[LAB_MAX_ROWS][LAB_MAX_RUNS];
+	struct lab_claims claims;
 	unsigned nchecks;                /* invariants checked */
 	int failed;                      /* an invariant broke: exit status 1 */
 	char failure[400];
@@ -104,6 +186,10 @@ int lab_check(struct lab_result *r, int ok, const char *fmt, ...) __attribute__(
 void lab_series_add(struct lab_series *s, double t, double v);
 
 void lab_print_table(FILE *f, const struct lab_result *r);
+/* JSON pieces (verdict.c): a quoted, escaped string; a number (null for
+ * NAN, the string "inf" / "-inf" for an infinity). */
+void lab_json_str(FILE *f, const char *s);
+void lab_json_num(FILE *f, double v);
 /* The results as one JSON object {"machine":..., "commit":..., "seed000":{...}, ...}. */
 void lab_print_json(FILE *f, const struct lab_result *const *rs, unsigned n,
 		    const struct lab_opts *o);
@@ -136,6 +222,84 @@ void lab_rates(const struct lab_sample *a, const struct lab_sample *b, struct la
 
 /* Sleep @ms milliseconds (main thread). */
 void lab_sleep_ms(unsigned ms);
+
+/* The live runs: how many of each configuration (o->runs, else 5, --smoke
+ * 2) and how long each (o->seconds split over them, at least @min_s). */
+unsigned lab_runs(const struct lab_opts *o);
+double lab_run_seconds(const struct lab_opts *o, double min_s);
+/* Around one run's measured window: the machine before (load, /proc/stat,
+ * this process's CPU time), then lab_run_end() records run r->nruns[row]
+ * of @row, judged against LAB_STEAL_MAX_PCT and LAB_OTHERS_MAX_PCT, and
+ * prints it on stderr (the line says when the run is invalid, and why);
+ * the caller may still lab_run_invalidate() it (the configuration not in
+ * force) before the claims are filled.  Main thread. */
+struct lab_run_mark {
+	double t, load1, self_s;
+	uint64_t busy, steal, total; /* /proc/stat ticks, all CPUs */
+	int stat_ok;
+};
+void lab_run_begin(struct lab_run_mark *m);
+struct lab_run *lab_run_end(struct lab_result *r, unsigned row, const struct lab_run_mark *m,
+			    const char *what);
+void lab_run_invalidate(struct lab_result *r, struct lab_run *run, unsigned why_bit,
+			const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* Median of the @n figures @v whose run is valid (all of them when none
+ * is), their min and max into *@lo, *@hi (may be NULL); NAN when n is 0. */
+double lab_median(const double *v, const struct lab_run *runs, unsigned n, double *lo, double *hi);
+
+/* ------------------------------------------------------------ verdict.c */
+
+/*
+ * The verdicts (verdict.c's head is the method).  A claim's live half is
+ * the ratio of two configurations' mean figures over their valid runs,
+ * with a 95% bootstrap interval; the verdict, fixed before running:
+ * "reproduced" when the interval lies on the seed's side of 1.0, "not
+ * reproduced" when on the other side, "inconclusive at this machine's
+ * noise" otherwise (seed_dir 0: inside / outside LAB_EQUIV_BAND of 1.0).
+ */
+#define LAB_BOOT_B 10000       /* resamples */
+#define LAB_MIN_VALID 3        /* valid runs a side needs (fewer when fewer were asked) */
+#define LAB_EQUIV_BAND 0.10    /* seed_dir 0: "no change" is within 10% */
+struct lab_interval {
+	double ratio, lo, hi;  /* the point estimate and the 95% interval */
+	double tail;           /* the percentile read at each end (0.025 for many runs) */
+	unsigned na, nb;       /* runs used (nb 0: a constant denominator) */
+};
+/* The ratio of @a's mean to @b's (or to @bconst when @nb is 0) and its
+ * interval: each side's runs resampled with replacement LAB_BOOT_B times
+ * from a fixed-seed generator (the same runs give the same interval), the
+ * percentile interval widened for few runs.  x/0 is +inf, 0/0 is 1.
+ * Return: 0, or -EINVAL when a side has fewer than 2 runs. */
+int lab_boot_ratio(const double *a, unsigned na, const double *b, unsigned nb, double bconst,
+		   struct lab_interval *out);
+/* One side of a claim's ratio: a configuration's runs, or a constant. */
+struct lab_arm {
+	const char *cfg;            /* the configuration's key, e.g. "on" */
+	unsigned n;                 /* runs (0: the constant) */
+	const double *v;            /* each run's figure */
+	const struct lab_run *run;  /* each run's record (NULL: all valid) */
+	double constant;
+};
+/* Append claim @id to @cl (NULL when full); the live and model halves empty. */
+struct lab_claim *lab_claim_add(struct lab_claims *cl, const char *id, int seed_dir,
+				double seed_ratio, const char *claim, const char *mechanism);
+/* Fill @c's live half from @num over @den (@fmt prints a side's mean, e.g.
+ * "%.0f in/s"), then its verdict. */
+void lab_claim_live(struct lab_claim *c, const struct lab_arm *num, const struct lab_arm *den,
+		    const char *fmt);
+/* The live verdict from the live_* fields, the model's from its verdict or
+ * ratio, and the two together into c->verdict ("reproduced (model and
+ * live)", "model: reproduced; live: inconclusive at this machine's noise"). */
+void lab_claim_verdict(struct lab_claim *c);
+void lab_claims_verdicts(struct lab_claims *cl);
+/* Copy the model's half of each claim of @model into the claim of @into
+ * with the same id, appending the model's claims that @into lacks; then
+ * the verdicts.  @model may be NULL. */
+void lab_claims_merge(struct lab_claims *into, const struct lab_claims *model);
+/* The claims table (text: the seed's claim | the model | the live run |
+ * verdict, a line per claim on its mechanism and its excluded runs), or
+ * the claims as one JSON object {"seed":...,"claims":[{...},...]}. */
+void lab_claims_print(FILE *f, const struct lab_claims *cl, int json);
 
 /* ------------------------------------------------------------ profile.c */
 
@@ -197,5 +361,42 @@ double lab_prof_share(const char *const *substrs);
  * report (report.md, report.html) under @dir.  Return: 0 or -errno. */
 int lab_write_outputs(const char *dir, const struct lab_result *const *rs, unsigned n,
 		      const struct lab_opts *o);
+
+/* ------------------------------------------------------------ the model (model*.c) */
+
+/*
+ * The model: each seed as a deterministic discrete-event run on the
+ * simulated clock, the library deciding every timer (model.c's head says
+ * how).  `pinwheel-lab model WHAT` runs it alone; `pinwheel-lab SEED|all`
+ * runs it first; its claims' model half goes into the live run's claims
+ * (lab_claims_merge()) and its section follows their table
+ * (lab_claims_print()).
+ */
+struct lab_model_opts {
+	unsigned cpus;      /* the model's CPUs; 0: the seed's (swept with full) */
+	unsigned hz;        /* 0: the seed's (seed000: 1000 and 250) */
+	int full;           /* the sweeps: CPUs, HZ, costs x0.5 / x2 */
+	int costs_measured; /* --costs measured: measure here, use what was measured */
+};
+struct lab_model; /* the sections of one model run: opaque */
+/* Run the model of @what ("seed000", "seed001", "seed003" or "all") with
+ * @o's seed and smoke sizes.  Return: 0 (*@out set); -EINVAL (@what
+ * unknown); -errno. */
+int lab_model_run(const struct lab_opts *o, const struct lab_model_opts *mo, const char *what,
+		  struct lab_model **out);
+/* @seed's claims with the model's half filled (model_*, and the model's
+ * verdict in verdict), for lab_claims_merge(), or NULL when @seed was not
+ * run. */
+struct lab_claims *lab_model_claims(struct lab_model *lm, const char *seed);
+/* Print @seed's section (NULL: every seed run, then the cost table) as
+ * text; with @claims 1 it opens with the model's claims table (the model
+ * run alone), with 0 without it (the caller printed the merged one).
+ * Deterministic: the same --seed prints the same bytes. */
+void lab_model_print(FILE *f, const struct lab_model *lm, const char *seed, int claims);
+/* The model's JSON object {"seed":S,"costs":[...],"seed000":{...},...}. */
+void lab_model_json(FILE *f, const struct lab_model *lm);
+/* 1 when an invariant of the model broke. */
+int lab_model_failed(const struct lab_model *lm);
+void lab_model_free(struct lab_model *lm);
 
 #endif /* PW_LAB_H */

@@ -39,6 +39,15 @@
  * machine's CPUs (getrusage); and the runtime's pushed/remote-arm counts,
  * the goodput and each flow's achieved rate.
  *
+ * Runs and claims: each configuration runs R times (--runs, 5), round by
+ * round (on, off, fix, PULL, on, ...), --seconds / R each after a 150 ms
+ * warm-up, a fresh runtime each; common.c records the machine around each
+ * run and leaves the spoiled ones out (steal, other processes' CPU), and
+ * an "on" run that pushed no timer is left out as well: it measured
+ * timer_migration=0 under another name.  The table gives each row's
+ * medians; the claims (in/s and sys on/off, in/s on/fix and PULL/fix) the
+ * ratio of the means with its bootstrap interval and verdict (verdict.c).
+ *
  * Invariants checked (lab_check): every packet handed to the layer comes
  * back (window full again at the end, drops counted by reason), every
  * socket destructed exactly once after its last timer reference, the
@@ -298,10 +307,15 @@ struct run_out {
 	double mbit, flow_err_max, flow_rate_mean;
 	double pushed, remote;
 	int pushed_any;
+	struct lab_run *run;           /* the run's record (r->run[row][k]) */
 };
 
+/* One run of configuration @cf, measured for @seconds after a warm-up,
+ * into row @row of @r (its series from @t_off on); @what names the run on
+ * the progress line.  Main thread.  Return: 0 or -errno (setup). */
 static int run_config(const struct lab_opts *o, struct lab_result *r, const struct cfgdef *cf,
-		      unsigned row, double seconds, double t_off, struct run_out *out)
+		      unsigned row, double seconds, double t_off, const char *what,
+		      struct run_out *out)
 {
 	memset(&S, 0, sizeof(S));
 	struct pw_config pc;
@@ -382,9 +396,11 @@ static int run_config(const struct lab_opts *o, struct lab_result *r, const stru
 	for (unsigned i = 0; i < S.nflows; i++)
 		flow_ready(&S.flows[i]);
 
-	/* warm-up: the windows fill, fq learns the flows */
-	lab_sleep_ms(o->smoke ? 100 : 300);
+	/* warm-up: the windows fill (a few RTTs), fq learns the flows */
+	lab_sleep_ms(o->smoke ? 100 : 150);
 	struct lab_sample a, prev, b;
+	struct lab_run_mark mark;
+	lab_run_begin(&mark);
 	lab_sample(S.rt, &a);
 	uint64_t bytes0 = __atomic_load_n(&S.bytes, __ATOMIC_RELAXED);
 	uint64_t *fb0 = calloc(S.nflows, sizeof(*fb0));
@@ -407,6 +423,7 @@ static int run_config(const struct lab_opts *o, struct lab_result *r, const stru
 		prev = b;
 	}
 	lab_rates(&a, &b, &out->avg);
+	out->run = lab_run_end(r, row, &mark, what);
 	if (getenv("LAB_DEBUG"))
 		fprintf(stderr, "%s: wakeups %.0f/s kicks %.0f/s timers %.0f/s pinned workers %d\n",
 			cf->name, (double)(b.wakeups - a.wakeups) / (b.t - a.t),
@@ -487,6 +504,17 @@ stop:
 		if (cf->policy != PW_MIGRATION_PUSH || (cf->sk_pinned && cf->wd_pinned))
 			lab_check(r, b.pushed == a.pushed, "%s: %llu timers pushed", cf->name,
 				  (unsigned long long)(b.pushed - a.pushed));
+		/* PUSH with something to push, and nothing pushed: the run measured
+		 * timer_migration=0 under another name.  PUSH moves a timer only
+		 * when the arming CPU's idle mark is set (its worker's last poll
+		 * round sent nothing) and another CPU's is clear; with 2 CPUs that
+		 * means the one other worker was mid-send at that moment.  A run
+		 * where every re-arm found its own CPU busy, or no other CPU busy,
+		 * pushes nothing: not counted for the claims. */
+		else if (S.ncpus > 1 && !out->pushed_any && out->run)
+			lab_run_invalidate(r, out->run, LAB_RUN_NOT_IN_FORCE,
+					   "PUSH pushed no timer: every re-arm found its own CPU "
+					   "busy or no other CPU busy (not in force)");
 	}
 out:
 	if (S.eth0)
@@ -505,24 +533,6 @@ out:
 	return err;
 }
 
-/* The median of the double at @off in @n (1..3) runs. */
-static double median3(const struct run_out *runs, unsigned n, size_t off)
-{
-	double v[3];
-	for (unsigned k = 0; k < n; k++)
-		memcpy(&v[k], (const char *)&runs[k] + off, sizeof(double));
-	if (n == 1)
-		return v[0];
-	if (n == 2)
-		return (v[0] + v[1]) / 2;
-	double a = v[0], b = v[1], c = v[2];
-	if ((a <= b && b <= c) || (c <= b && b <= a))
-		return b;
-	if ((b <= a && a <= c) || (c <= a && a <= b))
-		return a;
-	return c;
-}
-
 int lab_seed000(const struct lab_opts *o, struct lab_result *r)
 {
 	unsigned ncpus = o->cpus ? o->cpus : lab_online_cpus();
@@ -533,9 +543,10 @@ int lab_seed000(const struct lab_opts *o, struct lab_result *r)
 		 o->interval_ms);
 	snprintf(r->scale, sizeof(r->scale),
 		 "%u flows x %llu B/s (%.1f Mbit/s offered), RTT %u ms, %u CPUs, %.1f s per "
-		 "configuration (in %s); the seed: 500 flows x 3000000 B/s (12 Gbit/s) on a many-CPU host",
+		 "configuration (%u interleaved runs); the seed: 500 flows x 3000000 B/s (12 Gbit/s) on "
+		 "a many-CPU host",
 		 flows, (unsigned long long)rate, flows * (double)rate * 8 / 1e6, o->rtt_ms, ncpus,
-		 o->seconds, o->smoke ? "one run" : "3 interleaved runs");
+		 lab_runs(o) * lab_run_seconds(o, 0.25), lab_runs(o));
 	static const char *const cols[] = {
 		"configuration", "config", "in/s", "in_s", "cs/s", "cs_s", "us%", "us", "sy%", "sy",
 		"id%", "id", "pushed/s", "pushed_s", "remote arms/s", "remote_arms_s", "Mbit/s",
@@ -544,15 +555,17 @@ int lab_seed000(const struct lab_opts *o, struct lab_result *r)
 	lab_columns(r, 12, cols);
 	snprintf(r->series_label, sizeof(r->series_label), "in/s (wake-ups + kicks)");
 	/*
-	 * Each configuration runs REPS times, interleaved (on, off, fix, PULL,
-	 * on, ...), each for seconds / REPS: the wake-up rate of this closed
-	 * loop swings between runs of one configuration (the flows' phases
-	 * decide how many watchdog expiries a packet shares), so the table
-	 * gives the median of the runs and, for in/s, their range.
+	 * Each configuration runs R times (--runs, 5; --smoke 2), round by
+	 * round (on, off, fix, PULL, on, ...), each for seconds / R: the
+	 * wake-up rate of this closed loop swings between runs of one
+	 * configuration (the flows' phases decide how many watchdog expiries a
+	 * packet shares), so the table gives the median of the valid runs and,
+	 * for in/s, their range, and the claims the bootstrap interval of
+	 * their ratios (verdict.c).
 	 */
-	unsigned reps = o->smoke ? 1 : 3;
-	double per = o->seconds / reps < 0.5 ? 0.5 : o->seconds / reps;
-	static struct run_out runs[NCFG][3];
+	unsigned reps = lab_runs(o);
+	double per = lab_run_seconds(o, 0.25);
+	static struct run_out runs[NCFG][LAB_MAX_RUNS];
 	struct run_out res[NCFG];
 	double in_lo[NCFG], in_hi[NCFG];
 	unsigned ncfg = o->trend && !o->smoke ? NCFG : CFG_ON_X4;
@@ -561,16 +574,26 @@ int lab_seed000(const struct lab_opts *o, struct lab_result *r)
 		row_of[c] = lab_row(r, cfgs[c].name, cfgs[c].key);
 	for (unsigned k = 0; k < reps; k++)
 		for (unsigned c = 0; c < ncfg; c++) {
-			lab_progress(r, "%s (run %u of %u, %.1f s)", cfgs[c].name, k + 1, reps, per);
+			char what[96];
+			snprintf(what, sizeof(what), "%s, run %u of %u", cfgs[c].key, k + 1, reps);
 			memset(&runs[c][k], 0, sizeof(runs[c][k]));
-			int err = run_config(o, r, &cfgs[c], row_of[c], per, k * per, &runs[c][k]);
+			int err = run_config(o, r, &cfgs[c], row_of[c], per, k * per, what, &runs[c][k]);
 			if (err)
 				return err;
 		}
+	/* each run's figures, and whether it counts */
+	static double v_in[NCFG][LAB_MAX_RUNS], v_sy[NCFG][LAB_MAX_RUNS];
 	for (unsigned c = 0; c < ncfg; c++) {
 		struct run_out *x = &res[c];
 		memset(x, 0, sizeof(*x));
-#define MED(field) x->field = median3(runs[c], reps, offsetof(struct run_out, field))
+		const struct lab_run *rr = r->run[row_of[c]];
+		double v[LAB_MAX_RUNS];
+#define MED(field)                                                                 \
+	do {                                                                       \
+		for (unsigned k = 0; k < reps; k++)                                \
+			v[k] = runs[c][k].field;                                   \
+		x->field = lab_median(v, rr, reps, NULL, NULL);                    \
+	} while (0)
 		MED(avg.in_s);
 		MED(avg.cs_s);
 		MED(avg.us);
@@ -581,14 +604,12 @@ int lab_seed000(const struct lab_opts *o, struct lab_result *r)
 		MED(mbit);
 		MED(flow_err_max);
 #undef MED
-		in_lo[c] = in_hi[c] = runs[c][0].avg.in_s;
 		for (unsigned k = 0; k < reps; k++) {
+			v_in[c][k] = runs[c][k].avg.in_s;
+			v_sy[c][k] = runs[c][k].avg.sy;
 			x->pushed_any |= runs[c][k].pushed_any;
-			if (runs[c][k].avg.in_s < in_lo[c])
-				in_lo[c] = runs[c][k].avg.in_s;
-			if (runs[c][k].avg.in_s > in_hi[c])
-				in_hi[c] = runs[c][k].avg.in_s;
 		}
+		lab_median(v_in[c], rr, reps, &in_lo[c], &in_hi[c]);
 		unsigned row = row_of[c];
 		char cell[LAB_CELL];
 		if (reps > 1)
@@ -613,22 +634,60 @@ int lab_seed000(const struct lab_opts *o, struct lab_result *r)
 			lab_cells(r, row, 11, "-");
 		}
 	}
+
+	/* the claims, each a ratio of two configurations over their runs */
+	struct lab_claims *cl = &r->claims;
+	cl->seed = r->id;
+#define ARM(cfgi) {.cfg = cfgs[cfgi].key, .n = reps, .v = v_in[cfgi], .run = r->run[row_of[cfgi]]}
+	const struct lab_arm on = ARM(CFG_ON), off = ARM(CFG_OFF), fix = ARM(CFG_FIX),
+			     pull = ARM(CFG_PULL);
+#undef ARM
+	struct lab_arm on_sy = on, off_sy = off;
+	on_sy.v = v_sy[CFG_ON];
+	off_sy.v = v_sy[CFG_OFF];
+	struct lab_claim *c;
+	if ((c = lab_claim_add(cl, "in_on_over_off", +1, 1.5e6 / 1.16e6,
+			       "timer_migration=1 raises vmstat's in: ~1.5M/s vs ~1.16M/s with 0 (x1.29)",
+			       "ACKs re-arm their socket's timers on the CPU that processed them; "
+			       "PUSH moves a re-arm made on an idle CPU to a busy one, whose "
+			       "expiries then wake and work away from the flow")))
+		lab_claim_live(c, &on, &off, "%.0f in/s");
+	if ((c = lab_claim_add(cl, "sy_on_over_off", +1, 15.0 / 12.0,
+			       "timer_migration=1 raises sys time: 15% vs 12% with 0 (x1.25)",
+			       "the pushed timers' remote arms (the other CPU's base lock, a kick) "
+			       "and their expiries away from the flow are kernel work")))
+		lab_claim_live(c, &on_sy, &off_sy, "%.2f%% sy");
+	if ((c = lab_claim_add(cl, "in_push_over_pinned", +1, NAN,
+			       "the proposed fix (mod_timer_pinned in sk_reset_timer) removes the rise "
+			       "(the post measured timer_migration=0, not the patch)",
+			       "pinned socket timers stay on the ACK's CPU under PUSH: nothing to push; "
+			       "here the qdisc watchdogs are pinned too, as since 3.18")))
+		lab_claim_live(c, &on, &fix, "%.0f in/s");
+	if ((c = lab_claim_add(cl, "in_pull_over_pinned", 0, 1.0,
+			       "6.9's PULL keeps the re-arms where they are made, so in/s should match "
+			       "the pinned figure (x1.00; the post predates 6.9)",
+			       "PULL never moves a timer at arm time; an idle CPU hands its global "
+			       "timers' next expiry to the hierarchy and a busy CPU runs it remotely")))
+		lab_claim_live(c, &pull, &fix, "%.0f in/s");
+
 	if (reps > 1)
-		lab_note(r, "each configuration ran %u times for %.1f s, interleaved; the table gives the "
-			 "median and, for in/s, [min-max] of the runs: the wake-up rate of one configuration "
-			 "swings between runs (how many fq/netem watchdog expiries the flows' packets share "
-			 "depends on their phases), so only a difference larger than the ranges means "
-			 "anything.", reps, per);
-	int overlap = reps > 1 && in_lo[CFG_ON] <= in_hi[CFG_OFF] && in_lo[CFG_OFF] <= in_hi[CFG_ON];
-	lab_summary(r, "in(on)/in(off): ours %.2fx%s, the seed's 1.31x (1.52M / 1.16M)",
-		    res[CFG_ON].avg.in_s / res[CFG_OFF].avg.in_s,
-		    overlap ? " (the runs' ranges overlap: no difference shown at this noise)" : "");
-	lab_summary(r, "sy(on)/sy(off): ours %.2fx (%.1f%% / %.1f%%), the seed's 1.25x (15%% / 12%%)",
-		    res[CFG_ON].avg.sy / res[CFG_OFF].avg.sy, res[CFG_ON].avg.sy, res[CFG_OFF].avg.sy);
+		lab_note(r, "each configuration ran %u times for %.2f s, round by round; the table gives "
+			 "the median of the valid runs and, for in/s, [min-max]: the wake-up rate of one "
+			 "configuration swings between runs (how many fq/netem watchdog expiries the "
+			 "flows' packets share depends on their phases), so the claims above read the "
+			 "bootstrap interval of the ratio, never the ranges.", reps, per);
+	const struct lab_claim *c_in = &cl->c[0];
+	lab_summary(r, "in(on)/in(off): ours %.2fx [%.2f, %.2f] (%s), the seed's 1.29x (1.5M / 1.16M)",
+		    c_in->live_ratio, c_in->live_lo, c_in->live_hi, c_in->live_verdict);
+	const struct lab_claim *c_sy = &cl->c[1];
+	lab_summary(r, "sy(on)/sy(off): ours %.2fx [%.2f, %.2f] (%s; medians %.1f%% / %.1f%%), the "
+		    "seed's 1.25x (15%% / 12%%)", c_sy->live_ratio, c_sy->live_lo, c_sy->live_hi,
+		    c_sy->live_verdict, res[CFG_ON].avg.sy, res[CFG_OFF].avg.sy);
 	lab_summary(r, "the proposed fix (socket timers pinned): in(on)/in(fix) %.2fx, sy(on)/sy(fix) "
-		    "%.2fx; PULL: in(PULL)/in(off) %.2fx", res[CFG_ON].avg.in_s / res[CFG_FIX].avg.in_s,
+		    "%.2fx; PULL: in(PULL)/in(fix) %.2fx (medians)",
+		    res[CFG_ON].avg.in_s / res[CFG_FIX].avg.in_s,
 		    res[CFG_ON].avg.sy / res[CFG_FIX].avg.sy,
-		    res[CFG_PULL].avg.in_s / res[CFG_OFF].avg.in_s);
+		    res[CFG_PULL].avg.in_s / res[CFG_FIX].avg.in_s);
 	lab_summary(r, "the migrations themselves under \"on\": %.0f timers pushed/s, %.0f remote "
 		    "arms/s (0 in every other row)", res[CFG_ON].pushed, res[CFG_ON].remote);
 	lab_note(r, "in is the workers' wake-ups plus the kicks they received (each a futex wake: "
@@ -647,17 +706,24 @@ int lab_seed000(const struct lab_opts *o, struct lab_result *r)
 			 "more CPUs for PUSH to move timers between, as on the seed's host, at the price "
 			 "of the OS scheduler's own noise.", 4 * ncpus, lab_online_cpus());
 	}
-	if (res[CFG_ON].avg.in_s < res[CFG_OFF].avg.in_s)
-		lab_note(r, "here \"on\" wakes the workers less than \"off\" (%.2fx): PUSH gathers the "
+	if (!strcmp(c_in->live_verdict, "not reproduced"))
+		lab_note(r, "here \"on\" wakes the workers less than \"off\" (%.2fx, the interval below "
+			 "1.0): PUSH gathers the "
 			 "timers armed on idle CPUs onto a busy one, so the idle ones sleep longer, which "
 			 "is what timer migration was for; the seed's host paid instead for what a timer "
 			 "away from its flow costs there (the fq dequeue and the TCP work it triggers on "
 			 "another CPU: cross-CPU wake-ups and cache misses), which this model only counts "
 			 "as the pushed and remote arms columns, not as extra wake-ups.",
-			 res[CFG_ON].avg.in_s / res[CFG_OFF].avg.in_s);
-	if (!res[CFG_ON].pushed_any && ncpus > 1)
-		lab_note(r, "PUSH pushed no timer in this run: no CPU was busy at the moments ACKs "
-			 "re-armed timers on an idle one (load too light to show the effect)");
+			 c_in->live_ratio);
+	unsigned nopush = 0;
+	for (unsigned k = 0; k < reps; k++)
+		nopush += !runs[CFG_ON][k].pushed_any;
+	if (nopush && ncpus > 1)
+		lab_note(r, "PUSH pushed no timer in %u of the %u \"on\" runs: no other CPU was busy "
+			 "at the moments ACKs re-armed timers on an idle one (with 2 CPUs, the one other "
+			 "worker must be mid-send); those runs measured \"off\" under another name and "
+			 "are left out of the claims (load too light, or both workers in step)",
+			 nopush, reps);
 	if (res[CFG_ON].avg.id > 50)
 		lab_note(r, "the machine was mostly idle (%.0f%% idle under PUSH): at this load the "
 			 "extra wake-ups cost little CPU; raise --flows/--rate to load it as the seed "

@@ -18,7 +18,12 @@
  *       (the locked part: no fast path 1);
  *   (c) pinwheel's per-CPU bases with pw_mod_timer() (2.6);
  * then (a) and (c) again with one thread, for the trend a 2-core VM can
- * show.  Each runs under the sampling profiler (profile.c).
+ * show.  Each runs under the sampling profiler (profile.c).  (a), (b) and
+ * (c) run R times each (--runs, 5), round by round, --seconds / R a run;
+ * the trend rows once each.  The table gives each row's medians; the
+ * claims (mod_timer's share under the 2.4 lock against 1%, (a) over (c),
+ * (b) over (c), and packets per CPU-second (c) over (a)) the ratio of the
+ * means over the valid runs with its bootstrap interval (verdict.c).
  *
  * Threads: lab_seed001() on the main thread; it starts the receiving
  * threads of each configuration and joins them.  A receiving thread serves
@@ -323,6 +328,7 @@ static void *rx_main(void *arg)
 /* ------------------------------------------------------------ one run */
 
 struct rx_figures {
+	struct lab_run *run;        /* the run's record (r->run[row][k]) */
 	double pps, pps_thread, seconds;
 	uint64_t packets, armed, fast_path, same_bucket, lock_waits;
 	uint64_t delacks, drained, max_late;
@@ -429,10 +435,12 @@ static uint64_t total_packets(const struct rx_run *run)
 static const char *const cfg_name[] = {"2.4 global lock", "per-CPU, no fast path",
 				       "per-CPU + fast path (2.6)"};
 
-/* Run configuration @cfg with @nthreads threads for o->seconds into row
- * @row of @r.  Context: main thread.  Return: 0 or -errno (setup). */
+/* Run configuration @cfg with @nthreads threads for @seconds into row
+ * @row of @r (its series from @t_off on; @what names the run on the
+ * progress line).  Context: main thread.  Return: 0 or -errno (setup). */
 static int run_config(const struct lab_opts *o, struct lab_result *r, unsigned row, enum cfg cfg,
-		      unsigned nthreads, unsigned nsock, struct rx_figures *fig)
+		      unsigned nthreads, unsigned nsock, double seconds, double t_off,
+		      const char *what, struct rx_figures *fig)
 {
 	struct rx_run run;
 	memset(&run, 0, sizeof(run));
@@ -490,11 +498,11 @@ static int run_config(const struct lab_opts *o, struct lab_result *r, unsigned r
 			err = run.th[k].err;
 
 	struct lab_sample s0, s1;
+	struct lab_run_mark mark;
 	uint64_t a0 = 0, f0 = 0, b0 = 0, a1 = 0, f1 = 0, b1 = 0;
 	int prof = -1;
 	if (!err) {
-		lab_progress(r, "%s, %u thread%s x %u sockets, %.1f s", cfg_name[cfg], nthreads,
-			     nthreads == 1 ? "" : "s", nsock, o->seconds);
+		lab_run_begin(&mark);
 		prof = lab_prof_start(PROF_HZ);
 		if (prof)
 			lab_progress(r, "profiler: %s (no profile)", strerror(-prof));
@@ -508,7 +516,7 @@ static int run_config(const struct lab_opts *o, struct lab_result *r, unsigned r
 		for (;;) {
 			struct lab_sample now;
 			lab_sample(NULL, &now);
-			double left = o->seconds - (now.t - t0);
+			double left = seconds - (now.t - t0);
 			if (left <= 0)
 				break;
 			double ms = left * 1000 < o->interval_ms ? left * 1000 : o->interval_ms;
@@ -516,13 +524,17 @@ static int run_config(const struct lab_opts *o, struct lab_result *r, unsigned r
 			lab_sample(NULL, &now);
 			uint64_t n = total_packets(&run);
 			if (now.t > last_t)
-				lab_series_add(&r->series[row], now.t - t0,
+				lab_series_add(&r->series[row], t_off + now.t - t0,
 					       (double)(n - last_n) / (now.t - last_t));
 			last_t = now.t;
 			last_n = n;
 		}
 		lab_sample(run.rt, &s1);
 		fig->packets = total_packets(&run);
+		char w[160];
+		snprintf(w, sizeof(w), "%s, %u thread%s x %u sockets, %s", cfg_name[cfg], nthreads,
+			 nthreads == 1 ? "" : "s", nsock, what);
+		fig->run = lab_run_end(r, row, &mark, w);
 	}
 	/* stop: the threads finish their batch, drain, and leave */
 	atomic_store(&run.stop, 1);
@@ -723,10 +735,10 @@ int lab_seed001(const struct lab_opts *o, struct lab_result *r)
 		 "and with the fast path (2.6)");
 	snprintf(r->scale, sizeof(r->scale),
 		 "%u receiving threads x %u sockets, 2 timers each (delack 40 ms, keepalive "
-		 "7200 s) re-armed per packet with a 1500 B copy, HZ %u, %.1f s per configuration, "
-		 "profiler %u Hz of CPU time; the seed: 4 and 8 CPUs receiving from 8 tg3 gigabit "
-		 "NICs, 1500 B frames, 64p SGI",
-		 k, nsock, HZ, o->seconds, PROF_HZ);
+		 "7200 s) re-armed per packet with a 1500 B copy, HZ %u, %u interleaved runs of %.2f s "
+		 "per configuration (the trend rows: one), profiler %u Hz of CPU time; the seed: 4 "
+		 "and 8 CPUs receiving from 8 tg3 gigabit NICs, 1500 B frames, 64p SGI",
+		 k, nsock, HZ, lab_runs(o), lab_run_seconds(o, 0.15), PROF_HZ);
 	static const char *const cols[] = {
 		"configuration", "config",
 		"threads", "threads",
@@ -764,27 +776,142 @@ int lab_seed001(const struct lab_opts *o, struct lab_result *r)
 		rows[3].key = "global_lock_2";
 		rows[4].key = "percpu_fast_2";
 	}
-	struct rx_figures fig[5];
-	for (unsigned i = 0; i < 5; i++) {
-		unsigned row = lab_row(r, rows[i].name, rows[i].key);
-		int err = run_config(o, r, row, rows[i].cfg, rows[i].threads, nsock, &fig[i]);
-		if (err) {
-			lab_progress(r, "%s: %s", rows[i].name, strerror(-err));
-			return err;
+	/*
+	 * The three configurations run R times each (--runs, 5; --smoke 2),
+	 * round by round, seconds / R each; the two trend rows (the other
+	 * thread count) once each, after them, for the table only.  The
+	 * figures of a row are the medians of its valid runs; the profile
+	 * shown is its last run's.
+	 */
+	unsigned reps = lab_runs(o);
+	double per = lab_run_seconds(o, 0.15);
+	static struct rx_figures runs[5][LAB_MAX_RUNS];
+	unsigned nrun[5] = {0}, row_of[5];
+	for (unsigned i = 0; i < 5; i++)
+		row_of[i] = lab_row(r, rows[i].name, rows[i].key);
+	for (unsigned kk = 0; kk < reps + 1; kk++)
+		for (unsigned i = 0; i < 5; i++) {
+			int trend = i >= 3;
+			if (trend != (kk == reps))
+				continue;
+			char what[64];
+			if (trend)
+				snprintf(what, sizeof(what), "one run, %.2f s", per);
+			else
+				snprintf(what, sizeof(what), "run %u of %u, %.2f s", kk + 1, reps, per);
+			int err = run_config(o, r, row_of[i], rows[i].cfg, rows[i].threads, nsock, per,
+					     (trend ? 0 : kk) * per, what, &runs[i][nrun[i]]);
+			if (err) {
+				lab_progress(r, "%s: %s", rows[i].name, strerror(-err));
+				return err;
+			}
+			nrun[i]++;
 		}
-		const struct rx_figures *base = i < 3 ? &fig[0] : &fig[3];
-		fill_row(r, row, rows[i].cfg, rows[i].threads, &fig[i], base);
+	/* each row's figures: the medians of its valid runs (one run: its own) */
+	struct rx_figures fig[5];
+	static double v_pcpu[5][LAB_MAX_RUNS], v_mt[5][LAB_MAX_RUNS];
+	double pcpu_lo[5], pcpu_hi[5], mt_lo[5], mt_hi[5];
+	for (unsigned i = 0; i < 5; i++) {
+		const struct lab_run *rr = r->run[row_of[i]];
+		unsigned n = nrun[i];
+		double v[LAB_MAX_RUNS];
+		fig[i] = runs[i][n - 1]; /* the last run: the profile's names, its counts */
+		for (unsigned j = 0; j < n; j++) {
+			v_pcpu[i][j] = per_cpu(&runs[i][j]);
+			v_mt[i][j] = runs[i][j].ticks ? 100 * runs[i][j].mt_share : NAN;
+		}
+#define MED(field)                                                                 \
+	do {                                                                       \
+		for (unsigned j = 0; j < n; j++)                                   \
+			v[j] = (double)runs[i][j].field;                           \
+		fig[i].field = lab_median(v, rr, n, NULL, NULL);                   \
+	} while (0)
+		MED(pps);
+		MED(pps_thread);
+		MED(timer_share);
+		MED(mt_share);
+		MED(seconds);
+		MED(cpu_s);
+		MED(mt_rank);
+#undef MED
+		/* the counts whose ratios the table shows, as medians too */
+		for (unsigned j = 0; j < n; j++)
+			v[j] = runs[i][j].armed ? (double)runs[i][j].fast_path / (double)runs[i][j].armed
+						: 0;
+		double fast = lab_median(v, rr, n, NULL, NULL);
+		for (unsigned j = 0; j < n; j++)
+			v[j] = (double)runs[i][j].lock_waits;
+		fig[i].lock_waits = (uint64_t)lab_median(v, rr, n, NULL, NULL);
+		fig[i].armed = 1000000;
+		fig[i].fast_path = (uint64_t)(fast * 1e6);
+		/* per CPU-s = packets / cpu_s: its median, carried by packets */
+		double pc = lab_median(v_pcpu[i], rr, n, &pcpu_lo[i], &pcpu_hi[i]);
+		fig[i].packets = (uint64_t)(pc * fig[i].cpu_s);
+		lab_median(v_mt[i], rr, n, &mt_lo[i], &mt_hi[i]);
 	}
+	for (unsigned i = 0; i < 5; i++) {
+		const struct rx_figures *base = i < 3 ? &fig[0] : &fig[3];
+		fill_row(r, row_of[i], rows[i].cfg, rows[i].threads, &fig[i], base);
+		if (nrun[i] > 1) {
+			char cell[LAB_CELL];
+			snprintf(cell, sizeof(cell), "%.0f [%.0f-%.0f]", per_cpu(&fig[i]), pcpu_lo[i],
+				 pcpu_hi[i]);
+			lab_cells(r, row_of[i], C_PPS_CPU, cell);
+			if (fig[i].ticks) {
+				snprintf(cell, sizeof(cell), "%.1f%% [%.1f-%.1f]", 100 * fig[i].mt_share,
+					 mt_lo[i], mt_hi[i]);
+				lab_cells(r, row_of[i], C_MT, cell);
+			}
+		}
+	}
+
+	/* the claims */
+	struct lab_claims *cl = &r->claims;
+	cl->seed = r->id;
+#define ARM(i, vals) {.cfg = rows[i].key, .n = nrun[i], .v = vals[i], .run = r->run[row_of[i]]}
+	const struct lab_arm gl_mt = ARM(0, v_mt), slow_mt = ARM(1, v_mt), fast_mt = ARM(2, v_mt);
+	const struct lab_arm gl_pc = ARM(0, v_pcpu), fast_pc = ARM(2, v_pcpu);
+#undef ARM
+	const struct lab_arm noise = {.constant = 1.0}; /* 1% of busy ticks: "the noise" */
+	struct lab_claim *c;
+	if ((c = lab_claim_add(cl, "mod_timer_top", +1, NAN,
+			       "with 2.4's global timerlist_lock mod_timer is near the top of the "
+			       "profile: 3rd on 4 CPUs (15.7% of the busy ticks), 2nd on 8",
+			       "two re-arms a packet, each through the one lock the other receiving "
+			       "CPUs take too: the wait is spent inside mod_timer (2.4 inlined the "
+			       "spin)")))
+		lab_claim_live(c, &gl_mt, &noise, "%.1f%%");
+	if ((c = lab_claim_add(cl, "mod_timer_before_after", +1, NAN,
+			       "with the 2.6 code mod_timer \"dropped way down into the noise\": its "
+			       "share before over after is large",
+			       "per-CPU bases take no shared lock, and the fast path returns without "
+			       "any lock when a timer is re-armed to the expiry it has")))
+		lab_claim_live(c, &gl_mt, &fast_mt, "%.2f%%");
+	if ((c = lab_claim_add(cl, "fast_path_alone", +1, NAN,
+			       "the patch (the fast path: pending with the same expiry, return) is "
+			       "what took mod_timer out",
+			       "a socket's packets within one jiffy re-arm to the same expiry: all but "
+			       "the first skip the lock and the wheel")))
+		lab_claim_live(c, &slow_mt, &fast_mt, "%.2f%%");
+	if ((c = lab_claim_add(cl, "pps_cpu_fast_over_gl", +1, NAN,
+			       "the lock's cost is CPU: with per-CPU bases and the fast path each CPU "
+			       "receives more packets per second of its time (the post gives no "
+			       "figure)",
+			       "the global lock's cache line moves between the receiving CPUs on "
+			       "every re-arm, and a waiter spins")))
+		lab_claim_live(c, &fast_pc, &gl_pc, "%.0f pkt/CPU-s");
 
 	/* the profiler: it sampled, and named a static function (lab_copy_user,
 	 * in no dynamic symbol table: found through .symtab) */
 	double ticks = 0, cpu = 0, copy = 0, unknown = 0;
-	for (unsigned i = 0; i < 5; i++) {
-		ticks += (double)fig[i].ticks;
-		cpu += fig[i].cpu_s;
-		copy += fig[i].copy_share * (double)fig[i].ticks;
-		unknown += fig[i].unknown_share * (double)fig[i].ticks;
-	}
+	for (unsigned i = 0; i < 5; i++)
+		for (unsigned j = 0; j < nrun[i]; j++) {
+			const struct rx_figures *x = &runs[i][j];
+			ticks += (double)x->ticks;
+			cpu += x->cpu_s;
+			copy += x->copy_share * (double)x->ticks;
+			unknown += x->unknown_share * (double)x->ticks;
+		}
 	lab_check(r, ticks > 0, "the profiler took no sample");
 #if defined(__SANITIZE_THREAD__)
 	/* TSan runs a signal handler later, from its own runtime: the
@@ -803,22 +930,22 @@ int lab_seed001(const struct lab_opts *o, struct lab_result *r)
 		if (!fig[i].ticks)
 			lab_summary(r, "ours, %s: no profile", rows[i].name);
 		else if (fig[i].mt_rank)
-			lab_summary(r, "ours, %s: mod_timer with its lock %lu ticks = %.1f%% of %lu busy "
-				    "ticks (mostly %s), rank %d; all timer code %.1f%%",
-				    rows[i].name, fig[i].mt_ticks, 100 * fig[i].mt_share, fig[i].ticks,
-				    fig[i].mt_name, fig[i].mt_rank, 100 * fig[i].timer_share);
+			lab_summary(r, "ours, %s: mod_timer with its lock %.1f%% of the busy ticks "
+				    "(median of %u runs; mostly %s), rank %d; all timer code %.1f%%",
+				    rows[i].name, 100 * fig[i].mt_share, nrun[i], fig[i].mt_name,
+				    fig[i].mt_rank, 100 * fig[i].timer_share);
 		else
-			lab_summary(r, "ours, %s: mod_timer not sampled once in %lu busy ticks (in the "
+			lab_summary(r, "ours, %s: mod_timer not sampled (median of %u runs: in the "
 				    "noise); all timer code %.1f%%",
-				    rows[i].name, fig[i].ticks, 100 * fig[i].timer_share);
+				    rows[i].name, nrun[i], 100 * fig[i].timer_share);
 	}
 	lab_summary(r, "ours, %u thread%s: mod_timer with its lock %.1f%% (rank %d) under the 2.4 "
 		       "lock, %.1f%% (rank %d) per-CPU with the fast path",
 		    k1, k1 == 1 ? "" : "s", 100 * fig[3].mt_share, fig[3].mt_rank,
 		    100 * fig[4].mt_share, fig[4].mt_rank);
 	if (fig[0].pps > 0 && fig[3].pps > 0)
-		lab_summary(r, "(c)/(a): packets/s %.2fx with %u threads, %.2fx with %u; per CPU-s "
-			       "%.2fx and %.2fx",
+		lab_summary(r, "(c)/(a): packets/s %.2fx with %u threads (medians), %.2fx with %u (one "
+			       "run); per CPU-s %.2fx and %.2fx",
 			    fig[2].pps / fig[0].pps, k, fig[4].pps / fig[3].pps, k1,
 			    per_cpu(&fig[2]) / per_cpu(&fig[0]), per_cpu(&fig[4]) / per_cpu(&fig[3]));
 	{

@@ -17,6 +17,15 @@
  * sent, each netem's measured delay against its configured one, and the
  * timers pushed per second.
  *
+ * Runs and claims: the three main configurations run R times each
+ * (--runs, 5), round by round, --seconds / R a run after a 250 ms warm-up;
+ * the trend rows once each, after them.  The table gives each row's
+ * medians; the claims (lock-wait share and the busiest CPU's and foreign
+ * CPUs' dequeue shares, migrated over pinned; lock waits migrated over
+ * PULL) the ratio of the means over the valid runs with its bootstrap
+ * interval (verdict.c).  A migrated run that pushed nothing fails its
+ * invariant and is left out of the claims too.
+ *
  * The load (why PUSH pushes): CPU 0 is the busy CPU, its poll hook always
  * reporting work (a NAPI loop that never runs dry, as bench/idle.c), with
  * a pinned 1 ms hrtimer (its scheduler tick: what lets PUSH put another
@@ -314,6 +323,7 @@ struct s3_out {
 	double poll_gap_ms, steal_pct, cpu0_ran_pct;
 	uint64_t cpu0_vol;
 	uint64_t offered, late, pool_empty;
+	struct lab_run *run;  /* the run's record (r->run[row][k]) */
 };
 
 struct lock_sum {
@@ -406,10 +416,13 @@ static void s3_free(struct s3 *s)
 	free(s);
 }
 
-/* One configuration, on a fresh runtime and device.  Main thread.
+/* One run of a configuration, on a fresh runtime and device, measured
+ * for o->seconds into row @row (its series from @t_off on; @what names the
+ * run on the progress line).  Main thread.
  * Return: 0 or -errno (setup failed; the message is on stderr). */
 static int run_config(const struct lab_opts *o, struct lab_result *r, unsigned row,
-		      const struct s3_config *cf, struct s3_out *out)
+		      const struct s3_config *cf, double t_off, const char *what,
+		      struct s3_out *out)
 {
 	unsigned ncpus = o->cpus ? o->cpus : lab_online_cpus();
 	if (ncpus > MAX_CPUS)
@@ -502,7 +515,7 @@ static int run_config(const struct lab_opts *o, struct lab_result *r, unsigned r
 	pw_queue_work_on(rt, 0, &s->tick_start);
 
 	/* warm up: queues filled, watchdogs where the policy puts them */
-	run_for(s, o->smoke ? 0.1 : 0.5, o->interval_ms, NULL, 0);
+	run_for(s, o->smoke ? 0.1 : 0.25, o->interval_ms, NULL, 0);
 
 	/* measure */
 	struct lock_sum la, lb;
@@ -519,9 +532,12 @@ static int run_config(const struct lab_opts *o, struct lab_result *r, unsigned r
 	__atomic_store_n(&s->poll_maxgap, 0, __ATOMIC_RELAXED);
 	int perr = lab_prof_start(997);
 	lock_sum_read(s->dev, &la);
+	struct lab_run_mark mark;
+	lab_run_begin(&mark);
 	lab_sample(rt, &sa);
-	run_for(s, o->seconds, o->interval_ms, &r->series[row], 0);
+	run_for(s, o->seconds, o->interval_ms, &r->series[row], t_off);
 	lab_sample(rt, &sb);
+	out->run = lab_run_end(r, row, &mark, what);
 	lock_sum_read(s->dev, &lb);
 	if (!perr)
 		lab_prof_stop();
@@ -668,6 +684,11 @@ static int run_config(const struct lab_opts *o, struct lab_result *r, unsigned r
 	if (ncpus >= 2) {
 		if (cf->policy == PW_MIGRATION_PUSH && !cf->pinned) {
 			lab_check(r, sb.pushed > sa.pushed, "%s: PUSH pushed timers", nm);
+			/* and a run that pushed nothing measured "pinned" under
+			 * another name: not counted for the claims either */
+			if (sb.pushed == sa.pushed)
+				lab_run_invalidate(r, out->run, LAB_RUN_NOT_IN_FORCE,
+						   "PUSH pushed no timer (not in force)");
 			lab_check(r, out->foreign_pct > 0,
 				  "%s: watchdogs fired on a CPU not owning their queue", nm);
 		} else {
@@ -707,7 +728,7 @@ static const char *nconf_note(const struct lab_opts *o, unsigned ncpus)
 	static char b[120];
 	if (o->smoke || ncpus >= TREND_CPUS)
 		return "";
-	snprintf(b, sizeof(b), " (the trend rows: %u CPUs%s, at most 2 s)", TREND_CPUS,
+	snprintf(b, sizeof(b), " (the trend rows: %u CPUs%s, one run)", TREND_CPUS,
 		 TREND_CPUS > lab_online_cpus() ? ", more than the machine's cores" : "");
 	return b;
 }
@@ -738,9 +759,10 @@ int lab_seed003(const struct lab_opts *o, struct lab_result *r)
 	snprintf(r->title, sizeof(r->title),
 		 "mq + 8 netem (the seed's tc script), qdisc watchdogs migrated vs pinned");
 	snprintf(r->scale, sizeof(r->scale),
-		 "%u CPUs (CPU 0 busy), %u pkt/s per CPU of %u bytes, 8 TX queues by XPS, %.2g s "
-		 "per configuration%s; the seed: a receiver with 8 TX queues, many CPUs, TCP_STREAM",
-		 ncpus, pps, PKT_LEN, o->seconds,
+		 "%u CPUs (CPU 0 busy), %u pkt/s per CPU of %u bytes, 8 TX queues by XPS, %u "
+		 "interleaved runs of %.2f s per configuration%s; the seed: a receiver with 8 TX "
+		 "queues, many CPUs, TCP_STREAM",
+		 ncpus, pps, PKT_LEN, lab_runs(o), lab_run_seconds(o, 0.15),
 		 nconf_note(o, ncpus));
 	static const char *const cols[] = {
 		"configuration", "config",
@@ -758,24 +780,105 @@ int lab_seed003(const struct lab_opts *o, struct lab_result *r)
 	lab_columns(r, 11, cols);
 	snprintf(r->series_label, sizeof(r->series_label), "qdisc lock-wait share %%, per interval");
 
-	static struct s3_out out[NCONF];
+	/*
+	 * The three main configurations run R times each (--runs, 5; --smoke
+	 * 2), round by round, seconds / R each; the trend rows once each,
+	 * after them, for the table only.  A row's figures are the medians of
+	 * its valid runs (per-queue delays: the median of the means, the
+	 * largest max); the profile shown is its last run's.
+	 */
+	static struct s3_out runs[NCONF][LAB_MAX_RUNS];
+	static struct s3_out out[NCONF]; /* the medians */
 	unsigned nconf = o->smoke || ncpus >= TREND_CPUS ? NMAIN : NCONF;
+	unsigned reps = lab_runs(o), nrun[NCONF] = {0}, row_of[NCONF];
+	double per = lab_run_seconds(o, 0.15);
+	for (unsigned i = 0; i < nconf; i++)
+		row_of[i] = lab_row(r, configs[i].name, configs[i].key);
+	for (unsigned k = 0; k <= reps; k++)
+		for (unsigned i = 0; i < nconf; i++) {
+			const struct s3_config *cf = &configs[i];
+			if ((k == reps) != (cf->trend != 0))
+				continue;
+			struct lab_opts oc = oo;
+			oc.cpus = cf->trend ? TREND_CPUS : ncpus;
+			oc.seconds = per;
+			char what[160];
+			if (cf->trend)
+				snprintf(what, sizeof(what), "%s (%u CPUs, %u pkt/s each), one run", cf->name,
+					 oc.cpus, oc.pps);
+			else
+				snprintf(what, sizeof(what), "%s (%u CPUs, %u pkt/s each), run %u of %u",
+					 cf->name, oc.cpus, oc.pps, k + 1, reps);
+			struct s3_out *x = &runs[i][nrun[i]];
+			memset(x, 0, sizeof(*x));
+			int err = run_config(&oc, r, row_of[i], cf, (cf->trend ? 0 : k) * per, what, x);
+			if (err)
+				return err;
+			nrun[i]++;
+		}
+	/* the medians, field by field, of each row's valid runs */
+	static double v_wait[NCONF][LAB_MAX_RUNS], v_one[NCONF][LAB_MAX_RUNS],
+		v_foreign[NCONF][LAB_MAX_RUNS];
+	double fgn_lo[NCONF], fgn_hi[NCONF];
+	for (unsigned i = 0; i < nconf; i++) {
+		unsigned n = nrun[i];
+		const struct lab_run *rr = r->run[row_of[i]];
+		struct s3_out *m = &out[i];
+		double v[LAB_MAX_RUNS];
+		*m = runs[i][n - 1];
+#define MED(dst, expr)                                                             \
+	do {                                                                       \
+		for (unsigned j = 0; j < n; j++) {                                 \
+			const struct s3_out *y = &runs[i][j];                      \
+			v[j] = (double)(expr);                                     \
+		}                                                                  \
+		dst = lab_median(v, rr, n, NULL, NULL);                            \
+	} while (0)
+		MED(m->qwait_share, y->qwait_share);
+		MED(m->tlock_share, y->tlock_share);
+		MED(m->contended_pct, y->contended_pct);
+		MED(m->sent_s, y->sent_s);
+		MED(m->offered_s, y->offered_s);
+		MED(m->pushed_s, y->pushed_s);
+		MED(m->foreign_pct, y->foreign_pct);
+		MED(m->worst_err_ms, y->worst_err_ms);
+		MED(m->poll_gap_ms, y->poll_gap_ms);
+		MED(m->steal_pct, y->steal_pct);
+		MED(m->cpu0_ran_pct, y->cpu0_ran_pct);
+		double vol;
+		MED(vol, y->cpu0_vol);
+		m->cpu0_vol = (uint64_t)vol;
+		for (unsigned c = 0; c < m->ncpus && c <= MAX_CPUS; c++)
+			MED(m->cpu_share[c], y->cpu_share[c]);
+		for (unsigned q = 0; q < NQ; q++) {
+			MED(m->mean_ms[q], y->mean_ms[q]);
+			m->max_ms[q] = 0;
+			for (unsigned j = 0; j < n; j++)
+				if (runs[i][j].max_ms[q] > m->max_ms[q])
+					m->max_ms[q] = runs[i][j].max_ms[q];
+		}
+		MED(m->spin_share, y->prof_ok ? y->spin_share : NAN);
+#undef MED
+		m->offered = m->late = m->pool_empty = 0;
+		m->prof_ok = 0;
+		for (unsigned j = 0; j < n; j++) {
+			const struct s3_out *y = &runs[i][j];
+			m->offered += y->offered;
+			m->late += y->late;
+			m->pool_empty += y->pool_empty;
+			m->prof_ok |= y->prof_ok;
+			v_wait[i][j] = y->qwait_share + y->tlock_share;
+			v_foreign[i][j] = y->foreign_pct;
+			double one = 0;
+			for (unsigned c = 0; c < y->ncpus && c <= MAX_CPUS; c++)
+				one = y->cpu_share[c] > one ? y->cpu_share[c] : one;
+			v_one[i][j] = one;
+		}
+		lab_median(v_foreign[i], rr, n, &fgn_lo[i], &fgn_hi[i]);
+	}
 	for (unsigned i = 0; i < nconf; i++) {
 		const struct s3_config *cf = &configs[i];
-		struct lab_opts oc = oo;
-		oc.cpus = ncpus;
-		if (cf->trend) {
-			oc.cpus = TREND_CPUS;
-			if (oc.seconds > 2)
-				oc.seconds = 2;
-		}
-		lab_progress(r, "%s (%u CPUs, %u pkt/s each, %.2g s)", cf->name, oc.cpus, oc.pps,
-			     oc.seconds);
-		unsigned row = lab_row(r, cf->name, cf->key);
-		memset(&out[i], 0, sizeof(out[i]));
-		int err = run_config(&oc, r, row, cf, &out[i]);
-		if (err)
-			return err;
+		unsigned row = row_of[i];
 		struct s3_out *x = &out[i];
 		lab_cellf(r, row, 1, x->qwait_share, "%.2f%%");
 		lab_cellf(r, row, 2, x->contended_pct, "%.2f%%");
@@ -803,6 +906,18 @@ int lab_seed003(const struct lab_opts *o, struct lab_result *r)
 		r->val[row][5] = x->cpu_share[0];
 		lab_cellf(r, row, 6, x->foreign_pct, "%.1f%%");
 		lab_cellf(r, row, 7, x->sent_s, "%.0f");
+		if (nrun[i] > 1) {
+			double v[LAB_MAX_RUNS], lo, hi;
+			char rg[LAB_CELL];
+			for (unsigned j = 0; j < nrun[i]; j++)
+				v[j] = runs[i][j].qwait_share;
+			lab_median(v, r->run[row], nrun[i], &lo, &hi);
+			snprintf(rg, sizeof(rg), "%.2f%% [%.2f-%.2f]", x->qwait_share, lo, hi);
+			lab_cells(r, row, 1, rg);
+			snprintf(rg, sizeof(rg), "%.1f%% [%.0f-%.0f]", x->foreign_pct, fgn_lo[i],
+				 fgn_hi[i]);
+			lab_cells(r, row, 6, rg);
+		}
 		char e[LAB_CELL];
 		snprintf(e, sizeof(e), "%.3f ms (q%u)", x->worst_err_ms, x->worst_q + 1);
 		lab_cells(r, row, 8, e);
@@ -821,6 +936,39 @@ int lab_seed003(const struct lab_opts *o, struct lab_result *r)
 					      delay_ms[q], x->mean_ms[q], x->max_ms[q]);
 		lab_note(r, "%s", d);
 	}
+
+	/* the claims, each a ratio of two configurations over their runs */
+	struct lab_claims *cl = &r->claims;
+	cl->seed = r->id;
+#define ARM(i, vals) {.cfg = configs[i].key, .n = nrun[i], .v = vals[i], .run = r->run[row_of[i]]}
+	const struct lab_arm push_w = ARM(0, v_wait), pin_w = ARM(1, v_wait), pull_w = ARM(2, v_wait);
+	const struct lab_arm push_1 = ARM(0, v_one), pin_1 = ARM(1, v_one);
+	const struct lab_arm push_f = ARM(0, v_foreign), pin_f = ARM(1, v_foreign);
+#undef ARM
+	struct lab_claim *c;
+	if ((c = lab_claim_add(cl, "spin_on_over_pinned", +1, 39.24 / 4.83,
+			       "migrated watchdogs make the qdisc locks the top of the profile: "
+			       "_raw_spin_lock 39.24% of cycles vs 4.83% pinned (x8.1)",
+			       "the CPU the watchdogs gathered on dequeues every queue under its root "
+			       "lock while each queue's own CPU enqueues into it: two CPUs a lock")))
+		lab_claim_live(c, &push_w, &pin_w, "%.3f%% of CPU waiting");
+	if ((c = lab_claim_add(cl, "deq_one_cpu", +1, NAN,
+			       "the timers get migrated into a single CPU, and then all qdisc "
+			       "dequeues run from this CPU",
+			       "a watchdog armed on an idle CPU goes to a busy one (PUSH) and, re-armed "
+			       "where it fires, stays there")))
+		lab_claim_live(c, &push_1, &pin_1, "%.0f%% of dequeues by one CPU");
+	if ((c = lab_claim_add(cl, "foreign_on_over_pinned", +1, NAN,
+			       "pinning the qdisc timers on the CPU running the qdisc respects XPS: "
+			       "no dequeue by a CPU that does not own the queue",
+			       "a pinned watchdog fires on the CPU that armed it, the queue's own")))
+		lab_claim_live(c, &push_f, &pin_f, "%.1f%% foreign dequeues");
+	if ((c = lab_claim_add(cl, "wait_push_over_pull", +1, NAN,
+			       "6.9's PULL, with the watchdogs not pinned, avoids the pile-up too: "
+			       "lock waits above PULL's under PUSH (the post predates 6.9)",
+			       "hrtimers are never pulled: under PULL a watchdog stays on the CPU that "
+			       "armed it")))
+		lab_claim_live(c, &push_w, &pull_w, "%.3f%% of CPU waiting");
 
 	char ratio[64], seedratio[64];
 	fmt_ratio(seedratio, sizeof(seedratio), 39.24, 4.83);

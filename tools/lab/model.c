@@ -1,0 +1,872 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pinwheel-lab's model: each seed at its own size, on the simulated clock.
+ *
+ * What.  A deterministic discrete-event run of a seed's machine (its CPUs,
+ * NIC queues, flows) on one PW_CLOCK_SIM runtime, with no worker threads:
+ * the main thread acts as each CPU in turn (pw_cpu_enter()) and makes the
+ * calls that CPU's kernel would make (sk_reset_timer, dev_queue_xmit,
+ * hrtimer_start ...), and the library decides everything a timer subsystem
+ * decides: which CPU a timer lands on (the migration policy, the era's
+ * kick rule), when a qdisc watchdog fires and so which CPU dequeues, when
+ * a wheel timer is due.  The model supplies what the library does not
+ * have: the devices' interrupts (RX and TX completion per queue, with the
+ * NIC's coalescing), the tasks that make a CPU busy (the application
+ * threads), the wire, and the cost of each event in CPU time.  It counts
+ * what /proc/interrupts would count and where the work ran.
+ *
+ * The loop (mdl_run()).  Two sources of events, merged in time order:
+ * the model's own queue (a binary heap on time, then insertion order) and
+ * the library's timers.  Before each step every CPU's next event is read
+ * (pw_next_expiry_ns()); if a timer comes first, the clock is advanced to
+ * it with pw_sim_advance(), which runs the due timers of every CPU due then
+ * (their callbacks see pw_now_ns() at their time and pw_this_cpu() their
+ * CPU), and each CPU that was due takes one local timer interrupt (LOC)
+ * there: on a busy CPU its tick is one of these timers, so a watchdog that
+ * falls on a tick costs no second interrupt; on an idle CPU its next event
+ * is what wakes it (NOHZ idle).  Otherwise the clock is advanced to the
+ * next model event (no timer runs on the way) and the seed's dispatcher
+ * handles it.  Events that a timer callback causes are queued at or after
+ * its time, so nothing runs out of order.
+ *
+ * Busy and idle.  A CPU is busy, for the library (pw_cpu_set_idle()) and
+ * for its tick, while a task runs on it: an application thread the model
+ * scheduled, or ksoftirqd when its softirq work lags its events by more
+ * than MAX_SOFTIRQ_TIME (2 ms, __do_softirq()'s limit).  Interrupt and
+ * softirq work on an idle CPU leaves it idle, as idle_cpu() saw it: that
+ * is why receive-path arms were pushed.  While busy, a pinned hrtimer at
+ * every jiffy boundary is its tick (what hrtimer_check_target() compared
+ * a pushed hrtimer against: the target's next event).
+ *
+ * CPU time.  Each event costs its CPU an amount from the cost table
+ * (mdl_cost_table[] below, each entry with its source).  A CPU's work is a
+ * timeline: a charge starts when its earlier work ends (free_at) or at the
+ * event, whichever is later, so a CPU that cannot keep up lags, and the lag
+ * is reported (max_lag) rather than hidden.  Locks (struct mdl_lock) hold
+ * simulated time: a CPU that wants one while another holds it waits until
+ * the hold ends, spinning, and that spin is charged to it; a lock taken
+ * from a CPU that did not hold it last costs a hand-off (its cache lines
+ * move).  Contention and its share of cycles therefore come out of the
+ * schedule.  The holds are kept as a calendar of intervals, so work that
+ * lags on one CPU does not make another CPU's earlier request wait for it.
+ * Simplifications, each stated where it applies: an interrupt's work is
+ * queued after the work its CPU is doing rather than preempting it; the
+ * library's own timer callbacks (a watchdog's dequeue) act at their expiry
+ * even when their CPU's modelled work lags (the lag is then reported).
+ *
+ * Interrupts counted (struct mdl_cpu.irq[], enum mdl_irq): RX and TX
+ * completion per queue after coalescing (the seeds' files), LOC as above,
+ * RES for task wake-ups of a CPU that runs another task (an idle CPU
+ * polls in mwait and is woken without an IPI) and, from the library's
+ * pw_kick_stats, the kicks its era's rule sent (remote_enqueue,
+ * idle_earlier, work, tmigr as RES; hrtimer as CAL).  `in` is their sum,
+ * as the first number of /proc/stat's intr line counts them and vmstat's
+ * in column shows it per second.
+ *
+ * Invariants (mdl_check(), each seed adds its own): under OFF, pinned and
+ * PULL no wheel arm ends on another CPU (pw_cpu_stats.remote_arms 0);
+ * under the 3.17 rule the timer IPIs (kicks for remote_enqueue) equal the
+ * remote enqueues (remote_arms); every packet handed to the library is
+ * accounted for (sent, queued, or dropped by name); the same --seed gives
+ * byte-identical output (the test runs it twice).
+ *
+ * Deterministic: no wall-clock read (mdl_costs_measure(), run only for
+ * --costs measured, is the one exception and is outside every run), one
+ * PRNG (splitmix64) seeded from --seed, and the library's simulation
+ * replays exactly for the same calls.  Fixed-format printing.
+ *
+ * Threads: every function here is for the main thread only, except
+ * mdl_costs_measure()'s helper thread (its own function, joined before
+ * it returns).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "model.h"
+
+/* ------------------------------------------------------------ the cost table */
+
+/*
+ * Fixed before the first run; never fitted to a seed.  Figures are rounded
+ * orders of magnitude for x86 servers of the seeds' years unless the entry
+ * says otherwise; --full sweeps the interrupt, IPI, cache-line and
+ * hand-off costs x0.5 and x2 to show what depends on them.
+ */
+const struct mdl_cost_def mdl_cost_table[MC_N] = {
+	[MC_IRQ] = {"irq", 1000, "interrupt entry, EOI, exit (+ softirq entry)",
+		    "LKML 2001-10-08, J. Lundell, 'A note on APIC bus latency': an interrupt "
+		    "message exchange takes 2-3 us on the serial APIC bus of pre-P4 Intel; "
+		    "system-bus APICs since: ~1 us with the entry/exit code (order of magnitude)"},
+	[MC_IPI_SEND] = {"ipi_send", 300, "sending an IPI (ICR write, smp_send_reschedule)",
+			 "an APIC register write plus the call path: a few hundred ns (order of "
+			 "magnitude; the x2APIC ICR is an MSR write, the xAPIC one MMIO)"},
+	[MC_IPI_RECV] = {"ipi_recv", 1000, "taking an IPI (entry/exit, scheduler_ipi)",
+			 "as irq: the receiving CPU takes an interrupt"},
+	[MC_LINE] = {"line", 100, "a cache line moved between cores",
+		     "T. David, R. Guerraoui, V. Trigonakis, 'Everything you always wanted to know "
+		     "about synchronization but were afraid to ask', SOSP 2013: tens of ns within "
+		     "a socket, 100+ ns across sockets on their Xeon/Opteron machines"},
+	[MC_LINE_NUMA] = {"line_numa", 500, "a cache line moved between ccNUMA nodes",
+			  "M. Woodacre et al., 'The SGI Altix 3000 global shared-memory "
+			  "architecture' (SGI, 2003): remote accesses of several hundred ns across "
+			  "the NUMAlink fabric (seed 001's machine class)"},
+	[MC_HANDOFF] = {"handoff", 200, "a contended lock passed to another CPU",
+			"two line transfers (the lock's and the data's), from 'line'"},
+	[MC_QDISC] = {"qdisc", 200, "one qdisc enqueue or dequeue",
+		      "docs/design/net.md: pinwheel-bench net, netem delay 10ms, 214 ns of CPU per "
+		      "packet for enqueue + dequeue + driver on the AMD EPYC VM; the kernel's "
+		      "netem/fq do the same work on an skb"},
+	[MC_TIMER_ARM] = {"timer_arm", 100, "mod_timer that detaches and enqueues",
+			  "docs/benchmarks.md: random re-arm 22-47 ns (pinwheel), 14-23 ns (the "
+			  "2.4 design) at 1e3-1e5 timers, in a loop with warm caches; x2-4 for the "
+			  "kernel's cold lines"},
+	[MC_TIMER_FAST] = {"timer_fast", 5, "mod_timer's fast path (pending, same expiry)",
+			   "docs/benchmarks.md: same-expiry re-arm 2.3-2.8 ns (two loads and a "
+			   "compare)"},
+	[MC_HR_OP] = {"hr_op", 150, "hrtimer start or cancel",
+		      "docs/benchmarks.md: pinwheel-hrtimer re-arm 42-90 ns at 1e3-1e5 (a heap; "
+		      "the kernel's rbtree is slower, docs/design/net.md's 103-452 ns tree)"},
+	[MC_HR_RUN] = {"hr_run", 200, "the hrtimer interrupt's work per expired timer",
+		       "docs/benchmarks.md: pinwheel-hrtimer expire 172-434 ns a timer"},
+	[MC_TICK] = {"tick", 1500, "the scheduler tick's work (scheduler_tick, RCU, accounting)",
+		     "order of magnitude of tick_sched_timer's path on a busy CPU: ~1-2 us"},
+	[MC_WAKE] = {"wake", 2000, "a task wake-up with its two context switches",
+		     "lmbench lat_ctx / pipe ping-pong on 2010s x86: a wake-up plus switch of ~1-3 "
+		     "us (order of magnitude)"},
+	[MC_SYSCALL] = {"syscall", 500, "a send/recv system call's fixed part",
+			"lmbench lat_syscall ~0.1-0.3 us plus the socket layer (order of "
+			"magnitude)"},
+	[MC_COPY_KB] = {"copy_kb", 150, "copying 1 KiB user <-> kernel",
+			"~7 GB/s copy_user on 2010s x86 (rep movsb), order of magnitude; 2004's "
+			"Itanium 2 ~1-2 GB/s would be x4"},
+	[MC_TCP_ACK] = {"tcp_ack", 1500, "tcp_ack() on one ACK (clean RTX queue, free skbs)",
+			"per-packet TCP processing of 1-2 us on 2010s x86 (e.g. the Linux "
+			"baselines of IX, OSDI 2014, and TAS, EuroSys 2019; order of magnitude)"},
+	[MC_TCP_XMIT] = {"tcp_xmit", 1500, "tcp_write_xmit -> ip -> dev_queue_xmit, one skb",
+			 "as tcp_ack"},
+	[MC_TCP_RCV] = {"tcp_rcv", 1000, "one data segment up the stack (ip, tcp_v4_rcv)",
+			"as tcp_ack"},
+	[MC_DRV_RX] = {"drv_rx", 300, "driver RX work per packet",
+		       "a descriptor, an skb, GRO: a few hundred ns (order of magnitude)"},
+	[MC_DRV_TX] = {"drv_tx", 300, "driver xmit per packet", "as drv_rx"},
+	[MC_TX_CLEAN] = {"tx_clean", 300, "TX completion per packet (unmap, free, TSQ)",
+			 "as drv_rx"},
+	[MC_CLOCK_MMIO] = {"clock_mmio", 500, "a clock read through an uncached device register",
+			   "R. Neugebauer et al., 'Understanding PCIe performance for end host "
+			   "networking', SIGCOMM 2018: device register reads of several hundred ns "
+			   "to ~1 us; seed 001's sn_gettimeoffset() read the SHub RTC so"},
+};
+
+const char *const mdl_irq_name[MI_N] = {"rx", "tx", "loc", "res", "cal"};
+
+void mdl_costs_default(struct mdl_costs *c)
+{
+	for (unsigned i = 0; i < MC_N; i++)
+		c->ns[i] = mdl_cost_table[i].ns;
+	c->name = "table";
+}
+
+/* --------------------------------------------------- measured costs (opt-in) */
+
+static uint64_t wall_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static long futex(uint32_t *w, int op, uint32_t v)
+{
+	return syscall(SYS_futex, w, op, v, NULL, NULL, 0);
+}
+
+#define PP_BATCHES 25
+#define PP_ROUNDS 400 /* round trips a batch */
+
+struct pingpong {
+	uint32_t word;                  /* futex ping-pong: whose turn */
+	uint64_t line __attribute__((aligned(64))); /* cache-line ping-pong */
+};
+
+/* The helper: answers each futex ping with a pong, then bounces the line.
+ * Context: its own thread, joined by mdl_costs_measure(). */
+static void *pong(void *arg)
+{
+	struct pingpong *p = arg;
+	for (unsigned i = 0; i < PP_BATCHES * PP_ROUNDS; i++) {
+		while (__atomic_load_n(&p->word, __ATOMIC_ACQUIRE) != 1)
+			futex(&p->word, FUTEX_WAIT_PRIVATE, 0);
+		__atomic_store_n(&p->word, 0, __ATOMIC_RELEASE);
+		futex(&p->word, FUTEX_WAKE_PRIVATE, 1);
+	}
+	for (uint64_t i = 0; i < PP_BATCHES * PP_ROUNDS * 10; i++) {
+		while (__atomic_load_n(&p->line, __ATOMIC_ACQUIRE) != 2 * i + 1)
+			;
+		__atomic_store_n(&p->line, 2 * i + 2, __ATOMIC_RELEASE);
+	}
+	return NULL;
+}
+
+/*
+ * What the lab can measure here: a futex wake round trip between two
+ * threads (two wake-ups, each with its switches: what "wake" costs) and a
+ * cache-line ping-pong (two line transfers a round trip).  Each is the
+ * fastest of PP_BATCHES batches, so that a batch the VM preempted does not
+ * count.  Context: main thread; starts and joins one thread.
+ */
+int mdl_costs_measure(double out[MC_N])
+{
+	for (unsigned i = 0; i < MC_N; i++)
+		out[i] = 0;
+	struct pingpong *p = aligned_alloc(64, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	memset(p, 0, sizeof(*p));
+	pthread_t th;
+	if (pthread_create(&th, NULL, pong, p)) {
+		free(p);
+		return -EAGAIN;
+	}
+	double wake = INFINITY, line = INFINITY;
+	for (unsigned b = 0; b < PP_BATCHES; b++) {
+		uint64_t t0 = wall_ns();
+		for (unsigned i = 0; i < PP_ROUNDS; i++) {
+			__atomic_store_n(&p->word, 1, __ATOMIC_RELEASE);
+			futex(&p->word, FUTEX_WAKE_PRIVATE, 1);
+			while (__atomic_load_n(&p->word, __ATOMIC_ACQUIRE) != 0)
+				futex(&p->word, FUTEX_WAIT_PRIVATE, 1);
+		}
+		double d = (double)(wall_ns() - t0) / PP_ROUNDS / 2;
+		if (d < wake)
+			wake = d;
+	}
+	uint64_t k = 0;
+	for (unsigned b = 0; b < PP_BATCHES; b++) {
+		uint64_t t0 = wall_ns();
+		for (unsigned i = 0; i < PP_ROUNDS * 10; i++, k++) {
+			__atomic_store_n(&p->line, 2 * k + 1, __ATOMIC_RELEASE);
+			while (__atomic_load_n(&p->line, __ATOMIC_ACQUIRE) != 2 * k + 2)
+				;
+		}
+		double d = (double)(wall_ns() - t0) / (PP_ROUNDS * 10.0) / 2;
+		if (d < line)
+			line = d;
+	}
+	pthread_join(th, NULL);
+	out[MC_WAKE] = wake;
+	out[MC_LINE] = line;
+	out[MC_HANDOFF] = 2 * line;
+	free(p);
+	return 0;
+}
+
+/* ------------------------------------------------------------ PRNG */
+
+uint64_t mdl_rand(struct mdl *m)
+{
+	uint64_t z = (m->rng += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+uint64_t mdl_rand_below(struct mdl *m, uint64_t n)
+{
+	return n ? mdl_rand(m) % n : 0;
+}
+
+/* ------------------------------------------------------------ event queue */
+
+enum {
+	EV_WINDOW = 0x10000, /* the measured window opens: snapshot the library */
+	EV_CPU_UPDATE,       /* re-evaluate CPU a's busy mark */
+};
+
+static int ev_before(const struct mdl_ev *a, const struct mdl_ev *b)
+{
+	return a->t < b->t || (a->t == b->t && a->seq < b->seq);
+}
+
+void mdl_at(struct mdl *m, uint64_t t, uint32_t type, uint32_t a, uint64_t b)
+{
+	if (m->nev == m->evcap) {
+		unsigned cap = m->evcap ? m->evcap * 2 : 1024;
+		struct mdl_ev *h = realloc(m->heap, cap * sizeof(*h));
+		if (!h) {
+			mdl_check(m, 0, "event queue: out of memory");
+			return;
+		}
+		m->heap = h;
+		m->evcap = cap;
+	}
+	if (t < m->now)
+		t = m->now;
+	struct mdl_ev e = {t, m->seq++, type, a, b};
+	unsigned i = m->nev++;
+	while (i) {
+		unsigned p = (i - 1) / 2;
+		if (!ev_before(&e, &m->heap[p]))
+			break;
+		m->heap[i] = m->heap[p];
+		i = p;
+	}
+	m->heap[i] = e;
+}
+
+static struct mdl_ev ev_pop(struct mdl *m)
+{
+	struct mdl_ev top = m->heap[0], last = m->heap[--m->nev];
+	unsigned i = 0, n = m->nev;
+	for (;;) {
+		unsigned l = 2 * i + 1, r = l + 1, s = i;
+		const struct mdl_ev *best = &last;
+		if (l < n && ev_before(&m->heap[l], best)) {
+			s = l;
+			best = &m->heap[l];
+		}
+		if (r < n && ev_before(&m->heap[r], best))
+			s = r;
+		if (s == i)
+			break;
+		m->heap[i] = m->heap[s];
+		i = s;
+	}
+	if (n)
+		m->heap[i] = last;
+	return top;
+}
+
+/* ------------------------------------------------------------ checks */
+
+int mdl_check(struct mdl *m, int ok, const char *fmt, ...)
+{
+	m->nchecks++;
+	if (ok)
+		return 1;
+	if (!m->nfailed++) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(m->failure, sizeof(m->failure), fmt, ap);
+		va_end(ap);
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------ locks */
+
+void mdl_lock_init(struct mdl_lock *l, const char *name)
+{
+	memset(l, 0, sizeof(*l));
+	l->name = name;
+	l->last_who = -1;
+}
+
+void mdl_lock_fini(struct mdl_lock *l)
+{
+	free(l->s);
+	free(l->e);
+	free(l->who);
+	memset(l, 0, sizeof(*l));
+}
+
+/* Make room for one more interval.  Return 0 or -ENOMEM. */
+static int lock_grow(struct mdl_lock *l)
+{
+	if (l->n < l->cap)
+		return 0;
+	unsigned cap = l->cap ? l->cap * 2 : 16;
+	uint64_t *s = realloc(l->s, cap * sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	l->s = s;
+	uint64_t *e = realloc(l->e, cap * sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	l->e = e;
+	int *w = realloc(l->who, cap * sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	l->who = w;
+	l->cap = cap;
+	return 0;
+}
+
+/* Drop intervals that ended before @now; remember who held it last. */
+static void lock_prune(struct mdl_lock *l, uint64_t now)
+{
+	unsigned k = 0;
+	while (k < l->n && l->e[k] <= now)
+		k++;
+	if (!k)
+		return;
+	l->last_who = l->who[k - 1];
+	memmove(l->s, l->s + k, (l->n - k) * sizeof(*l->s));
+	memmove(l->e, l->e + k, (l->n - k) * sizeof(*l->e));
+	memmove(l->who, l->who + k, (l->n - k) * sizeof(*l->who));
+	l->n -= k;
+}
+
+/* ------------------------------------------------------------ CPU work */
+
+static void lag_check(struct mdl *m, unsigned c)
+{
+	struct mdl_cpu *cpu = &m->cpu[c];
+	uint64_t lag = cpu->free_at > m->now ? cpu->free_at - m->now : 0;
+	if (mdl_in_window(m) && lag > cpu->max_lag_ns)
+		cpu->max_lag_ns = lag;
+	if (m->ksoftirqd_on && !cpu->ksoftirqd && lag > m->ksoftirqd_ns) {
+		cpu->ksoftirqd = 1;
+		mdl_at(m, m->now, EV_CPU_UPDATE, c, 0);
+	}
+}
+
+uint64_t mdl_work(struct mdl *m, unsigned c, double ns, unsigned cat)
+{
+	struct mdl_cpu *cpu = &m->cpu[c];
+	uint64_t s = cpu->free_at > m->now ? cpu->free_at : m->now;
+	uint64_t d = (uint64_t)llround(ns);
+	cpu->free_at = s + d;
+	if (mdl_in_window(m))
+		cpu->cat_ns[cat] += d;
+	lag_check(m, c);
+	return cpu->free_at;
+}
+
+uint64_t mdl_locked(struct mdl *m, unsigned c, struct mdl_lock *l, double hold_ns, unsigned cat,
+		    unsigned spin_cat)
+{
+	struct mdl_cpu *cpu = &m->cpu[c];
+	uint64_t req = cpu->free_at > m->now ? cpu->free_at : m->now;
+	lock_prune(l, m->now);
+	uint64_t hold = (uint64_t)llround(hold_ns);
+	uint64_t hand = (uint64_t)llround(m->cost->ns[MC_HANDOFF]);
+	uint64_t t = req;
+	int prev = l->last_who;
+	unsigned i = 0;
+	for (; i < l->n; i++) {
+		if (l->e[i] <= t) {
+			prev = l->who[i];
+			continue;
+		}
+		uint64_t need = hold + (prev >= 0 && prev != (int)c ? hand : 0);
+		if (l->s[i] >= t + need)
+			break;
+		t = l->e[i];
+		prev = l->who[i];
+	}
+	uint64_t total = hold + (prev >= 0 && prev != (int)c ? hand : 0);
+	if (lock_grow(l) == 0) {
+		memmove(l->s + i + 1, l->s + i, (l->n - i) * sizeof(*l->s));
+		memmove(l->e + i + 1, l->e + i, (l->n - i) * sizeof(*l->e));
+		memmove(l->who + i + 1, l->who + i, (l->n - i) * sizeof(*l->who));
+		l->s[i] = t;
+		l->e[i] = t + total;
+		l->who[i] = (int)c;
+		l->n++;
+	} else {
+		mdl_check(m, 0, "lock %s: out of memory", l->name);
+	}
+	uint64_t wait = t - req;
+	cpu->free_at = t + total;
+	if (mdl_in_window(m)) {
+		cpu->cat_ns[spin_cat] += wait;
+		cpu->spin_ns += wait;
+		cpu->cat_ns[cat] += total;
+		l->acq++;
+		l->contended += wait > 0;
+		l->wait_ns += wait;
+		l->hold_ns += total;
+	}
+	lag_check(m, c);
+	return cpu->free_at;
+}
+
+void mdl_irq(struct mdl *m, unsigned c, enum mdl_irq kind)
+{
+	if (mdl_in_window(m))
+		m->cpu[c].irq[kind]++;
+	if (kind == MI_RES || kind == MI_CAL)
+		mdl_work(m, c, m->cost->ns[MC_IPI_RECV], m->cat_ipi);
+	else
+		mdl_work(m, c, m->cost->ns[MC_IRQ], m->cat_irq);
+}
+
+void mdl_wake(struct mdl *m, unsigned from, unsigned to)
+{
+	mdl_work(m, from, m->cost->ns[MC_WAKE] / 2, m->cat_ipi);
+	if (to != from && m->cpu[to].task_until > m->now) {
+		mdl_work(m, from, m->cost->ns[MC_IPI_SEND], m->cat_ipi);
+		mdl_irq(m, to, MI_RES);
+		if (mdl_in_window(m))
+			m->res_sched++;
+	}
+}
+
+/* ------------------------------------------------------------ busy / idle, the tick */
+
+void mdl_act(struct mdl *m, int c)
+{
+	if (m->acting == c)
+		return;
+	if (m->acting >= 0)
+		pw_cpu_exit(m->rt);
+	m->acting = -1;
+	if (c >= 0 && pw_cpu_enter(m->rt, (unsigned)c) == 0)
+		m->acting = c;
+}
+
+static uint64_t jiffy_ns(const struct mdl *m)
+{
+	return 1000000000ull / m->hz;
+}
+
+/* The tick, while its CPU is busy: the tick's work; ksoftirqd's backlog
+ * looked at.  Context: a timer callback inside pw_sim_advance(), on the
+ * tick's CPU. */
+static enum pw_hrtimer_restart tick_fn(struct pw_hrtimer *t)
+{
+	struct mdl_cpu *cpu = pw_container_of(t, struct mdl_cpu, tick);
+	struct mdl *m = cpu->m;
+	m->now = pw_now_ns(m->rt);
+	cpu->tick_runs++;
+	mdl_work(m, cpu->id, m->cost->ns[MC_TICK], m->cat_tick);
+	if (cpu->ksoftirqd && cpu->free_at <= m->now + jiffy_ns(m)) {
+		cpu->ksoftirqd = 0;
+		mdl_at(m, m->now, EV_CPU_UPDATE, cpu->id, 0);
+	}
+	if (!cpu->busy) {
+		cpu->tick_on = 0;
+		return PW_HRTIMER_NORESTART;
+	}
+	pw_hrtimer_forward(t, m->now, jiffy_ns(m));
+	return PW_HRTIMER_RESTART;
+}
+
+void mdl_cpu_update(struct mdl *m, unsigned c)
+{
+	struct mdl_cpu *cpu = &m->cpu[c];
+	int busy = cpu->task_until > m->now || cpu->ksoftirqd;
+	if (busy == cpu->busy)
+		return;
+	cpu->busy = busy;
+	if (busy && mdl_in_window(m))
+		m->busy_marks++;
+	mdl_act(m, -1);
+	mdl_check(m, pw_cpu_set_idle(m->rt, c, !busy) == 0, "pw_cpu_set_idle(%u)", c);
+	if (busy && !cpu->tick_on) {
+		uint64_t j = jiffy_ns(m);
+		mdl_act(m, (int)c);
+		int err = pw_hrtimer_start(&cpu->tick, (m->now / j + 1) * j,
+					   PW_HRTIMER_MODE_ABS | PW_HRTIMER_MODE_PINNED);
+		mdl_check(m, err == 0, "tick start on CPU %u: %d", c, err);
+		cpu->tick_on = 1;
+	} else if (!busy && cpu->tick_on) {
+		/* NOHZ idle: the tick stops (a running callback decides itself) */
+		if (pw_hrtimer_try_to_cancel(&cpu->tick) == 1)
+			cpu->tick_on = 0;
+	}
+}
+
+void mdl_task_run(struct mdl *m, unsigned c, uint64_t until)
+{
+	struct mdl_cpu *cpu = &m->cpu[c];
+	if (until > cpu->task_until)
+		cpu->task_until = until;
+	/* inside a timer callback the thread acts as the callback's CPU: a
+	 * tick started now would land there, so the mark waits for the loop */
+	if (mdl_in_callback(m))
+		mdl_at(m, m->now, EV_CPU_UPDATE, c, 0);
+	else
+		mdl_cpu_update(m, c);
+	mdl_at(m, until, EV_CPU_UPDATE, c, 0);
+}
+
+/* ------------------------------------------------------------ setup */
+
+unsigned mdl_cat(struct mdl *m, const char *name)
+{
+	for (unsigned i = 0; i < m->ncat; i++)
+		if (!strcmp(m->cat_name[i], name))
+			return i;
+	if (m->ncat == MDL_MAX_CAT)
+		return MDL_MAX_CAT - 1;
+	m->cat_name[m->ncat] = name;
+	return m->ncat++;
+}
+
+int mdl_init(struct mdl *m, unsigned ncpus, unsigned hz, uint64_t seed, const struct mdl_costs *c,
+	     uint64_t warm_ns, uint64_t run_ns, mdl_dispatch_fn fn, void *ctx)
+{
+	memset(m, 0, sizeof(*m));
+	m->ncpus = ncpus;
+	m->hz = hz;
+	m->cost = c;
+	m->rng = seed * 0x2545f4914f6cdd1dull + 0x1234567;
+	m->t_measure = warm_ns;
+	m->t_end = warm_ns + run_ns;
+	m->dispatch = fn;
+	m->ctx = ctx;
+	m->acting = -1;
+	m->ksoftirqd_ns = 2000000; /* MAX_SOFTIRQ_TIME: 2 ms */
+	m->cat_irq = mdl_cat(m, "irq");
+	m->cat_ipi = mdl_cat(m, "ipi+wake");
+	m->cat_tick = mdl_cat(m, "tick");
+	struct pw_config cfg;
+	pw_config_init(&cfg);
+	cfg.ncpus = ncpus;
+	cfg.hz = hz;
+	cfg.clock = PW_CLOCK_SIM;
+	int err = pw_runtime_create(&cfg, &m->rt);
+	if (err)
+		return err;
+	m->cpu = calloc(ncpus, sizeof(*m->cpu));
+	m->st0 = calloc(ncpus, sizeof(*m->st0));
+	m->ks0 = calloc(ncpus, sizeof(*m->ks0));
+	m->nx = calloc(ncpus, sizeof(*m->nx));
+	if (!m->cpu || !m->st0 || !m->ks0 || !m->nx) {
+		mdl_fini(m);
+		return -ENOMEM;
+	}
+	for (unsigned i = 0; i < ncpus; i++) {
+		struct mdl_cpu *cpu = &m->cpu[i];
+		cpu->m = m;
+		cpu->id = i;
+		cpu->busy = 0;
+		mdl_act(m, (int)i);
+		pw_hrtimer_setup(m->rt, &cpu->tick, tick_fn, CLOCK_MONOTONIC,
+				 PW_HRTIMER_MODE_ABS | PW_HRTIMER_MODE_PINNED);
+		/* CPUs start idle: nothing runs until the model says so */
+		pw_cpu_set_idle(m->rt, i, 1);
+	}
+	mdl_act(m, -1);
+	mdl_at(m, warm_ns, EV_WINDOW, 0, 0);
+	return 0;
+}
+
+void mdl_fini(struct mdl *m)
+{
+	mdl_act(m, -1);
+	pw_runtime_destroy(m->rt);
+	m->rt = NULL;
+	free(m->cpu);
+	free(m->st0);
+	free(m->ks0);
+	free(m->nx);
+	free(m->heap);
+	m->cpu = NULL;
+	m->st0 = NULL;
+	m->ks0 = NULL;
+	m->nx = NULL;
+	m->heap = NULL;
+	m->nev = m->evcap = 0;
+}
+
+/* ------------------------------------------------------------ the loop */
+
+static void sim_to(struct mdl *m, uint64_t t)
+{
+	uint64_t cur = pw_now_ns(m->rt);
+	mdl_act(m, -1);
+	if (t > cur)
+		pw_sim_advance(m->rt, t - cur);
+	else
+		pw_sim_advance(m->rt, 0);
+	m->now = t > cur ? t : cur;
+}
+
+static void window_open(struct mdl *m)
+{
+	for (unsigned c = 0; c < m->ncpus; c++) {
+		pw_stats_read(m->rt, c, &m->st0[c]);
+		pw_kick_stats_read(m->rt, c, &m->ks0[c]);
+	}
+}
+
+int mdl_run(struct mdl *m)
+{
+	uint64_t stuck_t = UINT64_MAX, stuck_n = 0;
+	for (;;) {
+		uint64_t t_ev = m->nev ? m->heap[0].t : UINT64_MAX;
+		uint64_t t_tm = UINT64_MAX;
+		for (unsigned c = 0; c < m->ncpus; c++) {
+			m->nx[c] = pw_next_expiry_ns(m->rt, c);
+			if (m->nx[c] < t_tm)
+				t_tm = m->nx[c];
+		}
+		if (t_tm <= t_ev && t_tm <= m->t_end) {
+			uint64_t t = t_tm < m->now ? m->now : t_tm;
+			m->now = t;
+			/* each CPU due now takes one local timer interrupt */
+			for (unsigned c = 0; c < m->ncpus; c++)
+				if (m->nx[c] <= t)
+					mdl_irq(m, c, MI_LOC);
+			sim_to(m, t);
+			m->timer_steps++;
+			m->iterations++;
+			/* a CPU that stays due after its timers ran would spin here */
+			stuck_n = t == stuck_t ? stuck_n + 1 : 0;
+			stuck_t = t;
+			mdl_check(m, stuck_n < 100000, "no progress: timers stay due at %llu ns",
+				  (unsigned long long)t);
+			if (m->nfailed)
+				return -EFAULT;
+			continue;
+		}
+		if (t_ev > m->t_end) {
+			sim_to(m, m->t_end);
+			break;
+		}
+		struct mdl_ev ev = ev_pop(m);
+		if (ev.t > m->now)
+			sim_to(m, ev.t);
+		m->iterations++;
+		switch (ev.type) {
+		case EV_WINDOW:
+			window_open(m);
+			break;
+		case EV_CPU_UPDATE:
+			mdl_cpu_update(m, ev.a);
+			break;
+		default:
+			m->dispatch(m, &ev);
+		}
+		if (m->nfailed)
+			return -EFAULT;
+	}
+	mdl_act(m, -1);
+	return 0;
+}
+
+void mdl_stats_window(struct mdl *m, unsigned c, struct pw_cpu_stats *st, struct pw_kick_stats *ks)
+{
+	struct pw_cpu_stats s;
+	struct pw_kick_stats k;
+	pw_stats_read(m->rt, c, &s);
+	pw_kick_stats_read(m->rt, c, &k);
+	const struct pw_cpu_stats *a = &m->st0[c];
+	const struct pw_kick_stats *b = &m->ks0[c];
+	memset(st, 0, sizeof(*st));
+	st->pushed = s.pushed - a->pushed;
+	st->pulled = s.pulled - a->pulled;
+	st->armed = s.armed - a->armed;
+	st->fast_path = s.fast_path - a->fast_path;
+	st->same_bucket = s.same_bucket - a->same_bucket;
+	st->remote_arms = s.remote_arms - a->remote_arms;
+	ks->remote_enqueue = k.remote_enqueue - b->remote_enqueue;
+	ks->idle_earlier = k.idle_earlier - b->idle_earlier;
+	ks->hrtimer = k.hrtimer - b->hrtimer;
+	ks->work = k.work - b->work;
+	ks->tmigr = k.tmigr - b->tmigr;
+}
+
+/* ------------------------------------------------------------ NIC vectors */
+
+#define NAPI_BUDGET 64
+
+void mdl_vec_init(struct mdl_vec *v, unsigned id, unsigned cpu, enum mdl_irq kind, uint32_t ev,
+		  uint64_t usecs_ns, unsigned frames)
+{
+	memset(v, 0, sizeof(*v));
+	v->id = id;
+	v->cpu = cpu;
+	v->kind = kind;
+	v->ev = ev;
+	v->usecs_ns = usecs_ns;
+	v->frames = frames ? frames : 1;
+}
+
+void mdl_vec_fini(struct mdl_vec *v)
+{
+	free(v->ring);
+	v->ring = NULL;
+	v->n = v->cap = v->head = 0;
+}
+
+static struct mdl_item *vec_at(struct mdl_vec *v, unsigned i)
+{
+	return &v->ring[(v->head + i) & (v->cap - 1)];
+}
+
+static void vec_arm(struct mdl *m, struct mdl_vec *v, uint64_t t)
+{
+	v->state = 1;
+	v->irq_t = t;
+	mdl_at(m, t, v->ev, v->id, ++v->gen);
+}
+
+void mdl_vec_push(struct mdl *m, struct mdl_vec *v, uint64_t t, uint32_t a, uint32_t b)
+{
+	if (v->n == v->cap) {
+		unsigned cap = v->cap ? v->cap * 2 : 64;
+		struct mdl_item *r = malloc(cap * sizeof(*r));
+		if (!r) {
+			mdl_check(m, 0, "vector %u: out of memory", v->id);
+			return;
+		}
+		for (unsigned i = 0; i < v->n; i++)
+			r[i] = *vec_at(v, i);
+		free(v->ring);
+		v->ring = r;
+		v->cap = cap;
+		v->head = 0;
+	}
+	*vec_at(v, v->n++) = (struct mdl_item){t, a, b};
+	if (v->state == 0)
+		vec_arm(m, v, t + v->usecs_ns);
+	else if (v->state == 1 && v->n >= v->frames && vec_at(v, v->frames - 1)->t < v->irq_t)
+		vec_arm(m, v, vec_at(v, v->frames - 1)->t); /* the frames-th item: interrupt then */
+}
+
+int mdl_vec_begin(struct mdl *m, struct mdl_vec *v, const struct mdl_ev *ev)
+{
+	if (ev->b) {
+		if (v->state != 1 || ev->b != v->gen)
+			return 0;
+		mdl_irq(m, v->cpu, v->kind);
+	} else if (v->state != 2) {
+		return 0;
+	}
+	v->state = 2;
+	v->irq_t = 0; /* counts the poll's items against the budget */
+	return 1;
+}
+
+int mdl_vec_next(struct mdl *m, struct mdl_vec *v, struct mdl_item *out)
+{
+	if (!v->n || vec_at(v, 0)->t > m->now || v->irq_t >= NAPI_BUDGET)
+		return 0;
+	*out = *vec_at(v, 0);
+	v->head = (v->head + 1) & (v->cap - 1);
+	v->n--;
+	v->items++;
+	v->irq_t++;
+	return 1;
+}
+
+void mdl_vec_end(struct mdl *m, struct mdl_vec *v)
+{
+	uint64_t end = m->cpu[v->cpu].free_at > m->now ? m->cpu[v->cpu].free_at : m->now;
+	if (v->n && vec_at(v, 0)->t <= end) {
+		/* NAPI polls on: what came meanwhile, or what the budget left */
+		v->state = 2;
+		mdl_at(m, end, v->ev, v->id, 0);
+		return;
+	}
+	v->state = 0;
+	if (v->n) {
+		uint64_t first = vec_at(v, 0)->t;
+		vec_arm(m, v, (first > end ? first : end) + v->usecs_ns);
+		if (v->n >= v->frames && vec_at(v, v->frames - 1)->t < v->irq_t)
+			vec_arm(m, v, vec_at(v, v->frames - 1)->t);
+	}
+}
