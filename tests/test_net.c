@@ -308,6 +308,69 @@ static void test_watchdog_pileup(void)
 	pw_runtime_destroy(rt);
 }
 
+/* Seed 003 at the re-arm: each queue's CPU busy when its netem first arms
+ * (the watchdog starts where it is), idle afterwards.  Run in the callback
+ * (net_tx 0), the watchdog is re-armed while it runs and never moves: every
+ * dequeue stays on its queue's CPU.  Raised to NET_TX as the kernel does
+ * (net_tx 1), the pass re-arms it after the callback, from an idle CPU,
+ * and PUSH moves it to the busy CPU 0. */
+static void run_rearm(int net_tx, int *on_cpu0, int *local)
+{
+	struct pw_runtime *rt = sim_create(4, 1000, 1000000000ull, 0);
+	ledger_init(rt);
+	CHECK_EQ(pw_set_migration(rt, PW_MIGRATION_PUSH), 0);
+	CHECK_EQ(pw_net_set_watchdog_pinned(rt, 0), 0);
+	CHECK_EQ(pw_net_set_watchdog_net_tx(rt, net_tx), 0);
+	struct pw_netdev *dev;
+	CHECK_EQ(pw_netdev_create(rt, "eth1", 4, &drv, NULL, &dev), 0);
+	tc_ok(rt, "qdisc add dev eth1 root handle 1: mq");
+	for (int q = 1; q <= 4; q++) {
+		char cmd[128];
+		snprintf(cmd, sizeof(cmd), "qdisc add dev eth1 parent 1:%d netem delay 10ms", q);
+		tc_ok(rt, cmd);
+	}
+	CHECK_EQ(pw_cpu_enter(rt, 0), 0);
+	pw_hrtimer_setup(rt, &tick, tick_fn, CLOCK_MONOTONIC, PW_HRTIMER_MODE_REL | PW_HRTIMER_MODE_PINNED);
+	pw_hrtimer_start(&tick, 1000000, PW_HRTIMER_MODE_REL | PW_HRTIMER_MODE_PINNED);
+	pw_cpu_exit(rt);
+	for (int k = 0; k < 40; k++) {
+		for (int cpu = 0; cpu < 4; cpu++)
+			send_from(dev, cpu, 1000, 0, 0, NULL);
+		if (k == 0) /* the first arms made busy: now the others idle */
+			for (unsigned c = 1; c < 4; c++)
+				CHECK_EQ(pw_cpu_set_idle(rt, c, 1), 0);
+		pw_sim_advance(rt, 250000);
+	}
+	pw_sim_advance(rt, 20000000);
+	*on_cpu0 = *local = 0;
+	for (unsigned i = 0; i < L.n; i++) {
+		CHECK_EQ(L.state[i], 2);
+		if (L.xmit_cpu[i] == 0)
+			(*on_cpu0)++;
+		if (L.xmit_cpu[i] == (int)L.xmit_txq[i])
+			(*local)++;
+	}
+	ledger_check_all_back();
+	pw_hrtimer_cancel(&tick);
+	pw_netdev_destroy(dev);
+	pw_runtime_destroy(rt);
+}
+
+static void test_watchdog_net_tx(void)
+{
+	int on0, local;
+	run_rearm(0, &on0, &local);
+	printf("re-armed in the callback: %d of 160 dequeues on CPU 0, %d local\n", on0, local);
+	CHECK_EQ(local, 160); /* never moved */
+	run_rearm(1, &on0, &local);
+	printf("re-armed from NET_TX: %d of 160 dequeues on CPU 0, %d local\n", on0, local);
+	CHECK(on0 >= 40 + 3 * 30); /* queues 1-3 moved after their first packets */
+	struct pw_runtime *rt = sim_create(2, 1000, 0, 0);
+	CHECK_EQ(pw_net_set_watchdog_net_tx(rt, 2), -EINVAL);
+	CHECK_EQ(pw_net_set_watchdog_net_tx(NULL, 1), -EINVAL);
+	pw_runtime_destroy(rt);
+}
+
 /* Delete, replace and destroy with packets queued: all of them dropped
  * with PW_DROP_FLUSH / PW_DROP_DEV_DESTROY, none lost, none sent after. */
 static void test_teardown_with_packets(void)
@@ -484,6 +547,7 @@ int main(void)
 	RUN(test_quota);
 	RUN(test_netem_delay_pinned);
 	RUN(test_watchdog_pileup);
+	RUN(test_watchdog_net_tx);
 	RUN(test_teardown_with_packets);
 	RUN(test_estimator);
 	RUN(test_estimator_exact);

@@ -186,6 +186,23 @@ int pw_netif_wake_queue(struct pw_netdev *dev, unsigned txq);
 int pw_net_set_watchdog_pinned(struct pw_runtime *rt, int pinned);
 int pw_netdev_set_watchdog_pinned(struct pw_netdev *dev, int pinned);
 
+/**
+ * pw_net_set_watchdog_net_tx() - what a qdisc watchdog of @rt's devices
+ * does when it fires.  0 (the default): it runs the queue in its callback,
+ * on the CPU it fired on; the dequeue re-arms it while the callback runs,
+ * and a running hrtimer is never moved, so only a fresh arm (an empty
+ * queue's first packet) can be migrated.  1: it raises NET_TX on that CPU,
+ * as the kernel's qdisc_watchdog() does (__netif_schedule()), and the
+ * queue runs in that CPU's NET_TX pass: the dequeue re-arms the watchdog
+ * after its callback has returned, so under PW_MIGRATION_PUSH an unpinned
+ * watchdog re-armed from an idle CPU's softirq moves to a busy CPU, every
+ * time (seed 003's mechanism in full).  Same CPU, same order either way;
+ * 1 costs a NET_TX pass per fire.  Applies to fires from now on.
+ * Context: any thread.  Return: 0; -EINVAL (NULL @rt, @net_tx not 0 or 1);
+ * -ENOMEM.
+ */
+int pw_net_set_watchdog_net_tx(struct pw_runtime *rt, int net_tx);
+
 /* Statistics of a qdisc or class, as tc -s shows them. */
 struct pw_qdisc_stats {
 	uint64_t bytes, packets;  /* sent */

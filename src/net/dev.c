@@ -116,6 +116,17 @@ int pw_net_set_watchdog_pinned(struct pw_runtime *rt, int pinned)
 	return 0;
 }
 
+int pw_net_set_watchdog_net_tx(struct pw_runtime *rt, int net_tx)
+{
+	if (!rt || net_tx < 0 || net_tx > 1)
+		return -EINVAL;
+	struct pw__net *net = pw__net_get(rt);
+	if (!net)
+		return -ENOMEM;
+	__atomic_store_n(&net->watchdog_net_tx, net_tx, __ATOMIC_RELAXED);
+	return 0;
+}
+
 int pw_netdev_set_watchdog_pinned(struct pw_netdev *dev, int pinned)
 {
 	if (!dev || pinned < -1 || pinned > 1)

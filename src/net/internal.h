@@ -397,6 +397,7 @@ struct pw__net {
 	pthread_mutex_t cfg_lock;
 	struct pw_netdev *devs;       /* cfg_lock */
 	int watchdog_pinned;          /* atomic */
+	int watchdog_net_tx;          /* atomic: pw_net_set_watchdog_net_tx() */
 	int sk_timers_pinned;         /* atomic (sockets) */
 	unsigned ncpus;
 	struct pw__softnet *softnet;  /* [ncpus] */

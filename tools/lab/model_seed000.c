@@ -545,6 +545,8 @@ static int run_row(const struct mdl_opts *o, const struct sizes *z, const struct
 	mdl_check(m, pw_set_kick_rule(rt, cf->rule) == 0, "pw_set_kick_rule");
 	mdl_check(m, pw_net_set_sk_timers_pinned(rt, cf->sk_pinned) == 0, "sk timers pinned");
 	mdl_check(m, pw_net_set_watchdog_pinned(rt, cf->wd_pinned) == 0, "watchdog pinned");
+	/* the kernel's qdisc_watchdog(): raise NET_TX (model_seed003.c) */
+	mdl_check(m, pw_net_set_watchdog_net_tx(rt, 1) == 0, "watchdog net_tx");
 	err = pw_netdev_create(rt, "eth0", s->ntxq < 2 ? 2 : s->ntxq, &s0_ops, s, &s->dev);
 	if (err) {
 		s0_free(s);

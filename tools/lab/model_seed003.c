@@ -28,9 +28,12 @@
  * era as in seed000.  The receiver (netserver, one per flow, on CPU f
  * mod N) is woken when data arrives, runs as a task (its CPU busy), copies
  * what is there, and again while more came meanwhile.  netem releases each
- * ACK when due: a watchdog fire on whichever CPU holds the watchdog, which
- * then dequeues (under the queue's root lock, against the enqueueing CPU)
- * and the driver sends; the TX completion frees it on the queue's vector.
+ * ACK when due: a watchdog fire on whichever CPU holds the watchdog raises
+ * NET_TX there, as the kernel's qdisc_watchdog() does
+ * (pw_net_set_watchdog_net_tx()), and that CPU's NET_TX pass dequeues
+ * (under the queue's root lock, against the enqueueing CPU), re-arms the
+ * watchdog (where PUSH may move it) and the driver sends; the TX
+ * completion frees it on the queue's vector.
  * A CPU whose softirq work lags by more than 2 ms hands it to ksoftirqd and
  * counts as busy (model.c).
  *
@@ -478,6 +481,9 @@ static int run_row(const struct mdl_opts *o, const struct sizes *z, const struct
 	mdl_check(m, pw_set_migration(rt, cf->policy) == 0, "pw_set_migration");
 	mdl_check(m, pw_set_kick_rule(rt, cf->rule) == 0, "pw_set_kick_rule");
 	mdl_check(m, pw_net_set_watchdog_pinned(rt, cf->wd_pinned) == 0, "watchdog pinned");
+	/* the kernel's qdisc_watchdog(): raise NET_TX, the dequeue re-arms the
+	 * watchdog after the callback (every era) */
+	mdl_check(m, pw_net_set_watchdog_net_tx(rt, 1) == 0, "watchdog net_tx");
 	/* socket timers: 3.17's sk_reset_timer(), not pinned (set explicitly:
 	 * the layer's default is pinned) */
 	mdl_check(m, pw_net_set_sk_timers_pinned(rt, 0) == 0, "sk timers pinned");
@@ -742,9 +748,9 @@ int mdl_seed003(const struct mdl_opts *o, struct mdl_seed *sd)
 	snprintf(a->claim, sizeof(a->claim),
 		 "migrated watchdogs gather on one CPU, which then does all the qdisc dequeues");
 	snprintf(a->mechanism, sizeof(a->mechanism),
-		 "a watchdog armed from an idle CPU goes to the first busy CPU unless it would be "
-		 "its first event; re-armed where it fires, it stays; pinned, it fires on its "
-		 "queue's CPU");
+		 "the dequeue in an idle CPU's NET_TX re-arms the watchdog, and PUSH sends it to "
+		 "the first busy CPU unless it would be that CPU's first event; it fires there, "
+		 "and its re-arms go on from there; pinned, it fires on its queue's CPU");
 	a->seed_dir = 1;
 	a->seed_ratio = NAN;
 	a->model_run = on && fix;
@@ -825,14 +831,14 @@ int mdl_seed003(const struct mdl_opts *o, struct mdl_seed *sd)
 			 "the demand)",
 			 c0, mdl_row_get(on, "busiest_cpu_load_pct"),
 			 mdl_row_get(on, "max_lag_us"));
-	mdl_note(sd, "why the gathering stays partial: the library's watchdog callback runs "
-		     "the queue itself (src/net/watchdog.c), so the watchdog is re-armed while its "
-		     "callback runs, and a running hrtimer is never moved (the kernel's rule too); "
-		     "3.17's qdisc_watchdog() only raised NET_TX and the dequeue re-armed it after "
-		     "the callback had returned, where get_nohz_timer_target() could move it.  "
-		     "Here a watchdog moves only when armed afresh (an empty netem); with the "
-		     "re-arm deferred to NET_TX (an experiment outside this tree) all 8 gathered "
-		     "on CPU 0 (100%% of the dequeues)");
+	mdl_note(sd, "how they gather: a watchdog's fire raises NET_TX on its CPU, as the "
+		     "kernel's qdisc_watchdog() does (pw_net_set_watchdog_net_tx(rt, 1)); the "
+		     "NET_TX pass dequeues and re-arms it after the callback has returned, and a "
+		     "CPU in softirq over its idle task counts as idle, so PUSH sends the re-arm "
+		     "to the first busy CPU, where the next fire runs the queue and re-arms it "
+		     "again.  Run in the callback instead (the library's default), a watchdog "
+		     "is re-armed while it runs, which never moves it: then only a fresh arm "
+		     "(an empty netem's first packet) moves, and 2 of 8 gathered");
 	mdl_note(sd, "spin%% is the share of modelled busy cycles spent waiting for a lock (the "
 		     "qdisc root locks, the timer bases); the seed's profile counts every sample "
 		     "of a loaded receiver, so compare the direction and the ratio, not the level");
