@@ -312,8 +312,12 @@ int main(int argc, char **argv)
 	int merr = lab_model_run(&o, &mo, run_all ? "all" : what, &lm);
 	if (merr == -EINVAL)
 		return bad("experiment", what);
+	/* the report's in-against-CPUs chart: seed000's model at 16-48 CPUs */
+	if (!merr && report)
+		merr = lab_model_report_sweep(lm);
 	if (merr) {
 		fprintf(stderr, "pinwheel-lab: the model: %s\n", strerror(-merr));
+		lab_model_free(lm);
 		return 1;
 	}
 	for (unsigned k = 0; k < 3; k++) {
@@ -349,11 +353,13 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	int failed = lab_model_failed(lm);
-	lab_model_free(lm);
 	for (unsigned k = 0; k < n; k++)
 		failed |= done[k]->failed;
 	if (o.out) {
-		int err = lab_write_outputs(o.out, done, n, &o);
+		/* the report: the verdicts, the model's charts, the live runs */
+		int err = lab_write_report(o.out, done, n, &o, lm);
+		lab_model_free(lm);
+		lm = NULL;
 		if (err) {
 			fprintf(stderr, "pinwheel-lab: writing %s: %s\n", o.out, strerror(-err));
 			return 1;
@@ -362,6 +368,7 @@ int main(int argc, char **argv)
 			printf("\nwritten: %s/report.md, %s/report.html (charts, samples, results.json)\n",
 			       o.out, o.out);
 	}
+	lab_model_free(lm);
 	if (!o.json)
 		printf("\nmachine: %s; commit %s\n", lab_machine(), lab_commit());
 	return failed ? 1 : 0;

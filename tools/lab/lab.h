@@ -399,4 +399,47 @@ void lab_model_json(FILE *f, const struct lab_model *lm);
 int lab_model_failed(const struct lab_model *lm);
 void lab_model_free(struct lab_model *lm);
 
+/*
+ * The model's charts in the report (model_print.c gathers the numbers,
+ * report.c draws them).  lab_model_report_sweep() adds the rows the
+ * in-against-CPUs chart needs beyond the run's own: seed000 again at 16,
+ * 24, 32 and 48 CPUs (those the run lacks; its smoke sizes with --smoke)
+ * at the run's first HZ, kept beside the run's rows (its sections and
+ * claims are unchanged; lab_model_failed() counts their invariants too); a
+ * few seconds.  Return: 0 or -errno.
+ * lab_model_charts() fills up to @max charts, each a small table (x
+ * categories or CPU counts by series), from the rows at each seed's
+ * default size, and returns how many.  Context: main thread.
+ */
+#define LAB_MCHART_X 16
+#define LAB_MCHART_S 10
+enum lab_mchart_style {
+	LAB_MCHART_STACKED,   /* bars, the series stacked on each x category */
+	LAB_MCHART_CLUSTERED, /* bars side by side on each x category */
+	LAB_MCHART_LINES,     /* a line per series over numeric x */
+};
+struct lab_model_chart {
+	char name[48];          /* the files' stem, e.g. "model_seed000_irq" */
+	const char *seed;       /* "seed000" */
+	char title[160];        /* the chart's title */
+	char caption[400];      /* one line under it: what it shows, at what size */
+	char xlabel[64], ylabel[80];
+	char xkey[24];          /* the CSV's first column, e.g. "config", "cpus" */
+	enum lab_mchart_style style;
+	unsigned nx, ns;
+	char xname[LAB_MCHART_X][40];         /* each x: a category or the number */
+	double x[LAB_MCHART_X];               /* LAB_MCHART_LINES: the numbers */
+	char sname[LAB_MCHART_S][40];         /* each series' legend title */
+	char skey[LAB_MCHART_S][40];          /* its CSV column */
+	double v[LAB_MCHART_X][LAB_MCHART_S]; /* NAN: no figure */
+};
+int lab_model_report_sweep(struct lab_model *lm);
+unsigned lab_model_charts(const struct lab_model *lm, struct lab_model_chart *out, unsigned max);
+/* lab_write_outputs() with the model (report.c): the report opens with
+ * each seed's claims table (the verdicts), then the model's charts (SVG
+ * where gnuplot is installed, each chart's data as <name>.csv beside it),
+ * then the experiments' sections.  @lm may be NULL (no model charts). */
+int lab_write_report(const char *dir, const struct lab_result *const *rs, unsigned n,
+		     const struct lab_opts *o, const struct lab_model *lm);
+
 #endif /* PW_LAB_H */

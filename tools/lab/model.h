@@ -298,7 +298,7 @@ int mdl_check(struct mdl *m, int ok, const char *fmt, ...) __attribute__((format
 /* ------------------------------------------------------------ results */
 
 #define MDL_MAX_ROWS 96
-#define MDL_MAX_VALS 40
+#define MDL_MAX_VALS 64
 #define MDL_MAX_CLAIMS 4
 
 /* One configuration's numbers: name/value pairs in print order. */

@@ -32,8 +32,12 @@ void mdl_row_set(struct mdl_row *r, const char *key, double v, const char *fmt)
 			r->fmt[i] = fmt;
 			return;
 		}
-	if (r->n == MDL_MAX_VALS)
-		return;
+	if (r->n == MDL_MAX_VALS) {
+		/* a programming error, not an input: say so and stop */
+		fprintf(stderr, "pinwheel-lab: model row %s has more than %d values (%s): "
+				"raise MDL_MAX_VALS\n", r->config, MDL_MAX_VALS, key);
+		abort();
+	}
 	r->key[r->n] = key;
 	r->val[r->n] = v;
 	r->fmt[r->n] = fmt;
@@ -342,6 +346,7 @@ struct lab_model {
 	struct mdl_opts o;
 	unsigned n;
 	struct mdl_seed seed[3];
+	struct mdl_seed *sweep; /* lab_model_report_sweep(): seed000's extra CPU counts */
 };
 
 int lab_model_run(const struct lab_opts *lo, const struct lab_model_opts *mo, const char *what,
@@ -428,10 +433,318 @@ int lab_model_failed(const struct lab_model *lm)
 	for (unsigned k = 0; lm && k < lm->n; k++)
 		if (lm->seed[k].nfailed)
 			return 1;
-	return 0;
+	return lm && lm->sweep && lm->sweep->nfailed;
 }
 
 void lab_model_free(struct lab_model *lm)
 {
+	if (lm)
+		free(lm->sweep);
 	free(lm);
+}
+
+
+/* ------------------------------------------------------------ the report's charts */
+
+static const struct mdl_seed *seed_of(const struct lab_model *lm, const char *id)
+{
+	for (unsigned k = 0; k < lm->n; k++)
+		if (!strcmp(lm->seed[k].id, id))
+			return &lm->seed[k];
+	return NULL;
+}
+
+/* The row of @config at @cpus and @hz with the run's costs, in @s or else
+ * in @more (may be NULL). */
+static const struct mdl_row *row_at(const struct mdl_seed *s, const struct mdl_seed *more,
+				    const char *config, unsigned cpus, unsigned hz, const char *costs)
+{
+	const struct mdl_seed *in[2] = {s, more};
+	for (unsigned k = 0; k < 2; k++)
+		for (unsigned i = 0; in[k] && i < in[k]->nrows; i++) {
+			const struct mdl_row *r = &in[k]->row[i];
+			if (r->cpus == cpus && r->hz == hz && !strcmp(r->config, config) &&
+			    !strcmp(r->cost_name, costs))
+				return r;
+		}
+	return NULL;
+}
+
+int lab_model_report_sweep(struct lab_model *lm)
+{
+	static const unsigned cpus[] = {16, 24, 32, 48};
+	const struct mdl_seed *s0 = seed_of(lm, "seed000");
+	if (!s0 || !s0->nrows || lm->sweep)
+		return 0;
+	const struct mdl_row *r0 = &s0->row[0];
+	struct mdl_seed *sw = calloc(1, sizeof(*sw)), *one = malloc(sizeof(*one));
+	if (!sw || !one) {
+		free(sw);
+		free(one);
+		return -ENOMEM;
+	}
+	sw->id = s0->id;
+	int err = 0;
+	for (unsigned i = 0; i < sizeof(cpus) / sizeof(cpus[0]) && !err; i++) {
+		if (row_at(s0, NULL, r0->config, cpus[i], r0->hz, r0->cost_name))
+			continue; /* the run has it (--full) */
+		struct mdl_opts o = lm->o;
+		o.cpus = cpus[i];
+		o.hz = r0->hz;
+		o.full = 0;
+		err = mdl_seed000(&o, one);
+		if (err)
+			break;
+		for (unsigned r = 0; r < one->nrows && sw->nrows < MDL_MAX_ROWS; r++)
+			if (!strcmp(one->row[r].cost_name, r0->cost_name))
+				sw->row[sw->nrows++] = one->row[r];
+		sw->nchecks += one->nchecks;
+		if (one->nfailed && !sw->nfailed)
+			snprintf(sw->failure, sizeof(sw->failure), "%s", one->failure);
+		sw->nfailed += one->nfailed;
+		sw->runtime_sim_s += one->runtime_sim_s;
+	}
+	free(one);
+	if (err) {
+		free(sw);
+		return err;
+	}
+	lm->sweep = sw;
+	return 0;
+}
+
+/* @s's configurations in the order its rows first show them. */
+static unsigned configs_of(const struct mdl_seed *s, const char **names, unsigned max)
+{
+	unsigned n = 0;
+	for (unsigned i = 0; i < s->nrows; i++) {
+		unsigned k = 0;
+		while (k < n && strcmp(names[k], s->row[i].config))
+			k++;
+		if (k == n && n < max)
+			names[n++] = s->row[i].config;
+	}
+	return n;
+}
+
+static struct lab_model_chart *chart_new(struct lab_model_chart *out, unsigned max, unsigned *n,
+					 const char *seed, const char *name,
+					 enum lab_mchart_style style)
+{
+	if (*n >= max)
+		return NULL;
+	struct lab_model_chart *c = &out[(*n)++];
+	memset(c, 0, sizeof(*c));
+	c->seed = seed;
+	c->style = style;
+	snprintf(c->name, sizeof(c->name), "model_%s_%s", seed, name);
+	snprintf(c->xkey, sizeof(c->xkey), "config");
+	snprintf(c->xlabel, sizeof(c->xlabel), "configuration");
+	for (unsigned x = 0; x < LAB_MCHART_X; x++)
+		for (unsigned k = 0; k < LAB_MCHART_S; k++)
+			c->v[x][k] = NAN;
+	return c;
+}
+
+static void chart_series(struct lab_model_chart *c, const char *key, const char *name)
+{
+	if (c->ns == LAB_MCHART_S)
+		return;
+	snprintf(c->skey[c->ns], sizeof(c->skey[0]), "%s", key);
+	snprintf(c->sname[c->ns], sizeof(c->sname[0]), "%s", name);
+	c->ns++;
+}
+
+/* One x category per configuration of @s, each series' value the row's
+ * figure of the series' key, at @cpus/@hz. */
+static void chart_by_config(struct lab_model_chart *c, const struct mdl_seed *s, unsigned cpus,
+			    unsigned hz, const char *costs)
+{
+	const char *cfg[LAB_MCHART_X];
+	unsigned ncfg = configs_of(s, cfg, LAB_MCHART_X);
+	for (unsigned i = 0; i < ncfg; i++) {
+		const struct mdl_row *r = row_at(s, NULL, cfg[i], cpus, hz, costs);
+		if (!r)
+			continue;
+		snprintf(c->xname[c->nx], sizeof(c->xname[0]), "%s", cfg[i]);
+		for (unsigned k = 0; k < c->ns; k++)
+			c->v[c->nx][k] = mdl_row_get(r, c->skey[k]);
+		c->nx++;
+	}
+}
+
+static int cmp_unsigned(const void *a, const void *b)
+{
+	unsigned x = *(const unsigned *)a, y = *(const unsigned *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* The distinct CPU counts of @s's (and @more's) rows at @hz, ascending. */
+static unsigned cpus_of(const struct mdl_seed *s, const struct mdl_seed *more, unsigned hz,
+			const char *costs, unsigned *out, unsigned max)
+{
+	const struct mdl_seed *in[2] = {s, more};
+	unsigned n = 0;
+	for (unsigned k = 0; k < 2; k++)
+		for (unsigned i = 0; in[k] && i < in[k]->nrows; i++) {
+			const struct mdl_row *r = &in[k]->row[i];
+			if (r->hz != hz || strcmp(r->cost_name, costs))
+				continue;
+			unsigned j = 0;
+			while (j < n && out[j] != r->cpus)
+				j++;
+			if (j == n && n < max)
+				out[n++] = r->cpus;
+		}
+	qsort(out, n, sizeof(*out), cmp_unsigned);
+	return n;
+}
+
+static unsigned charts_seed000(const struct lab_model *lm, const struct mdl_seed *s,
+			       struct lab_model_chart *out, unsigned max, unsigned n)
+{
+	const struct mdl_row *r0 = &s->row[0];
+	unsigned hz = r0->hz, cpus = r0->cpus;
+	const char *costs = r0->cost_name;
+	if (cpus != 32 && row_at(s, NULL, r0->config, 32, hz, costs))
+		cpus = 32; /* the claims' size (--full sweeps from 16) */
+	struct lab_model_chart *c = chart_new(out, max, &n, s->id, "irq", LAB_MCHART_STACKED);
+	if (c) {
+		static const char *const kinds[][2] = {
+			{"rx_per_s", "rx: NIC receive"},       {"tx_per_s", "tx: NIC completion"},
+			{"loc_per_s", "loc: local timer"},     {"res_per_s", "res: reschedule IPI"},
+			{"cal_per_s", "cal: function-call IPI"},
+		};
+		for (unsigned k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++)
+			chart_series(c, kinds[k][0], kinds[k][1]);
+		chart_by_config(c, s, cpus, hz, costs);
+		snprintf(c->title, sizeof(c->title),
+			 "seed000, the model: interrupts by kind, %u CPUs, HZ %u", cpus, hz);
+		snprintf(c->ylabel, sizeof(c->ylabel), "interrupts/s (stacked: vmstat's in)");
+		snprintf(c->caption, sizeof(c->caption),
+			 "The model's interrupts per second by kind (/proc/interrupts' RX/TX vectors, "
+			 "LOC, RES, CAL) for each configuration at %u CPUs, HZ %u; the stack's height "
+			 "is vmstat's `in`.", cpus, hz);
+	}
+	unsigned cpu[LAB_MCHART_X];
+	unsigned ncpu = cpus_of(s, lm->sweep, hz, costs, cpu, LAB_MCHART_X);
+	if (ncpu < 2 || !(c = chart_new(out, max, &n, s->id, "in_cpus", LAB_MCHART_LINES)))
+		return n;
+	const char *cfg[LAB_MCHART_S];
+	unsigned ncfg = configs_of(s, cfg, LAB_MCHART_S);
+	for (unsigned k = 0; k < ncfg; k++)
+		chart_series(c, cfg[k], cfg[k]);
+	snprintf(c->xkey, sizeof(c->xkey), "cpus");
+	snprintf(c->xlabel, sizeof(c->xlabel), "CPUs");
+	snprintf(c->ylabel, sizeof(c->ylabel), "in (interrupts/s)");
+	for (unsigned i = 0; i < ncpu; i++) {
+		snprintf(c->xname[c->nx], sizeof(c->xname[0]), "%u", cpu[i]);
+		c->x[c->nx] = cpu[i];
+		for (unsigned k = 0; k < c->ns; k++) {
+			const struct mdl_row *r = row_at(s, lm->sweep, cfg[k], cpu[i], hz, costs);
+			c->v[c->nx][k] = r ? mdl_row_get(r, "in_per_s") : NAN;
+		}
+		c->nx++;
+	}
+	snprintf(c->title, sizeof(c->title), "seed000, the model: vmstat's in against CPUs, HZ %u",
+		 hz);
+	snprintf(c->caption, sizeof(c->caption),
+		 "The model's `in` (interrupts/s) for each configuration at %u to %u CPUs, HZ %u "
+		 "(a model run per CPU count); lines that coincide overlap (the numbers show "
+		 "each).", cpu[0], cpu[ncpu - 1], hz);
+	return n;
+}
+
+static unsigned charts_seed003(const struct mdl_seed *s, struct lab_model_chart *out,
+			       unsigned max, unsigned n)
+{
+	const struct mdl_row *r0 = &s->row[0];
+	unsigned hz = r0->hz, cpus = r0->cpus;
+	const char *costs = r0->cost_name;
+	struct lab_model_chart *c;
+	if (!isnan(mdl_row_get(r0, "deq_cpu0_per_s")) &&
+	    (c = chart_new(out, max, &n, s->id, "deq_cpu", LAB_MCHART_STACKED))) {
+		static const char *const keys[8] = {
+			"deq_cpu0_per_s", "deq_cpu1_per_s", "deq_cpu2_per_s", "deq_cpu3_per_s",
+			"deq_cpu4_per_s", "deq_cpu5_per_s", "deq_cpu6_per_s", "deq_cpu7_per_s",
+		};
+		for (unsigned k = 0; k < 8 && k < cpus; k++) {
+			char name[16];
+			snprintf(name, sizeof(name), "CPU %u", k);
+			chart_series(c, keys[k], name);
+		}
+		chart_by_config(c, s, cpus, hz, costs);
+		snprintf(c->title, sizeof(c->title), "seed003, the model: dequeues per CPU, %u CPUs",
+			 cpus);
+		snprintf(c->ylabel, sizeof(c->ylabel), "netem dequeues/s (stacked by CPU)");
+		snprintf(c->caption, sizeof(c->caption),
+			 "Which CPUs run the 8 netem queues' dequeues (the watchdogs' NET_TX) for each "
+			 "configuration, %u CPUs, HZ %u%s: one colour filling a bar is one CPU doing "
+			 "them all.", cpus, hz, cpus > 8 ? " (CPUs 0-7 shown)" : "");
+	}
+	if ((c = chart_new(out, max, &n, s->id, "lockwait", LAB_MCHART_CLUSTERED))) {
+		chart_series(c, "spin_pct", "lock wait");
+		chart_by_config(c, s, cpus, hz, costs);
+		snprintf(c->title, sizeof(c->title), "seed003, the model: lock-wait share, %u CPUs",
+			 cpus);
+		snprintf(c->ylabel, sizeof(c->ylabel), "spinning on locks, %% of busy CPU time");
+		snprintf(c->caption, sizeof(c->caption),
+			 "The share of the CPUs' modelled work spent spinning on locks (the seed's "
+			 "_raw_spin_lock) per configuration, %u CPUs, HZ %u.", cpus, hz);
+	}
+	return n;
+}
+
+static unsigned charts_seed001(const struct mdl_seed *s, struct lab_model_chart *out,
+			       unsigned max, unsigned n)
+{
+	const struct mdl_row *r0 = &s->row[0];
+	unsigned cpu[LAB_MCHART_S];
+	unsigned ncpu = cpus_of(s, NULL, r0->hz, r0->cost_name, cpu, LAB_MCHART_S);
+	struct lab_model_chart *c = chart_new(out, max, &n, s->id, "mod_timer",
+					      LAB_MCHART_CLUSTERED);
+	if (!c)
+		return n;
+	const char *cfg[LAB_MCHART_X];
+	unsigned ncfg = configs_of(s, cfg, LAB_MCHART_X);
+	char list[64] = "";
+	for (unsigned k = 0; k < ncpu; k++) {
+		char key[40], name[40];
+		snprintf(key, sizeof(key), "mod_timer_pct_%ucpus", cpu[k]);
+		snprintf(name, sizeof(name), "%u CPUs", cpu[k]);
+		chart_series(c, key, name);
+		size_t used = strlen(list);
+		snprintf(list + used, sizeof(list) - used, "%s%u", k ? (k + 1 == ncpu ? " and " : ", ")
+								  : "", cpu[k]);
+	}
+	for (unsigned i = 0; i < ncfg; i++) {
+		snprintf(c->xname[c->nx], sizeof(c->xname[0]), "%s", cfg[i]);
+		for (unsigned k = 0; k < c->ns; k++) {
+			const struct mdl_row *r = row_at(s, NULL, cfg[i], cpu[k], r0->hz, r0->cost_name);
+			c->v[c->nx][k] = r ? mdl_row_get(r, "mod_timer_pct") : NAN;
+		}
+		c->nx++;
+	}
+	snprintf(c->title, sizeof(c->title),
+		 "seed001, the model: mod_timer's share of the profile");
+	snprintf(c->ylabel, sizeof(c->ylabel), "mod_timer, %% of the modelled profile");
+	snprintf(c->caption, sizeof(c->caption),
+		 "mod_timer's share of the modelled profile (readprofile's view) per configuration, "
+		 "with and without the fast path, at %s CPUs, HZ %u.", list, r0->hz);
+	return n;
+}
+
+unsigned lab_model_charts(const struct lab_model *lm, struct lab_model_chart *out, unsigned max)
+{
+	unsigned n = 0;
+	const struct mdl_seed *s;
+	if (!lm)
+		return 0;
+	if ((s = seed_of(lm, "seed000")) && s->nrows)
+		n = charts_seed000(lm, s, out, max, n);
+	if ((s = seed_of(lm, "seed001")) && s->nrows)
+		n = charts_seed001(s, out, max, n);
+	if ((s = seed_of(lm, "seed003")) && s->nrows)
+		n = charts_seed003(s, out, max, n);
+	return n;
 }

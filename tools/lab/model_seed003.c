@@ -646,6 +646,14 @@ static int run_row(const struct mdl_opts *o, const struct sizes *z, const struct
 	mdl_row_set(row, "segs_per_s", s->segs / secs, "%.0f");
 	mdl_row_set(row, "acks_per_s", s->acks / secs, "%.0f");
 	mdl_row_set(row, "deq_per_s", s->deq / secs, "%.0f");
+	mdl_row_set(row, "deq_cpu0_per_s", ncpus > 0 ? s->deq_by_cpu[0] / secs : NAN, "%.0f");
+	mdl_row_set(row, "deq_cpu1_per_s", ncpus > 1 ? s->deq_by_cpu[1] / secs : NAN, "%.0f");
+	mdl_row_set(row, "deq_cpu2_per_s", ncpus > 2 ? s->deq_by_cpu[2] / secs : NAN, "%.0f");
+	mdl_row_set(row, "deq_cpu3_per_s", ncpus > 3 ? s->deq_by_cpu[3] / secs : NAN, "%.0f");
+	mdl_row_set(row, "deq_cpu4_per_s", ncpus > 4 ? s->deq_by_cpu[4] / secs : NAN, "%.0f");
+	mdl_row_set(row, "deq_cpu5_per_s", ncpus > 5 ? s->deq_by_cpu[5] / secs : NAN, "%.0f");
+	mdl_row_set(row, "deq_cpu6_per_s", ncpus > 6 ? s->deq_by_cpu[6] / secs : NAN, "%.0f");
+	mdl_row_set(row, "deq_cpu7_per_s", ncpus > 7 ? s->deq_by_cpu[7] / secs : NAN, "%.0f");
 	mdl_row_set(row, "wd_arms_per_s", s->wd_arms / secs, "%.0f");
 	mdl_row_set(row, "remote_arms", (double)remote_arms, "%.0f");
 	mdl_row_set(row, "timer_ipis", (double)(kick[0] + kick[1]), "%.0f");
