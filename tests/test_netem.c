@@ -1960,6 +1960,61 @@ static void test_tfifo(void)
 	env_fini();
 }
 
+/* The calendar (sched/tfifo.c) at its edges, through the whole qdisc: a
+ * small limit (128 buckets) with jitter far beyond what they span, width
+ * changes (tc change) with packets queued, ties from a table, a long
+ * pause, then a reset with packets queued: every packet sent leaves at its
+ * time_to_send, in (time, arrival) order, and the reset drops the rest. */
+static void test_tfifo_calendar(void)
+{
+	static const char *const opts[] = {
+		"limit 100 delay 1ms 500ms", /* the heap takes most */
+		"limit 100 delay 10ms 1ms",  /* a narrower width */
+		"limit 100 delay 2ms 1ms distribution normal",
+		"limit 100 delay 1ms 5s distribution pareto",
+	};
+	env_init(12000, false, false);
+	tc_ok("qdisc add dev eth0 root handle 1: netem %s seed 8101", opts[0]);
+	xs_seed(8101);
+	unsigned phase = 0;
+	for (int i = 0; i < 10000; i++) {
+		if (i % 1500 == 1499) {
+			phase = (phase + 1) % 4;
+			tc_ok("qdisc change dev eth0 root handle 1: netem %s seed %d", opts[phase],
+			      8102 + i);
+			CHECK_EQ(L.dropped, L.drop_by[PW_DROP_QDISC_LIMIT]);
+		}
+		send_len(100, NULL);
+		if (i == 5000)
+			advance(3000 * MS); /* far forward: all due at once */
+		else
+			advance(xs_range(0, 400000));
+	}
+	CHECK(qstats().qlen > 0);
+	/* a delay below 0 (jitter > latency) sends at once: each packet
+	 * leaves at max(time_to_send, its send time); those that waited
+	 * leave in (time, arrival) order */
+	unsigned waited = 0;
+	for (unsigned k = 0; k < L.norder; k++) {
+		unsigned i = L.order[k];
+		uint64_t tts = L.pkts[i].pw_time_to_send;
+		CHECK_EQ(L.xmit_ns[i], tts > L.send_ns[i] ? tts : L.send_ns[i]);
+		if (k && tts > L.send_ns[i]) {
+			unsigned j = L.order[k - 1];
+			uint64_t tj = L.pkts[j].pw_time_to_send;
+			CHECK(L.xmit_ns[j] <= tts);
+			if (tj > L.send_ns[j])
+				CHECK(tj < tts || (tj == tts && j < i));
+			waited++;
+		}
+	}
+	CHECK(L.sent > 3000 && waited > 1000);
+	tc_ok("qdisc del dev eth0 root"); /* reset: the rest dropped */
+	CHECK_EQ(L.sent + L.dropped, L.n);
+	CHECK(L.drop_by[PW_DROP_FLUSH] > 0);
+	env_fini();
+}
+
 /* Delete, replace and destroy with packets in all three of netem's queues
  * (list, heap, reordered) and the core's requeue slot, duplicates
  * included: each dropped once, nothing sent afterwards. */
@@ -2042,6 +2097,7 @@ int main(void)
 	RUN(test_limit);
 	RUN(test_seed);
 	RUN(test_tfifo);
+	RUN(test_tfifo_calendar);
 	RUN(test_teardown);
 	char path[128];
 	snprintf(path, sizeof(path), "%s/three.dist", tmpdir);

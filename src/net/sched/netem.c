@@ -26,26 +26,24 @@
  * come and the current slot (`slot`) allows, else arms the watchdog for
  * max(time_to_send, slot start).
  *
- * The queue ("tfifo"), as the kernel keeps it: a linear list (t_head ..
- * t_tail, through pw_next) of packets whose time_to_send is >= the tail's
- * when they arrive, which under constant delay (or rate) is every packet,
- * so enqueue and dequeue are O(1); and, for packets that arrive earlier
- * than the tail (jitter), a heap.  The kernel uses an rbtree; here it is a
- * pairing heap through pw_left/pw_right keyed (time_to_send, pw_seq),
- * pw_seq a per-qdisc arrival counter, so packets with equal times leave in
- * arrival order as they do from the kernel's rbtree (equal keys go right).
- * The head is the heap's minimum unless the list head is earlier or equal
- * (the kernel's netem_peek() prefers the list on ties).  The rate code
- * wants the latest time in the tree (skb_rb_last()): since the heap only
- * ever loses its minimum, its maximum can only change by an insert or by
- * emptying, so a remembered maximum is exact.  Reordered packets are a
- * third FIFO (the kernel's sch->q) with enqueue at the head.
+ * The queue ("tfifo", tfifo.c): packets leave in order of time_to_send,
+ * in arrival order among equal times, as from the kernel's t_head list
+ * and t_root rbtree.  Like the kernel's, it appends a packet not earlier
+ * than the last one queued to a list, O(1), which under constant delay or
+ * rate is every packet; those that arrive earlier (jitter) go, where the
+ * kernel has its rbtree, to a calendar of time buckets, sorted a bucket at
+ * a time as it comes due, with a pairing heap for what the calendar cannot
+ * span.  change() sizes the buckets to the spread of the delays
+ * (pw__tfifo_set_span()); the rate code reads the latest time queued
+ * (skb_rb_last() or t_tail: pw__tfifo_last_ns()).  Reordered packets are
+ * a third FIFO (the kernel's sch->q) with enqueue at the head.
  *
  * Invariants.  Every packet handed to enqueue leaves exactly once: to the
  * drop list (lost, over the limit, or flushed by reset()), or out of
- * dequeue.  A packet is on exactly one of the three lists while queued;
- * q->st.qlen and q->st.backlog are the number and bytes of packets on the
- * three together (pw__q_backlog_inc/dec on every entry and exit).  A
+ * dequeue.  A packet is in exactly one of the two queues (the reordered
+ * FIFO, the tfifo) while queued; q->st.qlen and q->st.backlog are the
+ * number and bytes of packets in both together (pw__q_backlog_inc/dec on
+ * every entry and exit).  A
  * duplicate is a new packet (the clone op's memory) that enters through
  * the root's enqueue and follows the same rule.
  *
@@ -59,15 +57,22 @@
  * there, so change() does not allocate or fail);
  * change() swaps the tables in and the old ones go back to the option
  * struct, freed by opt_free() outside the lock, as the kernel's
- * netem_change() swaps and frees after unlocking.
+ * netem_change() swaps and frees after unlocking.  The tfifo's calendar
+ * is allocated once, by init, its size from init's limit; change() sets
+ * only its buckets' width (a later limit keeps the size: correct, only
+ * more packets a bucket).
  *
- * Costs.  Constant delay or rate: O(1) per packet (the list).  Jitter: the
- * packets that arrive out of order go to the heap: O(1) per insert, O(log n)
- * amortised per removal of the minimum (a skew heap, tried first, pays
- * O(log n) pointer-chasing writes on every insert too, so its cost grows
- * with the packets queued and their cache misses; the figures are in
- * docs/benchmarks.md).  reset() removes heap packets in
- * order, O(n log n).  The PRNG is LFSR113: a few shifts per draw.
+ * Costs.  Constant delay or rate: O(1) per packet (the list).  Jitter:
+ * O(1) amortised per packet for the calendar, whose cost depends on the
+ * packets per bucket (about the packets in flight over the buckets, one
+ * per packet of the limit up to 65536: 8 bytes each, allocated by init)
+ * and on the cache misses of touching packets that arrived a delay ago,
+ * which it prefetches ahead of their turn; what overflows the calendar
+ * (times beyond its span, a dequeue far behind) costs the heap's O(log n);
+ * tfifo.c's Costs has the detail, docs/benchmarks.md ("netem's
+ * time-ordered queue") the figures.  reset() flushes in the kernel's
+ * order, out-of-order packets by time, then the list.  The PRNG is
+ * LFSR113: a few shifts per draw.
  *
  * Departures from the kernel, and why:
  *  - No child qdisc (netem's one class, `tc qdisc add ... parent X:1`):
@@ -123,6 +128,7 @@
 #include <time.h>
 
 #include "netem_priv.h"
+#include "tfifo.h"
 
 
 /* ------------------------------------------------------------ the PRNG */
@@ -322,109 +328,6 @@ static uint64_t packet_time_ns(uint64_t len, const struct netem_priv *nd)
 	return (len * 1000000000ull) / nd->rate;
 }
 
-/* ------------------------------------------------------------- tfifo */
-
-static bool pkt_before(const struct pw_pkt *a, const struct pw_pkt *b)
-{
-	return a->pw_time_to_send < b->pw_time_to_send ||
-	       (a->pw_time_to_send == b->pw_time_to_send && a->pw_seq < b->pw_seq);
-}
-
-/*
- * The heap is a pairing heap through pw_left (first child) and pw_right
- * (next sibling).  Keys (time_to_send, pw_seq) are unique, so the minimum
- * is unique and the order of equal times is arrival order whatever the
- * shape.  Insert: one comparison with the root, O(1).  Removing the
- * minimum: its children are linked in pairs left to right, then the pairs
- * right to left into one tree, O(log n) amortised; no allocation.
- */
-static struct pw_pkt *ph_link(struct pw_pkt *a, struct pw_pkt *b)
-{
-	if (pkt_before(b, a)) {
-		struct pw_pkt *t = a;
-		a = b;
-		b = t;
-	}
-	b->pw_right = a->pw_left; /* b becomes a's first child */
-	a->pw_left = b;
-	return a;
-}
-
-/* The root of the tree made of the sibling list starting at @first. */
-static struct pw_pkt *ph_merge_pairs(struct pw_pkt *first)
-{
-	struct pw_pkt *acc = NULL; /* the pairs, last first, through pw_right */
-	while (first) {
-		struct pw_pkt *a = first, *b = a->pw_right;
-		if (!b) {
-			a->pw_right = acc;
-			acc = a;
-			break;
-		}
-		first = b->pw_right;
-		a->pw_right = b->pw_right = NULL;
-		a = ph_link(a, b);
-		a->pw_right = acc;
-		acc = a;
-	}
-	struct pw_pkt *root = NULL;
-	while (acc) {
-		struct pw_pkt *next = acc->pw_right;
-		acc->pw_right = NULL;
-		root = root ? ph_link(root, acc) : acc;
-		acc = next;
-	}
-	return root;
-}
-
-static void tfifo_enqueue(struct netem_priv *nd, struct pw_pkt *p)
-{
-	uint64_t tnext = p->pw_time_to_send;
-	p->pw_seq = nd->seq++;
-	if (!nd->t_tail || tnext >= nd->t_tail->pw_time_to_send) {
-		p->pw_next = NULL;
-		if (nd->t_tail)
-			nd->t_tail->pw_next = p;
-		else
-			nd->t_head = p;
-		nd->t_tail = p;
-	} else {
-		p->pw_left = p->pw_right = NULL;
-		p->pw_next = NULL;
-		if (!nd->t_count || tnext > nd->t_max)
-			nd->t_max = tnext;
-		nd->t_root = nd->t_root ? ph_link(nd->t_root, p) : p;
-		nd->t_count++;
-	}
-}
-
-/* netem_peek(): the heap's minimum unless the list head is as early. */
-static struct pw_pkt *tfifo_peek(struct netem_priv *nd)
-{
-	struct pw_pkt *t = nd->t_root;
-	if (!t)
-		return nd->t_head;
-	if (!nd->t_head)
-		return t;
-	if (t->pw_time_to_send < nd->t_head->pw_time_to_send)
-		return t;
-	return nd->t_head;
-}
-
-/* Remove @p, which tfifo_peek() returned. */
-static void tfifo_erase_head(struct netem_priv *nd, struct pw_pkt *p)
-{
-	if (p == nd->t_head) {
-		nd->t_head = p->pw_next;
-		if (!nd->t_head)
-			nd->t_tail = NULL;
-	} else {
-		nd->t_root = ph_merge_pairs(p->pw_left);
-		nd->t_count--;
-	}
-	p->pw_next = p->pw_left = p->pw_right = NULL;
-}
-
 /* ------------------------------------------------------------ data path */
 
 static int netem_enqueue(struct pw_pkt *pkt, struct pw__qdisc *q, struct pw__drops *d)
@@ -495,17 +398,13 @@ static int netem_enqueue(struct pw_pkt *pkt, struct pw__qdisc *q, struct pw__dro
 
 		if (nd->rate) {
 			bool have = false;
-			uint64_t last = 0;
+			uint64_t last = 0, tlast;
 			if (nd->rq.tail) {
 				last = nd->rq.tail->pw_time_to_send;
 				have = true;
 			}
-			if (nd->t_count && (!have || nd->t_max > last)) {
-				last = nd->t_max;
-				have = true;
-			}
-			if (nd->t_tail && (!have || nd->t_tail->pw_time_to_send > last)) {
-				last = nd->t_tail->pw_time_to_send;
+			if (pw__tfifo_last_ns(&nd->tf, &tlast) && (!have || tlast > last)) {
+				last = tlast;
 				have = true;
 			}
 			if (have) {
@@ -523,7 +422,7 @@ static int netem_enqueue(struct pw_pkt *pkt, struct pw__qdisc *q, struct pw__dro
 		else
 			pkt->pw_time_to_send = now + (uint64_t)delay;
 		++nd->counter;
-		tfifo_enqueue(nd, pkt);
+		pw__tfifo_enqueue(&nd->tf, pkt);
 	} else {
 		/* reorder: this one goes out first */
 		pkt->pw_time_to_send = pw__net_now(q);
@@ -561,7 +460,7 @@ static struct pw_pkt *netem_dequeue(struct pw__qdisc *q)
 		pw__q_bstats(q, p);
 		return p;
 	}
-	p = tfifo_peek(nd);
+	p = pw__tfifo_peek(&nd->tf);
 	if (!p)
 		return NULL;
 	uint64_t now = pw__net_now(q);
@@ -569,7 +468,7 @@ static struct pw_pkt *netem_dequeue(struct pw__qdisc *q)
 	if (nd->slot.slot_next && nd->slot.slot_next < tts)
 		get_slot_next(nd, now);
 	if (tts <= now && nd->slot.slot_next <= now) {
-		tfifo_erase_head(nd, p);
+		pw__tfifo_erase_head(&nd->tf, p);
 		pw__q_backlog_dec(q, p);
 		if (nd->slot.slot_next) {
 			nd->slot.packets_left--;
@@ -592,17 +491,10 @@ static void netem_reset(struct pw__qdisc *q, struct pw__drops *d, enum pw_drop_r
 		pw__q_backlog_dec(q, p);
 		pw__drop_later(d, p, reason);
 	}
-	while ((p = nd->t_root)) {
-		tfifo_erase_head(nd, p);
+	while ((p = pw__tfifo_flush_one(&nd->tf))) {
 		pw__q_backlog_dec(q, p);
 		pw__drop_later(d, p, reason);
 	}
-	while ((p = nd->t_head)) {
-		tfifo_erase_head(nd, p);
-		pw__q_backlog_dec(q, p);
-		pw__drop_later(d, p, reason);
-	}
-	nd->t_count = 0;
 	pw__watchdog_cancel(&nd->wd);
 }
 
@@ -717,6 +609,13 @@ static int netem_change(struct pw__qdisc *q, void *optp, struct pw__extack *ext)
 	/* jitter capped to what tabledist() takes */
 	int64_t j = nd->jitter < 0 ? -nd->jitter : nd->jitter;
 	nd->jitter = j > INT_MAX || j < 0 ? INT_MAX : j;
+	/* the calendar spans the delays' spread: tabledist() stays within
+	 * latency +- jitter, or +- 4 jitter with a table (|t| <= 32768 = 4 *
+	 * NETEM_DIST_SCALE) */
+	uint64_t span = (uint64_t)nd->jitter * (nd->delay_dist ? 4u : 1u);
+	if (nd->latency > 0)
+		span += (uint64_t)nd->latency;
+	pw__tfifo_set_span(&nd->tf, span);
 	return 0;
 }
 
@@ -728,9 +627,15 @@ static int netem_init(struct pw__qdisc *q, void *opt, struct pw__extack *ext)
 	memset(nd, 0, sizeof(*nd));
 	pw__pktq_init(&nd->rq);
 	nd->loss_model = CLG_RANDOM;
-	int rc = netem_change(q, opt, ext);
+	/* a calendar bucket per packet the limit lets in (tfifo.c) */
+	int rc = pw__tfifo_init(&nd->tf, ((struct netem_opt *)opt)->limit);
 	if (rc)
 		return rc;
+	rc = netem_change(q, opt, ext);
+	if (rc) {
+		pw__tfifo_destroy(&nd->tf);
+		return rc;
+	}
 	pw__watchdog_init(&nd->wd, q);
 	return 0;
 }
@@ -739,6 +644,7 @@ static void netem_destroy(struct pw__qdisc *q)
 {
 	struct netem_priv *nd = pw__qdisc_priv(q);
 	pw__watchdog_destroy(&nd->wd);
+	pw__tfifo_destroy(&nd->tf);
 	free(nd->delay_dist);
 	free(nd->slot_dist);
 	nd->delay_dist = nd->slot_dist = NULL;

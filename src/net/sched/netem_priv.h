@@ -13,6 +13,7 @@
 
 #include "../internal.h"
 #include "netem.h"
+#include "tfifo.h"
 
 #ifndef PW_NETEM_TC_TIME64
 #define PW_NETEM_TC_TIME64 0
@@ -44,11 +45,7 @@ struct netem_priv {
 	struct pw__watchdog wd;
 	/* the queue */
 	struct pw__pktq rq;              /* reordered: the kernel's sch->q */
-	struct pw_pkt *t_head, *t_tail;  /* in-order list */
-	struct pw_pkt *t_root;           /* pairing heap of the rest */
-	uint32_t t_count;
-	uint64_t t_max;                  /* latest time_to_send in the heap */
-	uint64_t seq;
+	struct pw__tfifo tf;             /* the time-ordered queue (tfifo.c) */
 	/* parameters, as the kernel's netem_sched_data */
 	int64_t latency, jitter;
 	uint32_t loss, ecn, limit, counter, gap, duplicate, reorder, corrupt;
