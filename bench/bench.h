@@ -12,10 +12,13 @@
 #ifndef PW_BENCH_BENCH_H
 #define PW_BENCH_BENCH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include <pinwheel/pinwheel.h>
+
+#include "burst.h"
 
 struct bench_impl {
 	const char *name;
@@ -35,6 +38,10 @@ struct bench_impl {
 	size_t timer_bytes;                 /* the object the caller holds per timer */
 	size_t (*extra_bytes)(unsigned n);  /* what the structure adds for n pending */
 	void (*teardown)(void);
+	/* rearm's re-arms (timer idx[k] to now_j + delta[k]) in bursts of
+	 * @burst, each burst through BENCH_REARM_BURST() (below) */
+	void (*rearm_burst)(const unsigned *idx, const uint64_t *delta, size_t n, uint64_t now_j,
+			    unsigned burst);
 };
 
 /* Implementations.  Weak: one whose library was not found at configure time
@@ -63,5 +70,29 @@ static inline void bench_count(void)
 {
 	bench_fired++;
 }
+
+/*
+ * The rearm_burst workload: a receive loop's re-arms, a burst at a time
+ * (NAPI's budget, DPDK's rx_burst of 32), each burst's timers known when
+ * the burst starts.  Every implementation runs the same loop with the
+ * same software prefetch of the caller's timer objects, so that what
+ * differs is the library: for each burst, the objects of its first D
+ * timers are prefetched, then timer i is re-armed after the object of
+ * timer i + D was (D = bench_prefetch, --prefetch; 0: none).  The
+ * implementations whose library has a burst call (pinwheel:
+ * pw_mod_timers()) hand it the burst instead of the per-timer loop, after
+ * the same first D; what the library then prefetches is its own.
+ */
+#define BENCH_BURST_MAX HARNESS_BURST_MAX
+extern unsigned bench_prefetch; /* D, above */
+/* --burst-calls: pinwheel runs the per-timer loop too (pw_mod_timer()), for
+ * comparison with its burst call */
+extern bool bench_burst_calls;
+
+/* The loop itself lives in tools/common/burst.h (the 2.4 design runs it
+ * too); here with D = bench_prefetch. */
+#define BENCH_BURST_HEAD(bidx, m, OBJ, size) HARNESS_BURST_HEAD(bidx, m, bench_prefetch, OBJ, size)
+#define BENCH_REARM_BURST(idx, delta, n, jn, burst, OBJ, size, ARM)                     \
+	HARNESS_REARM_BURST(idx, delta, n, jn, burst, bench_prefetch, OBJ, size, ARM)
 
 #endif /* PW_BENCH_BENCH_H */

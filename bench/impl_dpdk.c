@@ -69,6 +69,16 @@ static void rearm(const unsigned *idx, const uint64_t *delta, size_t n, uint64_t
 		reset_ms(&tm[idx[k]], delta[k]);
 }
 
+#define RTE_OBJ(k) (&tm[k])
+#define RTE_ARM(k, jn, d) reset_ms(&tm[k], (d))
+
+static void rearm_burst(const unsigned *idx, const uint64_t *delta, size_t n, uint64_t jn,
+			unsigned burst)
+{
+	(void)jn;
+	BENCH_REARM_BURST(idx, delta, n, jn, burst, RTE_OBJ, sizeof(struct rte_timer), RTE_ARM);
+}
+
 static void rearm_same(unsigned first, size_t n)
 {
 	for (size_t k = 0; k < n; k++, first = first + 1 == count ? 0 : first + 1) {
@@ -127,7 +137,7 @@ static void teardown(void)
 
 static const struct bench_impl impl = {
 	"dpdk", setup, now_j, poll_due, rearm, rearm_same, cancel_add, expire_round,
-	arm, cancel, sizeof(struct rte_timer), extra, teardown,
+	arm, cancel, sizeof(struct rte_timer), extra, teardown, rearm_burst,
 };
 
 const struct bench_impl *bench_impl_dpdk(const char **why)

@@ -76,6 +76,15 @@ static void rearm(const unsigned *idx, const uint64_t *delta, size_t n, uint64_t
 		ref_heap_update(&heap, &tm[idx[k]], key(jn + delta[k], delta[k]));
 }
 
+#define HEAP_OBJ(k) (&tm[k])
+#define HEAP_ARM(k, jn, d) ref_heap_update(&heap, &tm[k], key((jn) + (d), (d)))
+
+static void rearm_burst(const unsigned *idx, const uint64_t *delta, size_t n, uint64_t jn,
+			unsigned burst)
+{
+	BENCH_REARM_BURST(idx, delta, n, jn, burst, HEAP_OBJ, sizeof(struct ref_timer), HEAP_ARM);
+}
+
 static void rearm_same(unsigned first, size_t n)
 {
 	for (size_t k = 0; k < n; k++, first = first + 1 == count ? 0 : first + 1)
@@ -127,12 +136,12 @@ static void teardown(void)
 
 static const struct bench_impl heap2 = {
 	"heap", setup2, now_j, poll_due, rearm, rearm_same, cancel_add, expire_round,
-	arm, cancel, sizeof(struct ref_timer), extra, teardown,
+	arm, cancel, sizeof(struct ref_timer), extra, teardown, rearm_burst,
 };
 
 static const struct bench_impl heap4 = {
 	"heap4", setup4, now_j, poll_due, rearm, rearm_same, cancel_add, expire_round,
-	arm, cancel, sizeof(struct ref_timer), extra, teardown,
+	arm, cancel, sizeof(struct ref_timer), extra, teardown, rearm_burst,
 };
 
 const struct bench_impl *bench_impl_heap(const char **why)

@@ -82,6 +82,16 @@ static void rearm(const unsigned *idx, const uint64_t *delta, size_t n, uint64_t
 		start_ms(&tm[idx[k]], (double)delta[k]);
 }
 
+#define EV_OBJ(k) (&tm[k])
+#define EV_ARM(k, jn, d) start_ms(&tm[k], (double)(d))
+
+static void rearm_burst(const unsigned *idx, const uint64_t *delta, size_t n, uint64_t jn,
+			unsigned burst)
+{
+	(void)jn;
+	BENCH_REARM_BURST(idx, delta, n, jn, burst, EV_OBJ, sizeof(ev_timer), EV_ARM);
+}
+
 static void rearm_same(unsigned first, size_t n)
 {
 	for (size_t k = 0; k < n; k++, first = first + 1 == count ? 0 : first + 1)
@@ -139,7 +149,7 @@ static void teardown(void)
 
 static const struct bench_impl impl = {
 	"libev", setup, now_j, poll_due, rearm, rearm_same, cancel_add, expire_round,
-	arm, cancel, sizeof(ev_timer), extra, teardown,
+	arm, cancel, sizeof(ev_timer), extra, teardown, rearm_burst,
 };
 
 const struct bench_impl *bench_impl_libev(const char **why)

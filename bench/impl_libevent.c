@@ -15,6 +15,7 @@
 
 #include "bench.h"
 
+static struct bench_impl impl; /* below; its timer_bytes: the object a burst prefetches */
 static struct event_base *base;
 static struct event **ev;
 static unsigned count;
@@ -76,6 +77,16 @@ static void rearm(const unsigned *idx, const uint64_t *delta, size_t n, uint64_t
 	(void)jn;
 	for (size_t k = 0; k < n; k++)
 		add_ms(ev[idx[k]], delta[k]);
+}
+
+#define EV_OBJ(k) ((const void *)ev[k])
+#define EV_ARM(k, jn, d) add_ms(ev[k], (d))
+
+static void rearm_burst(const unsigned *idx, const uint64_t *delta, size_t n, uint64_t jn,
+			unsigned burst)
+{
+	(void)jn;
+	BENCH_REARM_BURST(idx, delta, n, jn, burst, EV_OBJ, impl.timer_bytes, EV_ARM);
 }
 
 static void rearm_same(unsigned first, size_t n)
@@ -144,7 +155,7 @@ static void teardown(void)
 
 static struct bench_impl impl = {
 	"libevent", setup, now_j, poll_due, rearm, rearm_same, cancel_add, expire_round,
-	arm, cancel, 0, extra, teardown,
+	arm, cancel, 0, extra, teardown, rearm_burst,
 };
 
 const struct bench_impl *bench_impl_libevent(const char **why)

@@ -63,6 +63,16 @@ static void rearm(const unsigned *idx, const uint64_t *delta, size_t n, uint64_t
 		uv_timer_start(&tm[idx[k]], cb, delta[k], 0);
 }
 
+#define UV_OBJ(k) (&tm[k])
+#define UV_ARM(k, jn, d) uv_timer_start(&tm[k], cb, (d), 0)
+
+static void rearm_burst(const unsigned *idx, const uint64_t *delta, size_t n, uint64_t jn,
+			unsigned burst)
+{
+	(void)jn;
+	BENCH_REARM_BURST(idx, delta, n, jn, burst, UV_OBJ, sizeof(uv_timer_t), UV_ARM);
+}
+
 static void rearm_same(unsigned first, size_t n)
 {
 	for (size_t k = 0; k < n; k++, first = first + 1 == count ? 0 : first + 1)
@@ -119,7 +129,7 @@ static void teardown(void)
 
 static const struct bench_impl impl = {
 	"libuv", setup, now_j, poll_due, rearm, rearm_same, cancel_add, expire_round,
-	arm, cancel, sizeof(uv_timer_t), extra, teardown,
+	arm, cancel, sizeof(uv_timer_t), extra, teardown, rearm_burst,
 };
 
 const struct bench_impl *bench_impl_libuv(const char **why)

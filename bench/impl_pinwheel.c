@@ -92,6 +92,33 @@ static void w_cancel_add(const unsigned *idx, const uint64_t *delta, size_t n, u
 	}
 }
 
+/* rearm_burst: each burst through pw_mod_timers(), after the loop's first
+ * D prefetches (bench.h); with --burst-calls, the peers' loop of
+ * pw_mod_timer() calls instead, for comparison. */
+#define W_OBJ(k) (&wt[k])
+#define W_ARM(k, jn, d) pw_mod_timer(&wt[k], (jn) + (d))
+
+static void w_rearm_burst(const unsigned *idx, const uint64_t *delta, size_t n, uint64_t jn,
+			  unsigned burst)
+{
+	if (bench_burst_calls) {
+		BENCH_REARM_BURST(idx, delta, n, jn, burst, W_OBJ, sizeof(struct pw_timer), W_ARM);
+		return;
+	}
+	struct pw_timer *p[BENCH_BURST_MAX];
+	uint64_t e[BENCH_BURST_MAX];
+	for (size_t k = 0; k < n; k += burst) {
+		const unsigned *bi = idx + k;
+		size_t m = n - k < burst ? n - k : burst;
+		BENCH_BURST_HEAD(bi, m, W_OBJ, sizeof(struct pw_timer));
+		for (size_t i = 0; i < m; i++) {
+			p[i] = &wt[bi[i]];
+			e[i] = jn + delta[k + i];
+		}
+		pw_mod_timers(p, e, (unsigned)m, NULL);
+	}
+}
+
 static uint64_t w_expire_round(unsigned n, uint64_t window_j, double *ns)
 {
 	uint64_t j = pw_jiffies(rt), before = bench_fired;
@@ -122,6 +149,7 @@ static size_t w_extra(unsigned n)
 static const struct bench_impl wheel = {
 	"pinwheel", w_setup, now_j, poll_cpu, w_rearm, w_rearm_same, w_cancel_add,
 	w_expire_round, w_arm, w_cancel, sizeof(struct pw_timer), w_extra, teardown,
+	w_rearm_burst,
 };
 
 const struct bench_impl *bench_impl_pinwheel(const char **why)
@@ -189,6 +217,15 @@ static void h_cancel_add(const unsigned *idx, const uint64_t *delta, size_t n, u
 	}
 }
 
+#define H_OBJ(k) (&ht[k])
+#define H_ARM(k, jn, d) pw_hrtimer_start(&ht[k], h_ns((jn) + (d), (d)), PW_HRTIMER_MODE_ABS)
+
+static void h_rearm_burst(const unsigned *idx, const uint64_t *delta, size_t n, uint64_t jn,
+			  unsigned burst)
+{
+	BENCH_REARM_BURST(idx, delta, n, jn, burst, H_OBJ, sizeof(struct pw_hrtimer), H_ARM);
+}
+
 static uint64_t h_expire_round(unsigned n, uint64_t window_j, double *ns)
 {
 	uint64_t now = pw_now_ns(rt), before = bench_fired;
@@ -224,6 +261,7 @@ static size_t h_extra(unsigned n)
 static const struct bench_impl hrtimer = {
 	"pinwheel-hrtimer", h_setup, h_now_j, poll_cpu, h_rearm, h_rearm_same, h_cancel_add,
 	h_expire_round, h_arm, h_cancel, sizeof(struct pw_hrtimer), h_extra, teardown,
+	h_rearm_burst,
 };
 
 const struct bench_impl *bench_impl_pinwheel_hrtimer(const char **why)

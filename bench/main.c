@@ -36,6 +36,11 @@
  *               identically against every implementation (nothing is run
  *               during the replay, so every implementation does the same
  *               calls).  ns per timer call.
+ *   rearm_burst rearm's re-arms in bursts of --burst (32; NAPI's budget,
+ *               DPDK's rx_burst), as a receive loop makes them: every
+ *               implementation through the one loop of bench.h, which
+ *               prefetches the caller's timer objects --prefetch D ahead;
+ *               pinwheel hands each burst to pw_mod_timers().  ns per timer.
  *   memory      bytes per pending timer (the caller's object + what the
  *               structure adds), and the resident memory per 1e6 timers.
  * The operations run as an event loop runs them: the loop time is read once

@@ -19,6 +19,8 @@
 #define BATCH 256
 
 uint64_t bench_fired;
+unsigned bench_prefetch = 8; /* set from --prefetch by run_cell() */
+bool bench_burst_calls;      /* --burst-calls */
 static __thread uint64_t rng = 0x2545f4914f6cdd1dull; /* per thread: scaling workers */
 
 uint64_t bench_rand(void)
@@ -53,11 +55,13 @@ static void summarize(struct result *r, double *v, unsigned n)
  * alone. */
 __attribute__((noinline)) void bench_measured(const struct bench_impl *im, int kind, unsigned n,
 					      const unsigned *idx, const uint64_t *delta,
-					      const struct cm_op *seq, uint64_t ops)
+					      const struct cm_op *seq, uint64_t ops, unsigned burst)
 {
+	/* rearm_burst: a batch of whole bursts (burst <= BATCH) */
+	size_t batch = kind == 4 ? BATCH / burst * burst : BATCH;
 	for (uint64_t k = 0; k < ops;) {
 		uint64_t jn = im->now_j();
-		size_t b = k + BATCH < ops ? BATCH : (size_t)(ops - k);
+		size_t b = k + batch < ops ? batch : (size_t)(ops - k);
 		switch (kind) {
 		case 0:
 			im->rearm(idx + k, delta + k, b, jn);
@@ -67,6 +71,9 @@ __attribute__((noinline)) void bench_measured(const struct bench_impl *im, int k
 			break;
 		case 2:
 			im->cancel_add(idx + k, delta + k, b, jn);
+			break;
+		case 4:
+			im->rearm_burst(idx + k, delta + k, b, jn, burst);
 			break;
 		default:
 			for (size_t i = 0; i < b; i++) {
@@ -102,7 +109,8 @@ int run_cell(const struct bench_impl *im, const char *wl, unsigned n, const stru
 	double v[MAX_REPS];
 	bool expire = !strcmp(wl, "expire"), memory = !strcmp(wl, "memory");
 	int kind = !strcmp(wl, "rearm") ? 0 : !strcmp(wl, "rearm_same") ? 1
-				: !strcmp(wl, "cancel_add") ? 2 : 3;
+				: !strcmp(wl, "cancel_add") ? 2 : !strcmp(wl, "rearm_burst") ? 4 : 3;
+	unsigned burst = (unsigned)o->burst;
 	uint64_t ops = o->ops;
 	unsigned reps = o->callgrind ? 1 : (unsigned)o->reps;
 	long rss0 = rss_pages();
@@ -112,6 +120,11 @@ int run_cell(const struct bench_impl *im, const char *wl, unsigned n, const stru
 	res->impl = im->name;
 	res->workload = wl;
 	res->pending = n;
+	if (kind == 4) {
+		res->burst = burst;
+		bench_prefetch = (unsigned)o->prefetch;
+		bench_burst_calls = o->burst_calls;
+	}
 	if (r) {
 		fprintf(stderr, "pinwheel-bench: %s: setup of %u timers failed: %s\n", im->name, n,
 			strerror(-r));
@@ -163,7 +176,7 @@ int run_cell(const struct bench_impl *im, const char *wl, unsigned n, const stru
 			continue;
 		}
 		uint64_t t0 = bench_now_ns();
-		bench_measured(im, kind, n, idx, delta, seq, ops);
+		bench_measured(im, kind, n, idx, delta, seq, ops, burst);
 		v[rep] = (double)(bench_now_ns() - t0) / (double)ops;
 		res->ops = ops;
 	}

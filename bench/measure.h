@@ -15,6 +15,7 @@ struct result {
 	double rss_per_1e6; /* memory: resident bytes per 1e6 timers */
 	unsigned reps;
 	uint64_t ops;
+	unsigned burst; /* rearm_burst: timers a burst (0 for the others) */
 };
 
 /* Measure workload @wl of @im at @n pending timers, as @o says, into *@res.
@@ -23,11 +24,11 @@ int run_cell(const struct bench_impl *im, const char *wl, unsigned n, const stru
 	     struct result *res);
 
 /* The measured loops: @ops operations of workload @kind (0 rearm,
- * 1 rearm_same, 2 cancel_add, 3 conn_mix, from @seq).  Not inlined, and by
- * this name: valgrind --tool=callgrind --toggle-collect=bench_measured
- * counts it alone. */
+ * 1 rearm_same, 2 cancel_add, 3 conn_mix, from @seq, 4 rearm_burst, in
+ * bursts of @burst).  Not inlined, and by this name: valgrind
+ * --tool=callgrind --toggle-collect=bench_measured counts it alone. */
 __attribute__((noinline)) void bench_measured(const struct bench_impl *im, int kind, unsigned n,
 					      const unsigned *idx, const uint64_t *delta,
-					      const struct cm_op *seq, uint64_t ops);
+					      const struct cm_op *seq, uint64_t ops, unsigned burst);
 
 #endif /* PW_BENCH_MEASURE_H */

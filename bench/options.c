@@ -18,6 +18,7 @@ void usage(FILE *f)
 	fprintf(f,
 		"usage: pinwheel-bench [--json | --csv] [--sizes N,...] [--reps R] [--ops N]\n"
 		"                      [--clock mono|sim] [--workloads W,...] [--impls I,...]\n"
+		"                      [--burst N] [--prefetch D] [--burst-calls]\n"
 		"                      [--callgrind] [--quiet]\n"
 		"       pinwheel-bench lateness [--json] [--quiet] [--samples N]\n"
 		"       pinwheel-bench scaling [--json | --csv] [--quiet] [--workers N]\n"
@@ -27,9 +28,13 @@ void usage(FILE *f)
 		"       pinwheel-bench net [--json] [--quiet] [--packets N] [--inflight N]\n"
 		"                          [--batch N] [--reps R] [--config C]\n"
 		"                          [--workers W [--ms MS]]\n"
-		"workloads: rearm rearm_same cancel_add expire conn_mix memory\n"
+		"workloads: rearm rearm_same cancel_add expire conn_mix rearm_burst memory\n"
 		"impls: pinwheel pinwheel-hrtimer libevent libuv libev dpdk heap heap4 global-lock\n"
 		"defaults: --sizes 1000,10000,100000,1000000 --reps 5 --ops 1000000 --clock mono\n"
+		"rearm_burst: rearm's re-arms in bursts of --burst N (1..256, default 32), every\n"
+		"  implementation through one loop that prefetches the caller's timer --prefetch D\n"
+		"  (0..64, default 8) ahead; pinwheel hands each burst to pw_mod_timers(), or\n"
+		"  with --burst-calls makes the loop's pw_mod_timer() calls; ns per timer\n"
 		"--callgrind: one repetition, fixed operation counts, nothing timed; run under\n"
 		"  valgrind --tool=callgrind --toggle-collect=bench_measured and divide by ops\n"
 		"--quiet: no progress lines on stderr (one per measurement or configuration,\n"
@@ -156,6 +161,8 @@ int parse_args(int argc, char **argv, struct opts *o)
 	memset(o, 0, sizeof(*o));
 	o->reps = 5;
 	o->ops = 1000000;
+	o->burst = 32;
+	o->prefetch = 8;
 	o->clock = PW_CLOCK_MONOTONIC;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
@@ -168,6 +175,8 @@ int parse_args(int argc, char **argv, struct opts *o)
 			o->callgrind = true;
 		else if (!strcmp(a, "--quiet"))
 			o->quiet = true;
+		else if (!strcmp(a, "--burst-calls"))
+			o->burst_calls = true;
 		else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
 			usage(stdout);
 			exit(0);
@@ -177,6 +186,10 @@ int parse_args(int argc, char **argv, struct opts *o)
 			bad = parse_u64(a, val, 1, MAX_REPS, &o->reps), i++;
 		} else if (!strcmp(a, "--ops")) {
 			bad = parse_u64(a, val, 1000, 1000000000, &o->ops), i++;
+		} else if (!strcmp(a, "--burst")) {
+			bad = parse_u64(a, val, 1, 256, &o->burst), i++;
+		} else if (!strcmp(a, "--prefetch")) {
+			bad = parse_u64(a, val, 0, 64, &o->prefetch), i++;
 		} else if (!strcmp(a, "--clock")) {
 			i++;
 			if (!strcmp(val, "mono"))

@@ -23,6 +23,9 @@ struct opts {
 	bool callgrind;
 	bool quiet; /* no progress lines */
 	enum pw_clock_id clock;
+	uint64_t burst;    /* rearm_burst: timers a burst (--burst) */
+	uint64_t prefetch; /* rearm_burst: the loop's prefetch distance D (--prefetch) */
+	bool burst_calls;  /* rearm_burst: pinwheel through pw_mod_timer() calls (--burst-calls) */
 };
 
 void usage(FILE *f);

@@ -18,5 +18,5 @@ const struct bench_reg bench_registry[] = { /* the size in registry.h: a mismatc
 	{"global-lock", bench_impl_global_lock},
 };
 
-const char *const bench_workloads[] = {"rearm",    "rearm_same", "cancel_add",
-					  "expire",   "conn_mix",   "memory"};
+const char *const bench_workloads[] = {"rearm",    "rearm_same", "cancel_add", "expire",
+					  "conn_mix", "rearm_burst", "memory"};

@@ -46,7 +46,7 @@ static const struct result *find(const struct result *results, unsigned n, const
 }
 
 static void print_json(const struct result *results, unsigned n, const char *clk,
-		       const char *mach)
+		       const char *mach, uint64_t prefetch, bool burst_calls)
 {
 	printf("[");
 	for (unsigned i = 0; i < n; i++) {
@@ -61,6 +61,10 @@ static void print_json(const struct result *results, unsigned n, const char *clk
 			       "\"ops\": %llu, \"clock\": \"%s\"",
 			       r->median, r->min, r->reps, (unsigned long long)r->ops,
 			       !strcmp(r->workload, "expire") ? "sim-or-due" : clk);
+		if (r->burst) /* rearm_burst: ns_per_op is per timer */
+			printf(", \"burst\": %u, \"prefetch\": %llu%s", r->burst,
+			       (unsigned long long)prefetch,
+			       !strcmp(r->impl, "pinwheel") && burst_calls ? ", \"calls\": true" : "");
 		printf(", \"machine\": \"%s\"}", mach);
 	}
 	printf("\n]\n");
@@ -89,6 +93,12 @@ static void print_table(const struct opts *o, const struct result *results, unsi
 	printf("# pinwheel-bench on %s\n# clock %s, %llu ops a repetition, %llu repetitions; "
 	       "x pinwheel: median / pinwheel's median\n",
 	       mach, clk, (unsigned long long)o->ops, (unsigned long long)o->reps);
+	for (unsigned w = 0; w < o->nwl; w++)
+		if (!strcmp(o->wls[w], "rearm_burst"))
+			printf("# rearm_burst: ns per timer, bursts of %llu, the loop's prefetch %llu "
+			       "ahead%s\n",
+			       (unsigned long long)o->burst, (unsigned long long)o->prefetch,
+			       o->burst_calls ? ", pinwheel through pw_mod_timer() calls" : "");
 	printf("%-17s %-11s %9s %12s %12s %11s\n", "impl", "workload", "pending", "median ns/op",
 	       "min ns/op", "x pinwheel");
 	for (unsigned w = 0; w < o->nwl; w++)
@@ -118,7 +128,7 @@ void print_results(const struct opts *o, const char *mach, const struct result *
 {
 	const char *clk = o->clock == PW_CLOCK_SIM ? "sim" : "monotonic";
 	if (o->format == 1)
-		print_json(results, n, clk, mach);
+		print_json(results, n, clk, mach, o->prefetch, o->burst_calls);
 	else if (o->format == 2)
 		print_csv(results, n, mach);
 	else

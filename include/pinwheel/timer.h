@@ -113,6 +113,43 @@ static inline int pw_mod_timer(struct pw_timer *t, uint64_t expires)
 }
 
 /**
+ * pw_mod_timers() - re-arm a burst: pw_mod_timer(@timers[i], @expires[i])
+ * for i = 0 .. @n - 1, in that order.
+ *
+ * For the receive loop of a userspace stack, which handles packets in
+ * bursts (NAPI's budget, DPDK's rx_burst of 32) and re-arms a timer for
+ * each.  The result is exactly that of the @n calls in order, return
+ * values, statistics and where each timer ends included: a timer named
+ * twice is re-armed twice (the second call sees the first), a NULL entry
+ * gives -EINVAL for that entry and the burst goes on, a shut-down timer
+ * gives -ESHUTDOWN for its entry.  Each entry takes the same path as
+ * pw_mod_timer() (fast path 1, the fast lane, the general path); what the
+ * burst adds: while it re-arms @timers[i] it starts the cache misses of
+ * @timers[i + 12] (the timer) and of @timers[i + 4]'s list neighbours
+ * (the words unlinking it writes), and it keeps the base lock from one
+ * entry to the next while they are on the same base, so that on a big
+ * wheel the misses of a burst overlap instead of coming one after
+ * another.  Every non-NULL entry must stay a valid timer for the whole
+ * call (the burst reads an entry's links a few entries before re-arming
+ * it).
+ *
+ * @ret: NULL, or an array of @n ints: @ret[i] = what pw_mod_timer()
+ * returned for entry i (0, 1, -EINVAL, -ESHUTDOWN).  Per entry because
+ * that is what the @n calls give (network code takes a reference when
+ * mod_timer() returns 0); optional because the burst's usual case, every
+ * timer a pending socket timer, needs only the count below.
+ * Context: as pw_mod_timer(): any thread, callbacks included.  Takes each
+ * entry's base lock as pw_mod_timer() does (and the target's when a timer
+ * moves), keeping it for the next entries on the same base (let go as
+ * soon as another thread waits for it); never two at once, none on
+ * return.
+ * Return: how many entries returned 1 (were pending), so @n when all
+ * were; -EINVAL, nothing done, if @n > 0 and @timers or @expires is NULL.
+ */
+int pw_mod_timers(struct pw_timer *const timers[], const uint64_t expires[], unsigned n,
+		  int ret[]);
+
+/**
  * pw_mod_timer_pending() - like pw_mod_timer(), but only if @t is pending.
  * Context: as pw_mod_timer().
  * Return: 0 (inactive: nothing done), 1 (pending: modified); -EINVAL;

@@ -48,6 +48,14 @@
  * path, mod_timer_opts(); both give the same results (test_diff and
  * test_api run through both).
  *
+ * Bursts: pw_mod_timers() re-arms an array of timers, as a receive loop
+ * handling a burst of packets does, with exactly the results of one
+ * pw_mod_timer() call per entry in order; per entry it runs fast path 1
+ * and the lane's tests and steps (anything else: mod_timer_general()),
+ * prefetching the timers and list neighbours of entries further on and
+ * keeping the lane's base lock from one entry to the next, so that the
+ * cache misses of a big wheel overlap (below, "Re-arms in bursts").
+ *
  * Which base (Linux 6.9 rule)
  * ---------------------------
  * A timer is enqueued on the CPU of the thread that arms it.  If that
@@ -232,11 +240,8 @@ static inline int detach_if_pending(struct pw__base *b, struct pw_timer *t)
  */
 static inline void prefetch_link_targets(const struct pw_timer *next, struct pw_timer **pprev)
 {
-	/* The words unlinking writes: *pprev, and next->pw_pprev, which is not
-	 * in next's first cache line when next straddles two (a 48-byte timer
-	 * does half the time).  A prefetch never faults: no test for NULL. */
-	__builtin_prefetch(pprev, 1);
-	__builtin_prefetch((const void *)((uintptr_t)next + offsetof(struct pw_timer, pw_pprev)), 1);
+	/* The words unlinking writes (wheel.h) */
+	pw__wheel_prefetch_unlink(next, pprev);
 }
 
 static inline void prefetch_neighbours(const struct pw_timer *t)
@@ -549,6 +554,180 @@ int pw__mod_timer_lane(struct pw_timer *t, uint64_t expires)
  * reaches the lane through pw_mod_timer().  Context: as pw_mod_timer(). */
 int pw__mod_timer_slow(struct pw_timer *t, uint64_t expires)
 	__attribute__((alias("pw__mod_timer_lane")));
+
+/*
+ * Re-arms in bursts: pw_mod_timers() (timer.h).
+ *
+ * A random re-arm on a big wheel is bound by memory, not by instructions
+ * (docs/benchmarks.md, "The arm path"): the timer's own cache miss must
+ * complete before the lane's locked compare-and-swap, which waits for
+ * every earlier load and store, and the misses of its list neighbours (the
+ * words unlinking writes) follow; one re-arm at a time the CPU cannot
+ * overlap them, the next timer's address is not known yet.  A burst knows
+ * every address at once.  So the burst is the lane's loop with two changes,
+ * neither of which decides anything:
+ *  - prefetching ahead: while entry i is re-armed, the timer of entry
+ *    i + BURST_PF_TIMER (both its lines when it straddles two) and the
+ *    list neighbours of entry i + BURST_PF_LINKS, whose line was asked for
+ *    BURST_PF_TIMER - BURST_PF_LINKS entries earlier, read from its links
+ *    without the lock as the lane reads them (relaxed, wheel.h); hints
+ *    only: a stale address costs a wasted prefetch, never a result;
+ *  - the base lock kept from one entry to the next while they are on the
+ *    same base (a burst of a CPU's socket timers: all of them), so that no
+ *    locked instruction stands between two re-arms and their misses
+ *    overlap; let go before anything that must not hold it (the general
+ *    path, the hierarchy's notification), and as soon as another thread
+ *    waits for it.  A burst holding the lock is one schedule the N calls
+ *    could have had (nobody else took the lock between them).
+ * Each entry is otherwise exactly pw_mod_timer(): fast path 1 inline, then
+ * the lane's compares (set up, pending, not migrating, not shut down, on
+ * this CPU, placement "stay": pw__tls.lane_tf and rt->lane_key), its clock
+ * forward, fast path 2 with the expiring-list test, the requeue, its
+ * statistics and its notification; anything else goes to
+ * mod_timer_general() as the lane sends it there.  Results, statistics and
+ * where each timer ends are those of the N calls in order (test_burst.c
+ * runs both on twin runtimes).
+ * The destination bucket is prefetched as the lane does, once its index
+ * is known under the lock (its head is in the base, a few KiB the burst
+ * keeps hot, and its first timer is the last one enqueued there).
+ * The distances: an entry is ~100 instructions, 10-20 ns once its lines
+ * are in cache; a miss to memory on the project's VM ~100 ns.  Measured:
+ * docs/benchmarks.md, "Re-arms in bursts".
+ * Context: as pw_mod_timer(), entry by entry; holds at most one base lock
+ * at a time, never across a call out of this file but the general path's
+ * own locking (after letting go).
+ */
+#define BURST_PF_TIMER 12 /* entries ahead whose timer is prefetched */
+#define BURST_PF_LINKS 4  /* entries ahead whose list neighbours are */
+_Static_assert(BURST_PF_LINKS < BURST_PF_TIMER, "links are read after the timer's line was asked for");
+
+/* The lines of @t, for writing: its first, and its last when it straddles.
+ * A prefetch never faults: @t may be NULL (the address is computed as an
+ * integer, so NULL needs no test either). */
+static inline void burst_prefetch_timer(const struct pw_timer *t)
+{
+	__builtin_prefetch(t, 1);
+	__builtin_prefetch((const void *)((uintptr_t)t + sizeof(*t) - 1), 1);
+}
+
+/* The words unlinking @t will write; its links read without the lock. */
+static inline void burst_prefetch_neighbours(const struct pw_timer *t)
+{
+	prefetch_link_targets(__atomic_load_n(&t->pw_next, __ATOMIC_RELAXED),
+			      __atomic_load_n(&t->pw_pprev, __ATOMIC_RELAXED));
+}
+
+/* Let go of @b's lock, kept by a burst: unlock, wake a waiter.  Context:
+ * the burst, holding it. */
+static inline void burst_release(struct pw__base *b)
+{
+	if (__builtin_expect(pw__unlock_nowake(&b->lock), 0))
+		pw__lock_wake(&b->lock);
+}
+
+int pw_mod_timers(struct pw_timer *const timers[], const uint64_t expires[], unsigned n,
+		  int ret[])
+{
+	if (!n)
+		return 0;
+	if (!timers || !expires)
+		return -EINVAL;
+	/* The thread's view, as the lane reads it (internal.h, "The fast
+	 * lane's state"): it does not change during an arm.  stats is used only
+	 * once the lane's compares said the thread is a CPU. */
+	struct pw__tls *me = &pw__tls;
+	const uint32_t lane_tf = me->lane_tf;
+	const uintptr_t self_rt = (uintptr_t)me->rt;
+	struct pw__stats *const st = me->stats;
+	struct pw__base *held = NULL; /* the base whose lock the burst keeps */
+	int pending = 0;
+
+	/* the first entries: nothing asked for them earlier */
+	for (unsigned i = 0; i < n && i < BURST_PF_TIMER; i++)
+		burst_prefetch_timer(timers[i]);
+
+	for (unsigned i = 0; i < n; i++) {
+		struct pw_timer *t = timers[i], *ahead;
+		uint64_t e = expires[i];
+		int r;
+
+		if (i + BURST_PF_TIMER < n)
+			burst_prefetch_timer(timers[i + BURST_PF_TIMER]);
+		if (i + BURST_PF_LINKS < n && (ahead = timers[i + BURST_PF_LINKS]))
+			burst_prefetch_neighbours(ahead);
+		if (__builtin_expect(!t, 0)) {
+			r = -EINVAL;
+			goto done;
+		}
+		/* fast path 1, as pw_mod_timer() inline (timer.h) */
+		uint32_t tf = pw__tf_load(t);
+		if ((tf & PW__TF_PENDING) && exp_load(t) == e) {
+			uint64_t *hits = pw__fast_hits;
+			if (hits)
+				__atomic_store_n(hits, __atomic_load_n(hits, __ATOMIC_RELAXED) + 1,
+						 __ATOMIC_RELAXED);
+			r = 1;
+			goto done;
+		}
+		/* the lane (pw__mod_timer_lane(): the same tests, the same order) */
+		struct pw_runtime *rt = t->pw_rt;
+		if (__builtin_expect(((tf ^ lane_tf) & PW__TF_LANE_MASK) != PW__TF_MAGIC ||
+					     self_rt != __atomic_load_n(&rt->lane_key, __ATOMIC_RELAXED),
+				     0))
+			goto general;
+		struct pw__base *b = me->lane_base[(tf / PW_TIMER_PINNED) & 3];
+		if (held != b) {
+			if (held)
+				burst_release(held);
+			held = NULL;
+			if (__builtin_expect(!pw__trylock(&b->lock), 0))
+				goto general;
+			held = b;
+			if (__builtin_expect(pw__tf_load(t) != tf, 0)) /* changed before we locked */
+				goto general;
+		} /* else @tf was read under @b's lock: it holds */
+		struct pw__wheel *w = &b->wheel;
+		if (__builtin_expect(!pw__wheel_forward_cached(w, pw__jiffies_seen(rt)), 0))
+			goto general;
+		uint64_t bucket_expiry;
+		unsigned idx = pw__wheel_calc_index(w, e, &bucket_expiry);
+		__builtin_prefetch(w->vectors[idx], 1);
+		pw__count_add(&st->armed, 1);
+		exp_store(t, e);
+		r = 1;
+		if (idx == (tf & PW__TF_IDX_MASK) >> PW__TF_IDX_SHIFT &&
+		    !(b->n_expiring && idx_expiring(b, idx))) {
+			pw__count_add(&st->same_bucket, 1); /* fast path 2 */
+		} else {
+			pw__wheel_requeue(w, t, tf, idx, bucket_expiry);
+			/* read under the lock; a stale 0 is safe (pw__arm_notify()) */
+			if (__builtin_expect(__atomic_load_n(&b->tmigr_idle, __ATOMIC_RELAXED) != 0, 0)) {
+				burst_release(b);
+				held = NULL;
+				pw__arm_notify_own(rt, b, bucket_expiry);
+			}
+		}
+		/* somebody waits for the lock: let them in between entries */
+		if (held && __builtin_expect(__atomic_load_n(&held->lock.waiters, __ATOMIC_RELAXED) != 0,
+					     0)) {
+			burst_release(held);
+			held = NULL;
+		}
+		goto done;
+general:
+		if (held)
+			burst_release(held);
+		held = NULL;
+		r = mod_timer_general(t, e);
+done:
+		pending += r == 1;
+		if (ret)
+			ret[i] = r;
+	}
+	if (held)
+		burst_release(held);
+	return pending;
+}
 
 int pw_mod_timer_pending(struct pw_timer *t, uint64_t expires)
 {

@@ -7,6 +7,7 @@
 #define PW_TIME_WHEEL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <pinwheel/timer.h>
@@ -189,6 +190,20 @@ static inline void pw__link_store(struct pw_timer **slot, struct pw_timer *v)
 static inline void pw__pprev_store(struct pw_timer *t, struct pw_timer **v)
 {
 	__atomic_store_n(&t->pw_pprev, v, __ATOMIC_RELAXED);
+}
+
+/* Start the cache misses of unlinking a timer whose links are @next and
+ * @pprev: the two words pw__wheel_unlink() writes, *@pprev and
+ * @next->pw_pprev (not in @next's first cache line when @next straddles
+ * two, as a 48-byte timer does half the time).  The re-arm paths call it
+ * before they need the lines (timer.c: the lane, and a burst a few entries
+ * ahead), with links read without the lock (relaxed, above): a stale
+ * address costs a useless prefetch, and a prefetch never faults, so NULL
+ * needs no test. */
+static inline void pw__wheel_prefetch_unlink(const struct pw_timer *next, struct pw_timer **pprev)
+{
+	__builtin_prefetch(pprev, 1);
+	__builtin_prefetch((const void *)((uintptr_t)next + offsetof(struct pw_timer, pw_pprev)), 1);
 }
 
 /* Unlink the pending @t whose flags are @tf from its bucket (or a list being

@@ -45,6 +45,10 @@ struct gl24_ops {
 	size_t timer_bytes;
 	size_t (*extra_bytes)(unsigned n);
 	void (*teardown)(void);
+	/* rearm's re-arms in bursts of @burst through the shared loop
+	 * (burst.h), prefetching @prefetch timers ahead */
+	void (*rearm_burst)(const unsigned *idx, const uint64_t *delta, size_t n, uint64_t now_j,
+			    unsigned burst, unsigned prefetch);
 };
 extern const struct gl24_ops gl24_ops;
 
