@@ -17,7 +17,12 @@
  * live as on the simulated clock for the same seed and sequence, --max-clients, the idle timer, stop with packets queued
  * (dropped and counted; and a drain that sends them), SIGHUP with packets
  * queued (kept), IPv6, bad configurations (exit 2, the message names the
- * token), --help.
+ * token), --help; the byte budget (issue 26): --max-bytes refusals naming
+ * the value, the no_memory drop counted and balanced, a flooding client
+ * held to its share while a well-behaved one keeps every datagram, netem
+ * duplicates refused past the share; the edges: --to a host name, --to the
+ * relay's own address (a loop), RLIMIT_NOFILE 64 with 100 clients.  The
+ * budget parts assert counts and properties, never timings.
  *
  * Threads: main (clients, the relay's parent) and the echo server.  Timing
  * tolerances are generous (a loaded 2-core VM): the test asserts what the
@@ -28,6 +33,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ifaddrs.h>
 #include <math.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -38,6 +44,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -49,6 +56,7 @@
 #include "now.h"
 
 static const char *relay_bin;
+static long spawn_nofile; /* RLIMIT_NOFILE (soft and hard) of the next relay; 0: inherited */
 
 /* Under ThreadSanitizer (this test's build or the relay's) the timings are
  * printed, not judged: the sanitizer's slowdown is not the relay's.  The
@@ -262,6 +270,10 @@ static int relay_spawn(struct relay *r, const char *const *args, int no_defaults
 		dup2(ofd, 1);
 		dup2(ep[1], 2);
 		close(ep[0]);
+		if (spawn_nofile > 0) {
+			struct rlimit rl = { (rlim_t)spawn_nofile, (rlim_t)spawn_nofile };
+			setrlimit(RLIMIT_NOFILE, &rl);
+		}
 		execv(relay_bin, (char *const *)argv);
 		_exit(127);
 	}
@@ -782,12 +794,13 @@ static void test_same_decisions(void)
 	CHECK_EQ(differ, 0);
 }
 
-/* Datagram sizes around the inline buffer (2 KiB) and up to UDP's
- * largest, through netem duplicate 100% (the clone of a large one too):
- * each comes back twice, byte for byte. */
+/* Datagram sizes around the inline bytes (512) and the size classes, up
+ * to UDP's largest, zero-length too, through netem duplicate 100% (the
+ * clone of a large one too): each comes back twice, byte for byte. */
 static void test_sizes(void)
 {
-	static const size_t sizes[] = { 1, 16, 2047, 2048, 2049, 4096, 30000, 65507 };
+	static const size_t sizes[] = { 0, 1, 16, 511, 512, 513, 2047, 2048, 2049, 4096, 30000,
+					65507 };
 	enum { NS = sizeof(sizes) / sizeof(sizes[0]) };
 	struct relay r;
 	struct client c;
@@ -817,6 +830,8 @@ static void test_sizes(void)
 	CHECK_EQ(fin_get(&r, "up", "clones"), NS);
 	CHECK_EQ(fin_get(&r, "up", "out"), 2 * NS);
 	CHECK_EQ(fin_get(&r, "up", "out_bytes"), (long long)(2 * total));
+	/* every charge given back: nobody holds bytes at the end */
+	CHECK_EQ(fin_get(&r, NULL, "active_clients"), 0);
 	relay_free(&r);
 	close(c.fd);
 }
@@ -1311,6 +1326,260 @@ static void test_bad_configs(void)
 	CHECK(strstr(r.errtext, "--to"));
 }
 
+/* --max-bytes refusals: exit 2, the message names the option and the value. */
+static void test_bad_budget(void)
+{
+	static const char *const vals[] = { "0", "12x", "-5", "100", "127k", "2048g", "1.5m",
+					    "m", "99999999999999999999", "" };
+	for (unsigned i = 0; i < sizeof(vals) / sizeof(vals[0]); i++) {
+		char want[64];
+		snprintf(want, sizeof(want), "--max-bytes: bad value \"%s\"", vals[i]);
+		bad((const char *const[]){ "--max-bytes", vals[i], NULL }, want);
+	}
+	bad((const char *const[]){ "--max-bytes", NULL }, "--max-bytes needs a value");
+	/* the edges and the suffixes are taken */
+	static const char *const good[] = { "128k", "131072", "1m", "1MiB", "1G", "1024g" };
+	for (unsigned i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		struct relay r;
+		relay_start(&r, (const char *const[]){ "--workers", "1", "--max-bytes", good[i],
+						       NULL });
+		relay_stop(&r);
+		relay_free(&r);
+	}
+}
+
+/* Send @n datagrams of @len bytes from @c to the relay, @gap_us apart
+ * (the first 16 bytes: the client's header; the rest a pattern). */
+static void send_big(struct client *c, uint16_t port, uint32_t id, unsigned n, size_t len,
+		     unsigned gap_us)
+{
+	static char buf[65536];
+	struct sockaddr_in to = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+				  .sin_port = htons(port) };
+	for (unsigned i = 0; i < n; i++) {
+		memset(buf, 0x77, len);
+		uint64_t t = now_ns();
+		memcpy(buf, &t, 8);
+		memcpy(buf + 8, &i, 4);
+		memcpy(buf + 12, &id, 4);
+		CHECK(sendto(c->fd, buf, len, 0, (struct sockaddr *)&to, sizeof(to)) == (ssize_t)len);
+		if (gap_us)
+			usleep(gap_us);
+	}
+}
+
+/* The budget: 8 clients each send 4 datagrams of 60000 bytes (a 64 KiB
+ * buffer each) into a 2 s delay with --max-bytes 1m.  Each client's share
+ * holds two (its floor); together they pass 7/8 of the budget, so the
+ * rest is dropped and counted no_memory (or client_share), nothing is
+ * allocated past the budget (the peak), the balance holds, and at the end
+ * no client holds a byte. */
+static void test_budget_no_memory(void)
+{
+	enum { NC = 8, PER = 4 };
+	struct relay r;
+	struct client c[NC];
+	relay_start(&r, (const char *const[]){ "--workers", "1", "--max-bytes", "1m", "--drain",
+					       "0", "--up", "netem delay 2s limit 100000", NULL });
+	for (int i = 0; i < NC; i++)
+		client_open(&c[i]);
+	for (int k = 0; k < PER; k++)
+		for (int i = 0; i < NC; i++)
+			send_big(&c[i], r.port, (uint32_t)i, 1, 60000, 1000);
+	sleep_ms(200);
+	relay_stop(&r);
+	long long rx = fin_get(&r, "up", "rx"), nomem = fin_get(&r, "up", "no_memory");
+	long long share = fin_get(&r, "up", "client_share"), rcv = fin_get(&r, "up", "rcvbuf");
+	long long destroyed = fin_get(&r, "up", "dev_destroy"), out = fin_get(&r, "up", "out");
+	long long peak = fin_get(&r, NULL, "mem_peak_bytes");
+	printf("  --max-bytes 1m, %d x %d datagrams of 60000 bytes: %lld no_memory, %lld "
+	       "client_share, %lld rcvbuf, %lld queued (dropped at the stop), %lld out; peak %lld "
+	       "bytes; %lld clients dropped by the budget\n", NC, PER, nomem, share, rcv, destroyed,
+	       out, peak, fin_get(&r, NULL, "clients_no_memory"));
+	CHECK_EQ(rx, NC * PER); /* the kernel's drops at the relay's socket included */
+	CHECK_EQ(rx, out + destroyed + nomem + share + rcv);
+	CHECK(nomem > 0);
+	CHECK(fin_get(&r, NULL, "clients_no_memory") > 0);
+	CHECK(peak > 0 && peak <= 1 << 20);
+	CHECK_EQ(fin_get(&r, NULL, "max_bytes"), 1 << 20);
+	/* at most 7/8 of the budget in 64 KiB buffers: 13 of them */
+	CHECK(destroyed + out <= 13);
+	CHECK_EQ(fin_get(&r, NULL, "active_clients"), 0);
+	relay_free(&r);
+	for (int i = 0; i < NC; i++)
+		close(c[i].fd);
+}
+
+/* Fairness: a flooding client (60 datagrams of 30000 bytes) and a
+ * well-behaved one (60 of 100 bytes), interleaved, into a 1 s delay with
+ * --max-bytes 1m: the flooder is held to its share (half of 7/8 of the
+ * budget with two clients holding bytes: 13 of its 32 KiB buffers) and the
+ * rest of its datagrams are dropped (client_share); the well-behaved client
+ * holds far under its share and keeps every datagram. */
+static void test_budget_fair(void)
+{
+	enum { N = 60 };
+	struct relay r;
+	struct client flood, good;
+	client_open(&flood);
+	client_open(&good);
+	relay_start(&r, (const char *const[]){ "--workers", "1", "--max-bytes", "1m", "--up",
+					       "netem delay 1s limit 100000", NULL });
+	/* the well-behaved client first, so that both hold bytes from the start */
+	client_send(&good, r.port, 1, 0, 100);
+	for (unsigned i = 0; i < N; i++) {
+		send_big(&flood, r.port, 0, 1, 30000, 500);
+		if (i + 1 < N)
+			client_send(&good, r.port, 1, i + 1, 100);
+	}
+	unsigned good_back = 0, flood_back = 0;
+	uint32_t id;
+	while (good_back < N && client_recv(&good, 3000, NULL, NULL, &id))
+		good_back += id == 1;
+	flood_back = client_drain(&flood, 500);
+	relay_stop(&r);
+	long long share = fin_get(&r, "up", "client_share");
+	printf("  flooder: %u of %d back, %lld dropped by its share; well-behaved: %u of %d back; "
+	       "%lld client(s) over their share\n", flood_back, N, share, good_back, N,
+	       fin_get(&r, NULL, "clients_over_share"));
+	CHECK_EQ(good_back, N);
+	CHECK(share > 0);
+	CHECK(flood_back < N);
+	CHECK_EQ(fin_get(&r, NULL, "clients_over_share"), 1);
+	CHECK_EQ(fin_get(&r, "up", "no_memory"), 0);
+	CHECK_EQ(fin_get(&r, "up", "rx"), 2 * N);
+	CHECK_EQ(fin_get(&r, NULL, "active_clients"), 0);
+	relay_free(&r);
+	close(flood.fd);
+	close(good.fd);
+}
+
+/* netem's duplicates are charged to their client and refused past its
+ * share, before the copy is made: one client, --max-bytes 128k (its share
+ * the floor, 132352 bytes), duplicate 100% and a 1 s delay, 10 datagrams
+ * of 30000 bytes (33408 bytes each with its packet): the first and its
+ * copy, then the second are admitted (100224 bytes); the second's copy
+ * would pass the share and is refused (clones_refused); the later ones
+ * are dropped (client_share); every datagram and copy accounted for. */
+static void test_budget_clones(void)
+{
+	enum { N = 10 };
+	struct relay r;
+	struct client c;
+	client_open(&c);
+	relay_start(&r, (const char *const[]){ "--workers", "1", "--max-bytes", "128k", "--up",
+					       "netem delay 1s duplicate 100% limit 1000", NULL });
+	send_big(&c, r.port, 0, N, 30000, 1000);
+	unsigned back = client_drain(&c, 1500);
+	relay_stop(&r);
+	long long rx = fin_get(&r, "up", "rx"), clones = fin_get(&r, "up", "clones");
+	long long refused = fin_get(&r, NULL, "clones_refused");
+	long long share = fin_get(&r, "up", "client_share"), out = fin_get(&r, "up", "out");
+	printf("  duplicate 100%% under --max-bytes 128k: %lld received, %lld copies made, %lld "
+	       "refused, %lld dropped by the share, %lld out, %u echoes back\n", rx, clones, refused,
+	       share, out, back);
+	CHECK_EQ(rx, N);
+	CHECK(refused >= 1);
+	CHECK(share >= 1);
+	CHECK(clones < rx - share); /* not every admitted datagram got its copy */
+	CHECK(out <= 3);            /* three 32 KiB packets at most */
+	CHECK_EQ(fin_get(&r, NULL, "active_clients"), 0);
+	relay_free(&r);
+	close(c.fd);
+}
+
+/* The edges of part 4 of issue 26: --to a name that does not resolve, --to
+ * the relay's own --listen address (a loop): exit 2 with the token named;
+ * out of descriptors (RLIMIT_NOFILE 64 with 100 clients): the relay keeps
+ * running, says so once, counts the new clients' datagrams socket_error,
+ * and balances. */
+static void test_edges(void)
+{
+	struct relay r;
+	int rc = relay_spawn(&r, (const char *const[]){ "--listen", "127.0.0.1:0", "--to",
+						    "no-such-host.invalid:7", NULL }, 1);
+	CHECK_EQ(rc, 2);
+	CHECK(strstr(r.errtext, "no-such-host.invalid"));
+	printf("    exit 2: %.*s\n", (int)strcspn(r.errtext, "\n"), r.errtext);
+	rc = relay_spawn(&r, (const char *const[]){ "--listen", "127.0.0.1:9", "--to",
+						    "127.0.0.1:9", NULL }, 1);
+	CHECK_EQ(rc, 2);
+	CHECK(strstr(r.errtext, "loop"));
+	printf("    exit 2: %.*s\n", (int)strcspn(r.errtext, "\n"), r.errtext);
+	rc = relay_spawn(&r, (const char *const[]){ "--listen", "0.0.0.0:9", "--to",
+						    "127.0.0.1:9", NULL }, 1);
+	CHECK_EQ(rc, 2);
+	CHECK(strstr(r.errtext, "loop"));
+
+	/* a loop the command line cannot see: a wildcard listener, --to another
+	 * local address on its port; the datagram that comes back from the
+	 * relay's own upstream socket is dropped and counted (loop) */
+	struct ifaddrs *ifa = NULL, *i4 = NULL;
+	if (getifaddrs(&ifa) == 0)
+		for (struct ifaddrs *x = ifa; x && !i4; x = x->ifa_next)
+			if (x->ifa_addr && x->ifa_addr->sa_family == AF_INET &&
+			    (ntohl(((struct sockaddr_in *)x->ifa_addr)->sin_addr.s_addr) >> 24) != 127)
+				i4 = x;
+	if (i4) {
+		char host[INET_ADDRSTRLEN], lis[64], to[64];
+		inet_ntop(AF_INET, &((struct sockaddr_in *)i4->ifa_addr)->sin_addr, host,
+			  sizeof(host));
+		int s = socket(AF_INET, SOCK_DGRAM, 0);
+		struct sockaddr_in a = { .sin_family = AF_INET };
+		socklen_t al = sizeof(a);
+		CHECK(bind(s, (struct sockaddr *)&a, sizeof(a)) == 0);
+		CHECK(getsockname(s, (struct sockaddr *)&a, &al) == 0);
+		close(s); /* a free port, for the relay to take */
+		snprintf(lis, sizeof(lis), "0.0.0.0:%u", ntohs(a.sin_port));
+		snprintf(to, sizeof(to), "%s:%u", host, ntohs(a.sin_port));
+		CHECK_EQ(relay_spawn(&r, (const char *const[]){ "--listen", lis, "--to", to, "--json",
+								 "--workers", "1", NULL }, 1), 0);
+		struct client c;
+		client_open(&c);
+		client_send(&c, r.port, 0, 0, 64);
+		sleep_ms(300);
+		relay_stop(&r);
+		printf("  --listen %s --to %s: up rx %lld, out %lld, loop %lld\n", lis, to,
+		       fin_get(&r, "up", "rx"), fin_get(&r, "up", "out"), fin_get(&r, "up", "loop"));
+		CHECK_EQ(fin_get(&r, "up", "rx"), 2);
+		CHECK_EQ(fin_get(&r, "up", "out"), 1); /* the one that looped back */
+		CHECK_EQ(fin_get(&r, "up", "loop"), 1);
+		CHECK_EQ(fin_get(&r, NULL, "clients_new"), 1);
+		CHECK(strstr(r.errtext, "(a loop)"));
+		relay_free(&r);
+		close(c.fd);
+	} else {
+		printf("  SKIP: no local IPv4 address but loopback (the runtime loop check)\n");
+	}
+	freeifaddrs(ifa);
+
+	enum { NC = 100 };
+	spawn_nofile = 64;
+	relay_start(&r, (const char *const[]){ "--workers", "1", NULL });
+	spawn_nofile = 0;
+	struct client c[NC];
+	unsigned got = 0;
+	for (int i = 0; i < NC; i++) {
+		client_open(&c[i]);
+		client_send(&c[i], r.port, (uint32_t)i, 0, 64);
+	}
+	for (int i = 0; i < NC; i++)
+		got += client_recv(&c[i], i < 40 ? 1000 : 50, NULL, NULL, NULL);
+	relay_stop(&r);
+	long long serr = fin_get(&r, "up", "socket_error");
+	printf("  RLIMIT_NOFILE 64, %d clients: %u replies, %lld socket_error; stderr: %.*s\n", NC,
+	       got, serr, (int)strcspn(strstr(r.errtext, "out of") ? strstr(r.errtext, "out of")
+								   : r.errtext, "\n"),
+	       strstr(r.errtext, "out of") ? strstr(r.errtext, "out of") : r.errtext);
+	CHECK(serr > 0);
+	CHECK_EQ(got + serr, NC);
+	CHECK_EQ(fin_get(&r, "up", "rx"), NC);
+	CHECK(strstr(r.errtext, "out of file descriptors"));
+	relay_free(&r);
+	for (int i = 0; i < NC; i++)
+		close(c[i].fd);
+}
+
 static void test_help(void)
 {
 	char cmd[4096];
@@ -1362,6 +1631,11 @@ int main(int argc, char **argv)
 	CHECK(echo_start(AF_INET) == 0);
 	RUN(test_help);
 	RUN(test_bad_configs);
+	RUN(test_bad_budget);
+	RUN(test_edges);
+	RUN(test_budget_no_memory);
+	RUN(test_budget_fair);
+	RUN(test_budget_clones);
 	RUN(test_wake_jitter);
 	RUN(test_delay);
 	RUN(test_loss);

@@ -50,13 +50,16 @@
  * ---------------------------
  * Packets and the driver are the harnesses' (tools/common/pktpool.h).  A
  * packet is a struct rpkt: the pool's packet (the pw_pkt, its home slot,
- * its buffer), its client, its direction, and 2 KiB of bytes inline (a
- * larger datagram, up to 64 KiB, gets a buffer of the pool's next size
- * class: recvmmsg reads into the inline bytes and a per-worker overflow
- * area).  The pool has a slot per worker: a free list only it touches and
- * a lock-free stack others push to (a whole-stack exchange is the only pop,
- * so no ABA); a slot grows on demand up to --max-packets and never shrinks
- * while running.  A packet handed to pw_dev_queue_xmit() belongs to the
+ * its buffer), its client, its direction, and 512 bytes inline (a larger
+ * datagram, up to 64 KiB, gets a buffer of the pool's size class for it:
+ * 1, 2, 4, ... 64 KiB).  recvmmsg reads every datagram into a per-worker
+ * receive area (32 x 64 KiB); the packet is taken, and the bytes copied,
+ * only once the datagram is admitted (below).  The pool has a slot per
+ * worker: a free list only it touches and a lock-free stack others push
+ * to (a whole-stack exchange is the only pop, so no ABA); a slot grows on
+ * demand up to --max-packets (by default what half the byte budget holds
+ * in packets alone, divided among the workers) and never shrinks while
+ * running.  A packet handed to pw_dev_queue_xmit() belongs to the
  * layer until it comes back through ops.xmit (appended to the sending
  * thread's sendmmsg batch, freed after the send) or ops.drop (counted by
  * reason, freed), on whatever thread that happens.  A netem duplicate is
@@ -68,15 +71,73 @@
  * mapping that expires while its packets are queued lives until the last
  * one is sent or dropped; the last reference closes the upstream socket.
  *
- * Nothing is lost silently: a datagram that cannot get a packet is still
- * read (into the overflow area) and counted dropped (no_memory), one from
- * a new client past --max-clients is counted (max_clients), a failed send
- * (send_error); per direction, rx + clones == out + dropped + in flight at
- * every instant, and the stop checks it with in flight 0.
+ * Memory: a byte budget, and each client's share of it
+ * ---------------------------------------------------
+ * --max-bytes B (default 256 MiB) bounds what the relay allocates for
+ * datagrams, all workers together: the pool charges its budget (struct
+ * pktpool_budget, one atomic counter) before each allocation, never after:
+ * a packet made (its stride, 640 bytes: header and inline bytes; kept
+ * charged, as the pool keeps the packet for reuse) and a class buffer (its
+ * size, given back when the packet is freed).  A refused charge allocates
+ * nothing.  What a packet holds is its true footprint (pktpool_bytes():
+ * stride plus class size, not the payload), and that is what its client
+ * is charged (client->held, both directions, netem duplicates included).
+ * A datagram of @len bytes from client C holding h is admitted when
+ *   1. h + need <= share, where need = pktpool_bytes_for(len) and
+ *      share = max(floor, (7/8 B) / n), n the clients holding bytes now
+ *      (C counted), floor two 64 KiB datagrams (132352 bytes): else it is
+ *      dropped, client_share;
+ *   2. the pool can charge what it must allocate (a class buffer; a packet
+ *      when the slot has none free) up to a limit: B for a light client
+ *      (h + need <= floor / 8 = 16544 bytes: 25 small datagrams), 7/8 B
+ *      for the others: else no_memory.
+ * So a flood is held to its clients' shares, and the last eighth of the
+ * budget stays for clients that hold little: a well-behaved client's
+ * packets are not a lottery against the flood's when the flood's clients
+ * fill their part, as they do while the shares sum to more than 7/8 B
+ * (shares at their floor: over 1774 clients holding bytes at 256 MiB,
+ * over 443 at 64 MiB) or while new clients take shares faster than the
+ * old ones drain (a flood's start).  The reserve cannot be exhausted by
+ * fewer than B / 8 / 16544 light clients (2028 at 256 MiB, 507 at 64
+ * MiB); a flood's new clients each take at most 16544 bytes of it.  (A
+ * light threshold of share / 8 instead let a flood's first clients, with
+ * shares near 7/8 B while few hold bytes, fill the reserve at its start;
+ * the well-behaved client of the abuse run lost three to five times as
+ * many in the flood's first second.)  A
+ * client's first drop of each kind counts it once (clients_over_share,
+ * clients_no_memory).
+ * A netem duplicate goes through the same two checks in the driver's
+ * clone_admit hook, before the copy is made; refused, netem goes on
+ * without it (clones_refused), as when the kernel's skb_clone() fails.
+ * n is summed from per-thread counters (a client going 0 -> held counts +1
+ * on the thread that charged it, held -> 0 -1 on the one that freed),
+ * once per rx() call, so no shared line is written per datagram for it;
+ * the budget's counter is written only when the pool allocates or frees
+ * (a class buffer, a new packet): a small datagram in a reused packet
+ * costs it nothing.  A TCP path (another issue) charges the same budget:
+ * its buffers through pktpool_charge() on R.budget with the same two
+ * checks, one proxy connection being one client.  Not counted: the
+ * receive areas (2 MiB a worker), the clients (a few hundred bytes each),
+ * the runtime, malloc's own overhead: the stated overhead over B
+ * (docs/limits.md).
+ *
+ * Nothing is lost silently: a datagram that is not admitted is still read
+ * (into the receive area) and counted dropped (no_memory, client_share),
+ * one from a new client past --max-clients is counted (max_clients), one
+ * from the relay's own upstream socket (--to leads back to --listen
+ * through an address the command line could not judge) is counted
+ * (loop: the ports of the upstream sockets are a bitmap, their address
+ * the first one's), a failed send (send_error); the datagrams the kernel
+ * dropped at the relay's own full receive buffers are counted from
+ * SO_RXQ_OVFL, received and dropped (rcvbuf), when the next datagram on
+ * that socket reports the count; per direction, rx + clones == out + dropped + in flight at every
+ * instant, and the stop checks it with in flight 0.  (Datagrams still
+ * unread in the sockets when the relay stops are not counted: they were
+ * never received.)
  *
  * Locks: none of this file's own on the data path.  Counters are per
  * worker (a slot for threads that are no worker, here and in the drivers),
- * relaxed atomic adds, summed by main.  The client tables are per worker, touched only by their
+ * relaxed atomic adds, summed by main.  The budget is atomics only (above).  The client tables are per worker, touched only by their
  * worker (the idle timer is pinned, so it runs there too), and by main
  * after the workers are joined.
  *
@@ -86,7 +147,10 @@
  * prints the qdiscs, destroys the devices (what is still queued is dropped
  * as dev_destroy), releases the clients and prints the balance.
  *
- * Costs (per datagram, one direction): a pool pop and push, one
+ * Costs (per datagram, one direction): a copy from the receive area, the
+ * admission (a load of the client's held bytes, an atomic add and
+ * subtraction on it; the budget's CAS and subtraction when a class buffer
+ * is taken), a pool pop and push, one
  * pw_dev_queue_xmit() (one queue lock round trip; a netem or tbf adds its
  * watchdog's hrtimer start when it throttles), 1/32 of a recvmmsg and of a
  * sendmmsg (a run of packets for one socket: the down direction's batches
@@ -122,14 +186,17 @@
 
 #define BATCH      32          /* datagrams a recvmmsg / sendmmsg */
 #define RX_ROUNDS  4           /* recvmmsg calls a socket a round */
-#define INLINE_BUF 2048        /* bytes a packet holds inline */
+#define INLINE_BUF 512         /* bytes a packet holds inline */
 #define MAX_DGRAM  65536       /* the largest UDP payload, rounded up */
 #define MAX_SLEEP_NS 100000000ull
 
 /* The relay's own drop reasons, after the layer's. */
 enum {
 	RD_MAX_CLIENTS = PW_DROP_REASON_MAX,
-	RD_NO_MEMORY,
+	RD_NO_MEMORY,          /* the byte budget (or malloc) refused */
+	RD_CLIENT_SHARE,       /* the client holds its share of the budget */
+	RD_RCVBUF,             /* the kernel dropped it at the relay's full socket */
+	RD_LOOP,               /* it came from the relay's own upstream socket */
 	RD_SOCKET_ERROR,
 	RD_SEND_ERROR,
 	RD_NREASONS
@@ -142,6 +209,9 @@ static const char *reason_name(unsigned r)
 	switch (r) {
 	case RD_MAX_CLIENTS: return "max_clients";
 	case RD_NO_MEMORY: return "no_memory";
+	case RD_CLIENT_SHARE: return "client_share";
+	case RD_RCVBUF: return "rcvbuf";
+	case RD_LOOP: return "loop";
 	case RD_SOCKET_ERROR: return "socket_error";
 	case RD_SEND_ERROR: return "send_error";
 	default: return pw_drop_reason_name((enum pw_drop_reason)r);
@@ -174,10 +244,18 @@ struct slot {
 	struct dcount d[RELAY_NDIR];
 	uint64_t clients_new, clients_expired;
 	uint64_t refused;      /* ICMP port unreachable seen on an upstream socket */
+	uint64_t upstream_errors; /* other errors there (host/net unreachable, ...) */
+	uint64_t clients_over_share, clients_no_memory; /* clients dropped so, once each */
+	uint64_t clones_refused; /* netem duplicates the budget refused */
+	int64_t active;        /* clients whose bytes went 0 -> held here, minus held -> 0 */
 } __attribute__((aligned(64)));
 
 struct client {
 	uint32_t refcnt;       /* atomic */
+	uint8_t over_share, no_memory; /* atomic: it had such a drop (counted once) */
+	uint32_t ovfl;         /* its upstream socket's SO_RXQ_OVFL count seen (owner) */
+	uint64_t held;         /* atomic: bytes its packets take now (both directions) */
+	uint16_t lport;        /* its upstream socket's local port (0: unknown) */
 	int fd;                /* the upstream socket, connected to --to */
 	unsigned owner;
 	uint32_t hash;
@@ -201,10 +279,15 @@ struct worker {
 	unsigned tab_mask, nclients;
 	/* receive */
 	struct mmsghdr rmsg[BATCH];
-	struct iovec riov[BATCH][2];
+	struct iovec riov[BATCH];
 	struct sockaddr_storage raddr[BATCH];
-	struct rpkt *rp[BATCH];
-	char *overflow;        /* BATCH * MAX_DGRAM */
+	union {                /* SO_RXQ_OVFL's control message */
+		char buf[CMSG_SPACE(sizeof(uint32_t))];
+		struct cmsghdr align;
+	} rcmsg[BATCH];
+	char *overflow;        /* BATCH * MAX_DGRAM: where every datagram is read */
+	uint32_t ovfl;         /* the listening socket's SO_RXQ_OVFL count seen */
+	int64_t active;        /* clients holding bytes, summed at the start of each rx() */
 	/* send */
 	struct mmsghdr tmsg[BATCH];
 	struct iovec tiov[BATCH];
@@ -218,6 +301,17 @@ static struct {
 	struct pw_runtime *rt;
 	struct pw_netdev *dev[RELAY_NDIR];
 	struct pktpool pool;   /* a slot per worker */
+	struct pktpool_budget budget; /* --max-bytes: what the pool allocates */
+	uint64_t shared;       /* the budget less the reserve (7/8 of it) */
+	uint64_t floor;        /* the least share: two 64 KiB datagrams */
+	uint64_t light;        /* a light client holds at most this: floor / 8 */
+	int fd_warned;         /* atomic: the out-of-descriptors message was printed */
+	/* the upstream sockets' own addresses, to know a datagram that comes
+	 * back from one of them to --listen: a loop */
+	uint64_t own_ports[65536 / 64]; /* atomic bits: their local ports now */
+	struct sockaddr_storage own_addr; /* their local address (the first's) */
+	int own_addr_set;      /* atomic: 0 not yet, 1 being written, 2 set */
+	int loop_warned;       /* atomic: the loop message was printed */
 	struct pktdrv drv[RELAY_NDIR]; /* each device's */
 	unsigned nw;
 	struct worker *w;
@@ -233,10 +327,89 @@ static __thread struct worker *tl_w;
 
 #define ADD(field, v) __atomic_fetch_add(&(field), (v), __ATOMIC_RELAXED)
 
+/* ------------------------------------------------------------ the budget */
+
+/* The calling thread's counter slot: its worker's, else the shared one.
+ * Any thread. */
+static unsigned self_slot(void)
+{
+	return tl_w ? tl_w->id : R.nw;
+}
+
+/* Clients holding bytes now: the slots' transitions summed (each slot
+ * read once, relaxed: a moment's count, at worst off by the transitions
+ * racing with the read).  Any thread; nw + 1 relaxed loads. */
+static int64_t active_clients(void)
+{
+	int64_t n = 0;
+	for (unsigned i = 0; i <= R.nw; i++)
+		n += __atomic_load_n(&R.slots[i].active, __ATOMIC_RELAXED);
+	return n > 0 ? n : 0;
+}
+
+/* The share of a client that holds @held bytes when @active clients
+ * (perhaps not it) hold some: the budget's first 7/8 divided among them,
+ * counting it, at least R.floor.  Any thread; no shared state. */
+static uint64_t share_of(uint64_t held, int64_t active)
+{
+	uint64_t n = (uint64_t)active + (held == 0);
+	uint64_t s = R.shared / (n ? n : 1);
+	return s > R.floor ? s : R.floor;
+}
+
+/* Whether @cl may take @bytes more (its packet and buffer), with
+ * @active clients holding bytes: 0 and in *@limit what the pool may
+ * charge the budget to (the whole budget for a light client, one that
+ * would hold at most R.light; 7/8 of it for the others), or
+ * RD_CLIENT_SHARE.
+ * Any thread (the owner for a datagram, a queue's CPU for a duplicate);
+ * one relaxed load of cl->held. */
+static unsigned client_admit(struct client *cl, uint64_t bytes, int64_t active, uint64_t *limit)
+{
+	uint64_t h = __atomic_load_n(&cl->held, __ATOMIC_RELAXED);
+	uint64_t share = share_of(h, active);
+	if (h + bytes > share)
+		return RD_CLIENT_SHARE;
+	*limit = h + bytes <= R.light ? R.cfg.max_bytes : R.shared;
+	return 0;
+}
+
+/* @cl holds @bytes more (a packet admitted).  Any thread: an atomic add on
+ * cl->held; a client that held nothing becomes active on the calling
+ * thread's slot (a relaxed add on its own line). */
+static void client_charge(struct client *cl, uint64_t bytes)
+{
+	if (__atomic_fetch_add(&cl->held, bytes, __ATOMIC_RELAXED) == 0)
+		ADD(R.slots[self_slot()].active, 1);
+}
+
+/* @cl holds @bytes less (its packet freed).  Any thread, as above. */
+static void client_uncharge(struct client *cl, uint64_t bytes)
+{
+	if (__atomic_sub_fetch(&cl->held, bytes, __ATOMIC_RELAXED) == 0)
+		ADD(R.slots[self_slot()].active, -1);
+}
+
+/* Count @cl among the clients that had a drop for @why (client_share,
+ * no_memory), the first time only.  Any thread: an atomic exchange on the
+ * client's flag, a relaxed add on the calling thread's slot. */
+static void client_flag(struct client *cl, unsigned why)
+{
+	uint8_t *f = why == RD_CLIENT_SHARE ? &cl->over_share
+		   : why == RD_NO_MEMORY    ? &cl->no_memory : NULL;
+	if (!f || __atomic_exchange_n(f, 1, __ATOMIC_RELAXED))
+		return;
+	struct slot *s = &R.slots[self_slot()];
+	if (why == RD_CLIENT_SHARE)
+		ADD(s->clients_over_share, 1);
+	else
+		ADD(s->clients_no_memory, 1);
+}
+
 /* ------------------------------------------------------------ packets */
 
-/* A packet from @w's slot, or NULL (the slot at --max-packets, or no
- * memory).  Context: @w's thread. */
+/* A packet from @w's slot, or NULL (the slot at --max-packets, the budget
+ * refused a new one's stride, or no memory).  Context: @w's thread. */
 static struct rpkt *rpkt_alloc(struct worker *w)
 {
 	return (struct rpkt *)pktpool_get(&R.pool, (int)w->id);
@@ -249,16 +422,48 @@ static void rpkt_unget(struct worker *w, struct rpkt *p)
 	pktpool_put(&R.pool, &p->h, (int)w->id);
 }
 
+/* A packet for @len bytes of @cl's, admitted by its share and the budget
+ * before anything is allocated, and charged to @cl; NULL with the drop
+ * reason in *@why (client_share, no_memory).  Context: @w's thread; the
+ * budget's CAS when a packet is made or a class buffer taken, an atomic
+ * add on cl->held. */
+static struct rpkt *rpkt_admit(struct worker *w, struct client *cl, uint32_t len, unsigned *why)
+{
+	size_t need = pktpool_bytes_for(&R.pool, len);
+	uint64_t limit;
+	*why = client_admit(cl, need, w->active, &limit);
+	if (*why)
+		return NULL;
+	struct rpkt *p = rpkt_alloc(w);
+	if (!p) {
+		*why = RD_NO_MEMORY;
+		return NULL;
+	}
+	if (len > INLINE_BUF && pktpool_buf_limit(&R.pool, &p->h, len, limit)) {
+		rpkt_unget(w, p);
+		*why = RD_NO_MEMORY;
+		return NULL;
+	}
+	client_charge(cl, pktpool_bytes(&R.pool, &p->h));
+	return p;
+}
+
 static void client_put(struct client *cl);
 
-/* Free @p: its big buffer, back to its slot, its client reference.  Any thread. */
+/* Free @p: its big buffer, back to its slot, its charge and its client
+ * reference.  Any thread; atomics: the pool's (a remote push, the
+ * budget's subtraction for a class buffer), client_uncharge()'s,
+ * client_put()'s. */
 static void rpkt_free(struct rpkt *p)
 {
 	struct client *cl = p->cl;
+	uint64_t bytes = pktpool_bytes(&R.pool, &p->h);
 	p->cl = NULL;
 	pktpool_put(&R.pool, &p->h, tl_w ? (int)tl_w->id : -1);
-	if (cl)
+	if (cl) {
+		client_uncharge(cl, bytes);
 		client_put(cl);
+	}
 }
 
 /* ------------------------------------------------------------ clients */
@@ -274,10 +479,72 @@ static void client_put(struct client *cl)
 {
 	if (__atomic_sub_fetch(&cl->refcnt, 1, __ATOMIC_ACQ_REL))
 		return;
+	if (cl->lport)
+		__atomic_fetch_and(&R.own_ports[cl->lport >> 6], ~(1ull << (cl->lport & 63)),
+				   __ATOMIC_RELAXED);
 	if (cl->fd >= 0)
 		close(cl->fd);
 	__atomic_fetch_sub(&R.nclients, 1, __ATOMIC_RELAXED);
 	free(cl);
+}
+
+/* The port of @a (host order) and its IPv4 address in *@v4 (an IPv4 or
+ * v4-mapped IPv6 address; 0 for another IPv6 one).  Any thread. */
+static uint16_t addr_port_v4(const struct sockaddr_storage *a, uint32_t *v4)
+{
+	if (a->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *a6 = (const void *)a;
+		*v4 = IN6_IS_ADDR_V4MAPPED(&a6->sin6_addr)
+			      ? ((const uint32_t *)a6->sin6_addr.s6_addr)[3] : 0;
+		return ntohs(a6->sin6_port);
+	}
+	const struct sockaddr_in *a4 = (const void *)a;
+	*v4 = a4->sin_addr.s_addr;
+	return ntohs(a4->sin_port);
+}
+
+/* Note @cl's upstream socket as the relay's own (its local port; the
+ * first one's address).  Context: @cl's owner, once, at its creation;
+ * atomics: an or on the port's bitmap word, the address's flag (CAS, then
+ * a release store once written). */
+static void own_socket(struct client *cl)
+{
+	struct sockaddr_storage a;
+	socklen_t al = sizeof(a);
+	uint32_t v4;
+	if (getsockname(cl->fd, (struct sockaddr *)&a, &al))
+		return;
+	cl->lport = addr_port_v4(&a, &v4);
+	if (!cl->lport)
+		return;
+	__atomic_fetch_or(&R.own_ports[cl->lport >> 6], 1ull << (cl->lport & 63),
+			  __ATOMIC_RELAXED);
+	int z = 0;
+	if (__atomic_compare_exchange_n(&R.own_addr_set, &z, 1, 0, __ATOMIC_RELAXED,
+					__ATOMIC_RELAXED)) {
+		R.own_addr = a;
+		__atomic_store_n(&R.own_addr_set, 2, __ATOMIC_RELEASE);
+	}
+}
+
+/* Whether @a, a datagram's source on a listening socket, is one of the
+ * relay's own upstream sockets: --to leads back to --listen (a loop the
+ * command line could not see: a wildcard listener and another local
+ * address).  Context: a worker; a relaxed load of the bitmap word, an
+ * acquire load of the address's flag when the port's bit is set. */
+static bool from_self(const struct sockaddr_storage *a)
+{
+	uint32_t v4, own4;
+	uint16_t port = addr_port_v4(a, &v4);
+	if (!(__atomic_load_n(&R.own_ports[port >> 6], __ATOMIC_RELAXED) >> (port & 63) & 1) ||
+	    __atomic_load_n(&R.own_addr_set, __ATOMIC_ACQUIRE) != 2)
+		return false;
+	addr_port_v4(&R.own_addr, &own4);
+	if (own4 || v4)
+		return own4 == v4;
+	return a->ss_family == AF_INET6 && R.own_addr.ss_family == AF_INET6 &&
+	       !memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
+		       &((const struct sockaddr_in6 *)&R.own_addr)->sin6_addr, 16);
 }
 
 /* The pw_socks are embedded in the client and never freed on their own. */
@@ -387,6 +654,16 @@ static struct client *client_get(struct worker *w, const struct sockaddr_storage
 		return NULL;
 	}
 	cl->fd = socket(R.cfg.to.ss_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (cl->fd < 0 && (errno == EMFILE || errno == ENFILE) &&
+	    !__atomic_exchange_n(&R.fd_warned, 1, __ATOMIC_RELAXED)) {
+		struct rlimit rl = { 0, 0 };
+		getrlimit(RLIMIT_NOFILE, &rl);
+		fprintf(stderr, "pinwheel-netem: out of file descriptors (%s; the limit is %llu, "
+			"%u clients): new clients' datagrams are dropped and counted "
+			"(socket_error) until mappings expire (--idle); raise ulimit -n or "
+			"lower --max-clients\n", strerror(errno), (unsigned long long)rl.rlim_cur,
+			__atomic_load_n(&R.nclients, __ATOMIC_RELAXED));
+	}
 	if (cl->fd < 0 || connect(cl->fd, (const struct sockaddr *)&R.cfg.to, R.cfg.to_len)) {
 		if (cl->fd >= 0)
 			close(cl->fd);
@@ -395,8 +672,9 @@ static struct client *client_get(struct worker *w, const struct sockaddr_storage
 		*why = RD_SOCKET_ERROR;
 		return NULL;
 	}
-	int sz = 1 << 20;
+	int sz = 1 << 20, one = 1;
 	setsockopt(cl->fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
+	setsockopt(cl->fd, SOL_SOCKET, SO_RXQ_OVFL, &one, sizeof(one));
 	setsockopt(cl->fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
 	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = cl };
 	if (epoll_ctl(w->ep, EPOLL_CTL_ADD, cl->fd, &ev)) {
@@ -406,6 +684,7 @@ static struct client *client_get(struct worker *w, const struct sockaddr_storage
 		*why = RD_SOCKET_ERROR;
 		return NULL;
 	}
+	own_socket(cl); /* its port marked until client_put() closes it */
 	cl->refcnt = 2; /* the table's and the timer's */
 	cl->owner = w->id;
 	cl->hash = h;
@@ -509,15 +788,36 @@ static int dev_xmit(struct pktdrv *drv, unsigned txq, struct ppkt *pkt, int self
 }
 
 /* The driver's drop hook (it counted the drop and puts the packet back
- * next): the client reference.  Any thread acting on the device. */
+ * next): the client's charge and reference.  Any thread acting on the
+ * device; atomics as client_uncharge() and client_put(). */
 static void dev_drop(struct pktdrv *drv, struct ppkt *pkt, unsigned why, int self)
 {
 	(void)drv, (void)why, (void)self;
 	struct rpkt *p = (struct rpkt *)pkt;
 	struct client *cl = p->cl;
 	p->cl = NULL;
-	if (cl)
+	if (cl) {
+		client_uncharge(cl, pktpool_bytes(&R.pool, pkt));
 		client_put(cl);
+	}
+}
+
+/* The driver's clone_admit hook (netem duplicate, before anything is
+ * allocated): the copy would take @bytes of its client's share and of the
+ * budget, as a datagram of the client's would.  Refused: counted
+ * (clones_refused), and netem goes on without the duplicate.  Under a
+ * queue lock on the CPU running it (main's for a tc command): relaxed
+ * loads of the slots, the client and the budget; a relaxed add. */
+static int dev_clone_admit(struct pktdrv *drv, const struct ppkt *src, size_t bytes, int self)
+{
+	(void)drv;
+	const struct rpkt *sp = (const struct rpkt *)src;
+	uint64_t limit;
+	if (!client_admit(sp->cl, bytes, active_clients(), &limit) &&
+	    pktpool_budget_used(&R.budget) + bytes <= limit)
+		return 0;
+	ADD(R.slots[self >= 0 ? (unsigned)self : R.nw].clones_refused, 1);
+	return -1;
 }
 
 /* The driver's clone hook (netem duplicate; the driver made @copy from
@@ -531,17 +831,19 @@ static int dev_clone(struct pktdrv *drv, const struct ppkt *src, struct ppkt *co
 	c->cl = sp->cl;
 	c->dir = sp->dir;
 	client_hold(c->cl);
+	client_charge(c->cl, pktpool_bytes(&R.pool, copy));
 	ADD(R.slots[self >= 0 ? (unsigned)self : R.nw].d[c->dir].clones, 1);
 	return 0;
 }
 
 /* ------------------------------------------------------------ receive */
 
-/* Hand @p (@len payload bytes, from @cl) to direction @dir.  @w's thread. */
+/* Hand @p (@len payload bytes, from @cl, counted received) to direction
+ * @dir.  @w's thread. */
 static void enqueue(struct worker *w, enum relay_dir dir, struct rpkt *p, struct client *cl,
 		    uint32_t len)
 {
-	struct slot *s = &R.slots[w->id];
+	(void)w;
 	uint32_t hdr = R.cfg.to.ss_family == AF_INET6 ? 48 : 28;
 	if (dir == RELAY_DOWN)
 		hdr = cl->addr.ss_family == AF_INET6 ? 48 : 28;
@@ -553,83 +855,95 @@ static void enqueue(struct worker *w, enum relay_dir dir, struct rpkt *p, struct
 	p->cl = cl;
 	p->dir = (uint8_t)dir;
 	client_hold(cl);
-	ADD(s->d[dir].rx, 1);
-	ADD(s->d[dir].rx_bytes, len);
 	pw_dev_queue_xmit(R.dev[dir], &p->h.pkt);
+}
+
+/* The datagrams the kernel dropped at a full receive buffer of the socket
+ * @mh came from, since the last count it reported (*@seen): counted
+ * received and dropped (rcvbuf) in direction @dir, so that the balance
+ * holds for them too.  The kernel reports its count (SO_RXQ_OVFL) with
+ * the next datagram it queues, so drops are counted when one arrives.
+ * Context: @w's thread (@seen is the listening socket's, or a client's of
+ * @w's). */
+static void count_rcvbuf(struct worker *w, enum relay_dir dir, struct msghdr *mh, uint32_t *seen)
+{
+	if (mh->msg_controllen < sizeof(struct cmsghdr))
+		return;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(mh); c; c = CMSG_NXTHDR(mh, c))
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_RXQ_OVFL) {
+			uint32_t v;
+			memcpy(&v, CMSG_DATA(c), sizeof(v));
+			uint32_t d = v - *seen;
+			*seen = v;
+			if (d) {
+				ADD(R.slots[w->id].d[dir].rx, d);
+				pktdrv_count_drops(&R.drv[dir], (int)w->id, RD_RCVBUF, d);
+			}
+		}
 }
 
 /* Read up to RX_ROUNDS batches from @fd: the listening socket (@cl NULL:
  * direction up, a client per source address) or @cl's upstream socket
- * (direction down).  Return 1 if it stopped with data perhaps left.
- * Context: @w's thread. */
+ * (direction down).  Every datagram is read into the overflow area first;
+ * then its client is found or made, its share and the budget decide, and
+ * only then is a packet (and a class buffer of its size) taken and the
+ * bytes copied: nothing is allocated for a datagram that is dropped.
+ * Return 1 if it stopped with data perhaps left.  Context: @w's thread. */
 static int rx(struct worker *w, int fd, struct client *cl)
 {
 	struct slot *s = &R.slots[w->id];
 	enum relay_dir dir = cl ? RELAY_DOWN : RELAY_UP;
+	uint32_t *seen = cl ? &cl->ovfl : &w->ovfl;
+	w->active = active_clients();
 	for (int round = 0; round < RX_ROUNDS; round++) {
-		unsigned k;
-		for (k = 0; k < BATCH; k++) {
-			struct rpkt *p = rpkt_alloc(w);
-			w->rp[k] = p;
-			char *ov = w->overflow + (size_t)k * MAX_DGRAM;
-			if (p) { /* its bytes are inline (h.buf) until it goes back */
-				w->riov[k][0] = (struct iovec){ p->h.buf, INLINE_BUF };
-				w->riov[k][1] = (struct iovec){ ov, MAX_DGRAM - INLINE_BUF };
-			} else {
-				/* no packet: read it anyway, to count it */
-				w->riov[k][0] = (struct iovec){ ov, MAX_DGRAM };
-				w->riov[k][1] = (struct iovec){ NULL, 0 };
-			}
+		for (unsigned k = 0; k < BATCH; k++) {
+			w->riov[k] = (struct iovec){ w->overflow + (size_t)k * MAX_DGRAM, MAX_DGRAM };
 			w->rmsg[k].msg_hdr = (struct msghdr){
 				.msg_name = cl ? NULL : &w->raddr[k],
 				.msg_namelen = cl ? 0 : sizeof(w->raddr[k]),
-				.msg_iov = w->riov[k], .msg_iovlen = 2,
+				.msg_iov = &w->riov[k], .msg_iovlen = 1,
+				.msg_control = w->rcmsg[k].buf,
+				.msg_controllen = sizeof(w->rcmsg[k].buf),
 			};
 		}
 		int n = recvmmsg(fd, w->rmsg, BATCH, MSG_DONTWAIT, NULL);
 		if (n < 0 && errno == ECONNREFUSED)
 			ADD(s->refused, 1); /* the server's port is closed: its ICMP error */
+		else if (n < 0 && cl && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+			ADD(s->upstream_errors, 1); /* host or network unreachable, ... */
 		int got = n > 0 ? n : 0;
 		for (int i = 0; i < got; i++) {
-			struct rpkt *p = w->rp[i];
 			uint32_t len = w->rmsg[i].msg_len;
+			count_rcvbuf(w, dir, &w->rmsg[i].msg_hdr, seen);
+			ADD(s->d[dir].rx, 1);
+			ADD(s->d[dir].rx_bytes, len);
+			unsigned why = 0;
+			struct client *c = cl;
+			if (!c && from_self(&w->raddr[i])) {
+				why = RD_LOOP;
+				if (!__atomic_exchange_n(&R.loop_warned, 1, __ATOMIC_RELAXED)) {
+					char a[80];
+					relay_format_addr(&R.cfg.to, a, sizeof(a));
+					fprintf(stderr, "pinwheel-netem: a datagram came back from the "
+						"relay's own upstream socket: --to %s leads back to "
+						"--listen (a loop); such datagrams are dropped and "
+						"counted (loop)\n", a);
+				}
+			} else if (!c) {
+				c = client_get(w, &w->raddr[i], w->rmsg[i].msg_hdr.msg_namelen, &why);
+			}
+			if (c)
+				c->last_ns = pw_now_ns(R.rt); /* traffic, admitted or not */
+			struct rpkt *p = c ? rpkt_admit(w, c, len, &why) : NULL;
 			if (!p) {
-				ADD(s->d[dir].rx, 1);
-				ADD(s->d[dir].rx_bytes, len);
-				pktdrv_count_drop(&R.drv[dir], (int)w->id, RD_NO_MEMORY);
+				pktdrv_count_drop(&R.drv[dir], (int)w->id, why);
+				if (c)
+					client_flag(c, why);
 				continue;
 			}
-			if (len > INLINE_BUF) {
-				char *inl = p->h.buf;
-				if (pktpool_buf(&R.pool, &p->h, len)) {
-					ADD(s->d[dir].rx, 1);
-					ADD(s->d[dir].rx_bytes, len);
-					pktdrv_count_drop(&R.drv[dir], (int)w->id, RD_NO_MEMORY);
-					rpkt_unget(w, p);
-					continue;
-				}
-				memcpy(p->h.buf, inl, INLINE_BUF);
-				memcpy(p->h.buf + INLINE_BUF, w->overflow + (size_t)i * MAX_DGRAM,
-				       len - INLINE_BUF);
-			}
-			struct client *c = cl;
-			if (!c) {
-				unsigned why = 0;
-				c = client_get(w, &w->raddr[i], w->rmsg[i].msg_hdr.msg_namelen, &why);
-				if (!c) {
-					ADD(s->d[dir].rx, 1);
-					ADD(s->d[dir].rx_bytes, len);
-					pktdrv_count_drop(&R.drv[dir], (int)w->id, why);
-					rpkt_unget(w, p); /* its big buffer too */
-					continue;
-				}
-			}
-			c->last_ns = pw_now_ns(R.rt);
+			memcpy(p->h.buf, w->overflow + (size_t)i * MAX_DGRAM, len);
 			enqueue(w, dir, p, c, len);
 		}
-		for (unsigned i = (unsigned)got; i < BATCH; i++)
-			if (w->rp[i])
-				rpkt_unget(w, w->rp[i]);
 		tx_flush(w);
 		if (n < BATCH)
 			return 0; /* empty (EAGAIN), or an error to retry next round */
@@ -813,17 +1127,37 @@ static int report(int final, const char *const tc_text[RELAY_NDIR])
 			ok = 0;
 	}
 	last_t = t;
-	uint64_t cn = 0, ce = 0, refused = 0;
+	uint64_t cn = 0, ce = 0, refused = 0, uerr = 0, over = 0, nomem = 0, crefused = 0;
 	for (unsigned i = 0; i <= R.nw; i++) {
-		cn += __atomic_load_n(&R.slots[i].clients_new, __ATOMIC_RELAXED);
-		ce += __atomic_load_n(&R.slots[i].clients_expired, __ATOMIC_RELAXED);
-		refused += __atomic_load_n(&R.slots[i].refused, __ATOMIC_RELAXED);
+		const struct slot *sl = &R.slots[i];
+		cn += __atomic_load_n(&sl->clients_new, __ATOMIC_RELAXED);
+		ce += __atomic_load_n(&sl->clients_expired, __ATOMIC_RELAXED);
+		refused += __atomic_load_n(&sl->refused, __ATOMIC_RELAXED);
+		uerr += __atomic_load_n(&sl->upstream_errors, __ATOMIC_RELAXED);
+		over += __atomic_load_n(&sl->clients_over_share, __ATOMIC_RELAXED);
+		nomem += __atomic_load_n(&sl->clients_no_memory, __ATOMIC_RELAXED);
+		crefused += __atomic_load_n(&sl->clones_refused, __ATOMIC_RELAXED);
 	}
+	/* the budget: what the pool holds now (at the final report: the
+	 * packets made, kept for reuse, and nothing else), its peak */
+	uint64_t mem = pktpool_budget_used(&R.budget);
+	uint64_t peak = __atomic_load_n(&R.budget.peak, __ATOMIC_RELAXED);
+	int64_t active = active_clients();
+	uint64_t share = share_of(1, active);
 	if (R.cfg.json) {
 		printf("{\"time\":%.3f,\"final\":%s,\"clients\":%u,\"clients_new\":%" PRIu64
-		       ",\"clients_expired\":%" PRIu64 ",\"refused\":%" PRIu64,
+		       ",\"clients_expired\":%" PRIu64 ",\"refused\":%" PRIu64
+		       ",\"upstream_errors\":%" PRIu64,
 		       t, final ? "true" : "false", __atomic_load_n(&R.nclients, __ATOMIC_RELAXED),
-		       cn, ce, refused);
+		       cn, ce, refused, uerr);
+		printf(",\"memory\":{\"max_bytes\":%" PRIu64 ",\"mem_bytes\":%" PRIu64
+		       ",\"mem_peak_bytes\":%" PRIu64 ",\"active_clients\":%" PRId64
+		       ",\"share_bytes\":%" PRIu64 ",\"clients_over_share\":%" PRIu64
+		       ",\"clients_no_memory\":%" PRIu64 ",\"clones_refused\":%" PRIu64,
+		       R.cfg.max_bytes, mem, peak, active, share, over, nomem, crefused);
+		if (final)
+			printf(",\"mem_packets\":%" PRIu64, pktpool_count_made(&R.pool));
+		printf("}");
 		printf(",\"worker_rx\":[");
 		for (unsigned i = 0; i < R.nw; i++)
 			printf("%s%" PRIu64, i ? "," : "",
@@ -856,8 +1190,13 @@ static int report(int final, const char *const tc_text[RELAY_NDIR])
 		printf("}\n");
 	} else {
 		printf("--- %.3f s%s: %u clients (%" PRIu64 " new, %" PRIu64 " expired), %" PRIu64
-		       " port unreachable from the server\n", t, final ? " (final)" : "",
-		       __atomic_load_n(&R.nclients, __ATOMIC_RELAXED), cn, ce, refused);
+		       " port unreachable from the server, %" PRIu64 " other upstream errors\n", t,
+		       final ? " (final)" : "", __atomic_load_n(&R.nclients, __ATOMIC_RELAXED), cn, ce,
+		       refused, uerr);
+		printf("memory: %" PRIu64 " of %" PRIu64 " bytes (peak %" PRIu64 "), %" PRId64
+		       " clients holding bytes, share %" PRIu64 " bytes; clients dropped by their "
+		       "share %" PRIu64 ", by the budget %" PRIu64 "; duplicates refused %" PRIu64
+		       "\n", mem, R.cfg.max_bytes, peak, active, share, over, nomem, crefused);
 		for (int d = 0; d < RELAY_NDIR; d++) {
 			const struct dstats *s = &st[d];
 			printf("dev %s: rx %" PRIu64 " (%" PRIu64 " bytes) clones %" PRIu64
@@ -985,6 +1324,7 @@ static int open_listener(struct worker *w, char *err, size_t errlen)
 	}
 	int one = 1, sz = 4 << 20;
 	setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
+	setsockopt(fd, SOL_SOCKET, SO_RXQ_OVFL, &one, sizeof(one));
 	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
 	setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
 	if (bind(fd, (struct sockaddr *)&R.cfg.listen, R.cfg.listen_len)) {
@@ -1004,6 +1344,13 @@ static int open_listener(struct worker *w, char *err, size_t errlen)
 		else
 			((struct sockaddr_in *)&R.cfg.listen)->sin_port =
 				((struct sockaddr_in *)&got)->sin_port;
+	}
+	if (relay_is_own_address(&R.cfg.listen, &R.cfg.to)) {
+		char a[80];
+		relay_format_addr(&R.cfg.to, a, sizeof(a));
+		snprintf(err, errlen, "--to %s: the relay's own --listen address (a loop)", a);
+		close(fd);
+		return -1;
 	}
 	w->lfd = fd;
 	return 0;
@@ -1122,19 +1469,33 @@ static int setup(char *err, size_t errlen)
 		return -1;
 	}
 	memset(R.slots, 0, (R.nw + 1) * sizeof(*R.slots));
-	/* the packets: a slot per worker, grown on demand to --max-packets */
-	const struct pktpool_cfg pool_cfg = {
+	/* the packets: a slot per worker, grown on demand to --max-packets,
+	 * or to what half the budget holds in packets alone (shared by the
+	 * workers), so that packets made, kept for reuse, leave at least
+	 * half of it to the buffers of large datagrams */
+	R.budget.max = R.cfg.max_bytes;
+	R.shared = R.cfg.max_bytes - R.cfg.max_bytes / 8;
+	struct pktpool_cfg pool_cfg = {
 		.nslots = R.nw, .pkt_size = sizeof(struct rpkt), .inline_bytes = INLINE_BUF,
-		.max = R.cfg.max_packets,
+		.max = R.cfg.max_packets, .budget = &R.budget,
 	};
 	if (pktpool_init(&R.pool, &pool_cfg)) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
+	if (!R.cfg.max_packets) {
+		uint64_t per = R.cfg.max_bytes / 2 / R.pool.stride / R.nw;
+		per = per < 64 ? 64 : per > (1u << 24) ? (1u << 24) : per;
+		for (unsigned i = 0; i < R.nw; i++)
+			R.pool.slot[i].max = (unsigned)per;
+	}
+	R.floor = 2 * pktpool_bytes_for(&R.pool, PKTPOOL_CLASS_MAX);
+	R.light = R.floor / 8;
 	for (int d = 0; d < RELAY_NDIR; d++) {
 		const struct pktdrv_cfg dc = {
 			.pool = &R.pool, .bad_reason = RD_SEND_ERROR,
 			.xmit = dev_xmit, .drop = dev_drop, .clone = dev_clone,
+			.clone_admit = dev_clone_admit,
 		};
 		if (pktdrv_init(&R.drv[d], &dc)) {
 			snprintf(err, errlen, "out of memory");

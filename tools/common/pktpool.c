@@ -7,7 +7,9 @@
  * Threads: pktpool_init/destroy/count_* and pktdrv_init/destroy on one
  * thread while nothing else uses the pool; pktpool__make() on the owner of
  * the slot it makes for (any thread for a thread's own packet); the ops
- * on whichever thread the layer calls them on.  Locks: none.
+ * on whichever thread the layer calls them on.  Locks: none; a budget
+ * is charged with pktpool_charge() (a CAS loop) before each allocation
+ * and uncharged (an atomic subtraction) after each free.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -43,6 +45,7 @@ int pktpool_init(struct pktpool *pool, const struct pktpool_cfg *cfg)
 		return -EINVAL;
 	pool->nslots = cfg->nslots;
 	pool->flags = cfg->flags;
+	pool->budget = cfg->budget;
 	pool->inline_bytes = cfg->inline_bytes;
 	pool->inl_off = round_up(cfg->pkt_size, 16);
 	pool->stride = round_up(pool->inl_off + cfg->inline_bytes, 16);
@@ -61,6 +64,8 @@ int pktpool_init(struct pktpool *pool, const struct pktpool_cfg *cfg)
 			return -ENOMEM;
 		}
 		pool->arena_len = n * pool->stride;
+		if (pool->budget) /* made now: charged whatever the limit */
+			__atomic_fetch_add(&pool->budget->used, pool->arena_len, __ATOMIC_RELAXED);
 	}
 	for (unsigned s = 0; s < cfg->nslots; s++) {
 		struct pktpool_slot *sl = &pool->slot[s];
@@ -86,6 +91,8 @@ static int in_arena(const struct pktpool *pool, const struct ppkt *p)
 
 void pktpool_destroy(struct pktpool *pool)
 {
+	if (pool->budget && pool->slot) /* every packet made, the arena's too */
+		pktpool_uncharge(pool->budget, pktpool_count_made(pool) * pool->stride);
 	for (unsigned s = 0; pool->slot && s < pool->nslots; s++) {
 		struct pktpool_slot *sl = &pool->slot[s];
 		struct ppkt *lists[2] = {
@@ -109,9 +116,14 @@ struct ppkt *pktpool__make(struct pktpool *pool, int self)
 	struct pktpool_slot *sl = self >= 0 ? &pool->slot[self] : NULL;
 	if (sl && sl->made >= sl->max)
 		return NULL;
-	struct ppkt *p = malloc(pool->stride);
-	if (!p)
+	if (pool->budget && !pktpool_charge(pool->budget, pool->stride, pool->budget->max))
 		return NULL;
+	struct ppkt *p = malloc(pool->stride);
+	if (!p) {
+		if (pool->budget)
+			pktpool_uncharge(pool->budget, pool->stride);
+		return NULL;
+	}
 	pkt_setup(pool, p, sl ? self : -1);
 	if (sl)
 		sl->made++;
@@ -120,16 +132,28 @@ struct ppkt *pktpool__make(struct pktpool *pool, int self)
 	return p;
 }
 
+/* Free @p's class buffer (uncharged: one atomic subtraction on the
+ * budget), back to its inline area.  Whoever holds @p. */
+static void drop_class(struct pktpool *pool, struct ppkt *p)
+{
+	if (!p->cls)
+		return;
+	free(p->buf);
+	if (pool->budget)
+		pktpool_uncharge(pool->budget, p->bufsize);
+	p->buf = pktpool_inline(pool, p);
+	p->bufsize = pool->inline_bytes;
+	p->cls = 0;
+}
+
 void pktpool__release(struct pktpool *pool, struct ppkt *p)
 {
-	if (p->cls) {
-		free(p->buf);
-		p->buf = pktpool_inline(pool, p);
-		p->bufsize = pool->inline_bytes;
-		p->cls = 0;
-	}
-	if (p->home < 0)
+	drop_class(pool, p);
+	if (p->home < 0) {
 		free(p);
+		if (pool->budget)
+			pktpool_uncharge(pool->budget, pool->stride);
+	}
 }
 
 size_t pktpool_class_size(size_t len)
@@ -142,14 +166,10 @@ size_t pktpool_class_size(size_t len)
 	return c;
 }
 
-int pktpool_buf(struct pktpool *pool, struct ppkt *p, size_t len)
+int pktpool_buf_limit(struct pktpool *pool, struct ppkt *p, size_t len, uint64_t limit)
 {
 	if (len <= pool->inline_bytes) {
-		if (p->cls)
-			free(p->buf);
-		p->buf = pktpool_inline(pool, p);
-		p->bufsize = pool->inline_bytes;
-		p->cls = 0;
+		drop_class(pool, p);
 		return 0;
 	}
 	size_t c = pktpool_class_size(len);
@@ -157,11 +177,17 @@ int pktpool_buf(struct pktpool *pool, struct ppkt *p, size_t len)
 		return -EMSGSIZE;
 	if (p->cls && p->bufsize == c)
 		return 0;
+	/* the new buffer is charged before the old one is given back: a
+	 * replacement never passes the limit even for a moment */
+	if (pool->budget && !pktpool_charge(pool->budget, c, limit))
+		return -ENOBUFS;
 	char *b = malloc(c);
-	if (!b)
+	if (!b) {
+		if (pool->budget)
+			pktpool_uncharge(pool->budget, c);
 		return -ENOMEM;
-	if (p->cls)
-		free(p->buf);
+	}
+	drop_class(pool, p);
 	uint8_t cls = 1;
 	for (size_t k = PKTPOOL_CLASS_MIN; k < c; k <<= 1)
 		cls++;
@@ -171,9 +197,17 @@ int pktpool_buf(struct pktpool *pool, struct ppkt *p, size_t len)
 	return 0;
 }
 
-size_t pktpool_bytes(const struct pktpool *pool, const struct ppkt *p)
+int pktpool_buf(struct pktpool *pool, struct ppkt *p, size_t len)
 {
-	return pool->stride + (p->cls ? p->bufsize : 0);
+	return pktpool_buf_limit(pool, p, len, pool->budget ? pool->budget->max : 0);
+}
+
+size_t pktpool_bytes_for(const struct pktpool *pool, size_t len)
+{
+	if (len <= pool->inline_bytes)
+		return pool->stride;
+	size_t c = pktpool_class_size(len);
+	return c ? pool->stride + c : 0;
 }
 
 uint64_t pktpool_count_free(struct pktpool *pool)
@@ -212,6 +246,7 @@ int pktdrv_init(struct pktdrv *drv, const struct pktdrv_cfg *cfg)
 	drv->xmit = cfg->xmit;
 	drv->drop = cfg->drop;
 	drv->clone = cfg->clone;
+	drv->clone_admit = cfg->clone_admit;
 	drv->arg = cfg->arg;
 	size_t len = (drv->nslots + 1) * sizeof(*drv->count);
 	drv->count = aligned_alloc(64, len);
@@ -260,9 +295,14 @@ void pktdrv_count_sent(struct pktdrv *drv, int self, uint64_t bytes)
 
 void pktdrv_count_drop(struct pktdrv *drv, int self, unsigned reason)
 {
+	pktdrv_count_drops(drv, self, reason, 1);
+}
+
+void pktdrv_count_drops(struct pktdrv *drv, int self, unsigned reason, uint64_t n)
+{
 	if (reason >= PKTDRV_MAX_REASONS)
 		reason = drv->bad_reason;
-	count_add(drv, &slot_count(drv, self)->dropped[reason], 1);
+	count_add(drv, &slot_count(drv, self)->dropped[reason], n);
 }
 
 void pktdrv_read(const struct pktdrv *drv, struct pktdrv_count *sum)
@@ -323,6 +363,10 @@ static struct pw_pkt *drv_clone(struct pw_netdev *dev, const struct pw_pkt *pkt,
 	struct pktdrv *drv = ctx;
 	const struct ppkt *src = (const struct ppkt *)pkt;
 	int self = pktdrv_self(drv);
+	if (drv->clone_admit &&
+	    drv->clone_admit(drv, src, pktpool_bytes_for(drv->pool, src->buf ? pkt->caplen : 0),
+			     self))
+		return NULL;
 	struct ppkt *c = pktpool_get(drv->pool, self);
 	if (!c)
 		return NULL;

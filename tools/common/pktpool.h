@@ -21,6 +21,17 @@
  *    released when the packet comes back.  p->bufsize is the size
  *    allocated at p->buf, pktpool_bytes() a packet's whole footprint: what
  *    a byte budget counts.
+ *  - struct pktpool_budget (optional, cfg.budget): a byte budget the pool
+ *    charges before it allocates, never after: a packet made (its stride,
+ *    kept charged while the pool lives: a made packet is never freed
+ *    before pktpool_destroy), a class buffer (its class size, uncharged
+ *    when it is freed), a thread's own packet (its stride, until it comes
+ *    back).  A charge that would pass the limit is refused and nothing is
+ *    allocated: pktpool_get() returns NULL, pktpool_buf() -ENOBUFS.  The
+ *    budget is a plain counter anyone may charge (pktpool_charge()), so
+ *    several pools, or memory that is no pool's (a TCP stream's buffers),
+ *    can share one.  Without a budget nothing is counted (seed003 and
+ *    bench net: unchanged).
  *  - struct pktdrv: a driver (pktdrv_ops, a struct pw_netdev_ops whose ctx
  *    is the struct pktdrv) that counts what the layer releases (sent; or
  *    dropped, by reason) in per-slot counters and puts the packet back in
@@ -45,7 +56,11 @@
  * Locks: none.  A remote push is a compare-and-swap loop on the home
  * slot's stack; a remote pop one exchange; counters relaxed atomic adds
  * on the calling thread's own slot (plain ones with PKTDRV_ONE_THREAD);
- * PKTPOOL_CHECK adds one atomic exchange per put.
+ * PKTPOOL_CHECK adds one atomic exchange per put.  A budget is one shared
+ * counter: a charge is a compare-and-swap loop on it (exact: the counter
+ * never passes the limit), an uncharge one atomic subtraction; only what
+ * allocates touches it (a packet made, a class buffer), so a packet
+ * reused from a free list with its bytes inline costs the budget nothing.
  *
  * Costs: get and put from the owner a few loads and stores (inline here);
  * from another thread one CAS on the home slot's cache line; a packet
@@ -76,6 +91,50 @@ struct ppkt {
 	uint8_t held;       /* PKTPOOL_CHECK: 1 from get to put (atomic) */
 };
 
+/* A byte budget (see the top).  Any thread charges and uncharges it;
+ * max is set before it is shared and read only after. */
+struct pktpool_budget {
+	uint64_t used;     /* atomic: bytes charged now */
+	uint64_t peak;     /* atomic: the most charged at once */
+	uint64_t refused;  /* atomic: charges refused */
+	uint64_t max;      /* the limit pktpool_get() and pktpool_buf() charge against */
+};
+
+/**
+ * pktpool_charge() - add @bytes to @b if that keeps it at most @limit.
+ * Context: any thread.  Atomics: a compare-and-swap loop on b->used; the
+ * peak's is taken only when it grows.
+ * Return: 1 charged; 0 refused (nothing changed but b->refused).
+ */
+static inline int pktpool_charge(struct pktpool_budget *b, uint64_t bytes, uint64_t limit)
+{
+	uint64_t u = __atomic_load_n(&b->used, __ATOMIC_RELAXED);
+	do {
+		if (u + bytes > limit || u + bytes < u) {
+			__atomic_fetch_add(&b->refused, 1, __ATOMIC_RELAXED);
+			return 0;
+		}
+	} while (!__atomic_compare_exchange_n(&b->used, &u, u + bytes, 1, __ATOMIC_RELAXED,
+					      __ATOMIC_RELAXED));
+	uint64_t n = u + bytes, pk = __atomic_load_n(&b->peak, __ATOMIC_RELAXED);
+	while (n > pk && !__atomic_compare_exchange_n(&b->peak, &pk, n, 1, __ATOMIC_RELAXED,
+						     __ATOMIC_RELAXED))
+		;
+	return 1;
+}
+
+/* Give back @bytes charged to @b.  Any thread; one atomic subtraction. */
+static inline void pktpool_uncharge(struct pktpool_budget *b, uint64_t bytes)
+{
+	__atomic_fetch_sub(&b->used, bytes, __ATOMIC_RELAXED);
+}
+
+/* Bytes charged to @b now.  Any thread (a relaxed load). */
+static inline uint64_t pktpool_budget_used(const struct pktpool_budget *b)
+{
+	return __atomic_load_n(&b->used, __ATOMIC_RELAXED);
+}
+
 /* One slot: an owner's free lists. */
 struct pktpool_slot {
 	struct ppkt *local;   /* the owner's */
@@ -97,6 +156,7 @@ struct pktpool_cfg {
 	unsigned prealloc;     /* packets per slot made by pktpool_init() */
 	unsigned max;          /* packets per slot at most (at least prealloc) */
 	unsigned flags;        /* PKTPOOL_CHECK */
+	struct pktpool_budget *budget; /* charged for what the pool allocates (NULL: none) */
 };
 
 struct pktpool {
@@ -108,6 +168,7 @@ struct pktpool {
 	uint32_t inline_bytes;
 	char *arena;           /* the preallocated packets */
 	size_t arena_len;
+	struct pktpool_budget *budget; /* or NULL */
 };
 
 /**
@@ -134,9 +195,10 @@ void pktpool__release(struct pktpool *pool, struct ppkt *p);
  * pktpool_get() - a free packet of slot @self (its bytes inline), or, when
  * @self is no slot (-1, a thread that owns none), one made for the caller.
  * The pw_pkt's fields are stale: pw_pkt_init() it.
+ * A packet made is charged to the budget (its stride) before the malloc.
  * Context: @self's owner (any thread for -1).
  * Return: the packet; NULL when the slot has made its max and has none
- * free (or malloc failed).
+ * free, the budget refused the stride, or malloc failed.
  */
 static inline struct ppkt *pktpool_get(struct pktpool *pool, int self)
 {
@@ -192,11 +254,21 @@ static inline int pktpool_put(struct pktpool *pool, struct ppkt *p, int self)
  * pktpool_buf() - room for @len bytes at p->buf: the inline area when it
  * is large enough, else a class buffer (the smallest class of at least
  * @len; p->bufsize says its size).  What p->buf held is not copied; the
- * inline area stays where pktpool_inline() says.
+ * inline area stays where pktpool_inline() says.  With a budget the class
+ * size is charged (against budget->max) before the malloc, and a class
+ * buffer @p had is uncharged when it is freed.
  * Context: whoever holds @p.
- * Return: 0; -EMSGSIZE (@len above PKTPOOL_CLASS_MAX); -ENOMEM.
+ * Return: 0; -EMSGSIZE (@len above PKTPOOL_CLASS_MAX); -ENOBUFS (the
+ * budget refused: nothing allocated, @p unchanged); -ENOMEM.
  */
 int pktpool_buf(struct pktpool *pool, struct ppkt *p, size_t len);
+
+/* pktpool_buf() charging against @limit instead of budget->max (a caller
+ * that keeps the last part of the budget for some users).  Without a
+ * budget @limit is ignored.  Context: whoever holds @p; atomics: the
+ * budget's CAS (pktpool_charge()) and, for a replaced buffer, its
+ * subtraction. */
+int pktpool_buf_limit(struct pktpool *pool, struct ppkt *p, size_t len, uint64_t limit);
 
 /* The inline area of @p (NULL when the pool carries no bytes).  Any thread. */
 static inline char *pktpool_inline(const struct pktpool *pool, struct ppkt *p)
@@ -210,7 +282,15 @@ size_t pktpool_class_size(size_t len);
 
 /* The bytes @p takes: the packet with its inline area, plus its class
  * buffer.  Whoever holds @p. */
-size_t pktpool_bytes(const struct pktpool *pool, const struct ppkt *p);
+static inline size_t pktpool_bytes(const struct pktpool *pool, const struct ppkt *p)
+{
+	return pool->stride + (p->cls ? p->bufsize : 0);
+}
+
+/* The bytes a packet holding @len bytes takes (pktpool_bytes() after
+ * pktpool_buf(@len)): what to check against a budget before asking.
+ * 0 when @len is above PKTPOOL_CLASS_MAX.  Any thread. */
+size_t pktpool_bytes_for(const struct pktpool *pool, size_t len);
 
 /* Packets on the free lists now (while no thread uses the pool: the
  * count of a whole pool is every packet made).  Context: one thread. */
@@ -252,6 +332,12 @@ struct pktdrv_cfg {
 	int (*xmit)(struct pktdrv *drv, unsigned txq, struct ppkt *p, int self);
 	void (*drop)(struct pktdrv *drv, struct ppkt *p, unsigned reason, int self);
 	int (*clone)(struct pktdrv *drv, const struct ppkt *src, struct ppkt *copy, int self);
+	/* clone_admit, before the driver takes a packet or a class buffer for
+	 * a duplicate of @src that would take @bytes (pktpool_bytes_for() its
+	 * length), under the same queue lock: return 0 to go on, -1 to refuse
+	 * (nothing allocated; the qdisc sees a failed clone, as the kernel's
+	 * skb_clone() failing). */
+	int (*clone_admit)(struct pktdrv *drv, const struct ppkt *src, size_t bytes, int self);
 	void *arg;            /* the hooks' */
 };
 
@@ -261,6 +347,7 @@ struct pktdrv {
 	int (*xmit)(struct pktdrv *drv, unsigned txq, struct ppkt *p, int self);
 	void (*drop)(struct pktdrv *drv, struct ppkt *p, unsigned reason, int self);
 	int (*clone)(struct pktdrv *drv, const struct ppkt *src, struct ppkt *copy, int self);
+	int (*clone_admit)(struct pktdrv *drv, const struct ppkt *src, size_t bytes, int self);
 	void *arg;
 	struct pktdrv_count *count;  /* nslots + 1: the last for threads with no slot */
 	uint64_t twice;              /* atomic: PKTPOOL_CHECK puts refused */
@@ -289,6 +376,8 @@ int pktdrv_self(const struct pktdrv *drv);
  * kept a packet, or a drop before the layer saw one.  Any thread. */
 void pktdrv_count_sent(struct pktdrv *drv, int self, uint64_t bytes);
 void pktdrv_count_drop(struct pktdrv *drv, int self, unsigned reason);
+/* @n drops at once (datagrams a kernel counted, never seen).  Any thread. */
+void pktdrv_count_drops(struct pktdrv *drv, int self, unsigned reason, uint64_t n);
 
 /* Every slot's counters summed into *@sum.  Any thread (racy while
  * running: each counter is read once). */

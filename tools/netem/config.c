@@ -30,7 +30,8 @@ const char relay_help_text[] =
 "                   [--up-batch FILE] [--down-batch FILE] [--per-queue]\n"
 "                   [--workers N] [--seed S] [--stats SECONDS] [--json]\n"
 "                   [--max-clients N] [--idle SECONDS] [--drain MS]\n"
-"                   [--max-packets N] [--map ADDR[:PORT]=MAJ:MIN]... [--help]\n"
+"                   [--max-packets N] [--max-bytes BYTES]\n"
+"                   [--map ADDR[:PORT]=MAJ:MIN]... [--help]\n"
 "\n"
 "DESCRIPTION\n"
 "    Relays UDP datagrams between clients and one server through pinwheel's\n"
@@ -75,7 +76,21 @@ const char relay_help_text[] =
 "    --drain MS           at SIGINT/SIGTERM, how long queued packets are still\n"
 "                         sent at their time (default 1000); the rest are\n"
 "                         dropped and counted\n"
-"    --max-packets N      packets one worker may hold at once (default 65536)\n"
+"    --max-packets N      packets one worker may hold at once (default: what\n"
+"                         half the byte budget holds, shared by the workers)\n"
+"    --max-bytes BYTES    the relay's memory budget for datagrams, all workers\n"
+"                         together (default 256m; suffixes k, m, g: KiB, MiB,\n"
+"                         GiB; 128k..1024g): what is allocated is counted (a\n"
+"                         packet's header and inline bytes, its buffer's size\n"
+"                         class), before it is allocated; past the budget a\n"
+"                         datagram is dropped and counted (no_memory).  Each\n"
+"                         client (source address and port) may hold at most\n"
+"                         its share: 7/8 of the budget divided among the\n"
+"                         clients holding bytes, at least two 64 KiB\n"
+"                         datagrams; past it its datagrams are dropped\n"
+"                         (client_share); the last 1/8 of the budget only\n"
+"                         takes clients holding at most 16544 bytes (1/8 of\n"
+"                         the least share)\n"
 "    --map ADDR[:PORT]=MAJ:MIN\n"
 "                         classify: the datagrams of clients at ADDR (and PORT)\n"
 "                         get priority MAJ:MIN both ways, as a tc filter would\n"
@@ -87,8 +102,15 @@ const char relay_help_text[] =
 "STATISTICS\n"
 "    Per direction: rx (datagrams received), clones (netem duplicates), out\n"
 "    (sent), dropped by reason (the qdiscs' reasons, and max_clients,\n"
-"    no_memory, socket_error, send_error), backlog, the rate sent since the\n"
-"    last report; the server's ICMP port-unreachable errors (refused); then\n"
+"    no_memory, client_share, rcvbuf (the kernel's, at the relay's full\n"
+"    receive buffer: counted in rx too), loop (from the relay's own\n"
+"    upstream socket: --to leads back to --listen), socket_error,\n"
+"    send_error),\n"
+"    backlog, the rate sent since the last report; the server's ICMP\n"
+"    port-unreachable errors (refused) and other errors on the upstream\n"
+"    sockets (upstream_errors); the memory budget (bytes held, peak,\n"
+"    active clients, the share, how many clients were dropped by their\n"
+"    share or by the budget, clones refused); then\n"
 "    the qdiscs as \"tc -s qdisc show\" prints them (with --json: as\n"
 "    \"tc -s -j\").  At exit the balance rx + clones == out + dropped,\n"
 "    backlog 0, is checked and printed.\n"
@@ -172,7 +194,9 @@ int relay_parse_addr(const char *s, struct sockaddr_storage *ss, socklen_t *len,
 		*len = sizeof(*a6);
 		return 0;
 	}
-	return fail(err, errlen, "\"%s\": \"%s\" is not a numeric IPv4 or IPv6 address", s, host);
+	return fail(err, errlen,
+		    "\"%s\": \"%s\" is not a numeric IPv4 or IPv6 address (host names are not resolved)",
+		    s, host);
 }
 
 void relay_format_addr(const struct sockaddr_storage *ss, char *buf, size_t len)
@@ -270,6 +294,35 @@ static int parse_uint(const char *opt, const char *v, unsigned long lo, unsigned
 	return 0;
 }
 
+int relay_parse_bytes(const char *opt, const char *v, uint64_t lo, uint64_t hi, uint64_t *out,
+		      char *err, size_t errlen)
+{
+	char *end;
+	errno = 0;
+	unsigned long long x = strtoull(v, &end, 10);
+	int shift = 0;
+	if (*end == 'k' || *end == 'K')
+		shift = 10;
+	else if (*end == 'm' || *end == 'M')
+		shift = 20;
+	else if (*end == 'g' || *end == 'G')
+		shift = 30;
+	if (shift) {
+		end++;
+		if (!strcmp(end, "iB") || !strcmp(end, "B") || !strcmp(end, "ib") || !strcmp(end, "b"))
+			end += strlen(end);
+	} else if (!strcmp(end, "B") || !strcmp(end, "b")) {
+		end++;
+	}
+	if (!*v || *end || errno || !isdigit((unsigned char)*v) || x > (hi >> shift) ||
+	    (x << shift) < lo)
+		return fail(err, errlen,
+			    "%s: bad value \"%s\" (bytes, %llu..%llu; suffixes k, m, g: KiB, MiB, GiB)",
+			    opt, v, (unsigned long long)lo, (unsigned long long)hi);
+	*out = (uint64_t)x << shift;
+	return 0;
+}
+
 static int parse_secs(const char *opt, const char *v, double lo, double hi, double *out,
 		      char *err, size_t errlen)
 {
@@ -282,13 +335,59 @@ static int parse_secs(const char *opt, const char *v, double lo, double hi, doub
 	return 0;
 }
 
+/* Whether @a is a wildcard or loopback address of its family. */
+static int addr_any_or_loopback(const struct sockaddr_storage *a)
+{
+	if (a->ss_family == AF_INET6) {
+		const struct in6_addr *x = &((const struct sockaddr_in6 *)a)->sin6_addr;
+		if (IN6_IS_ADDR_V4MAPPED(x)) {
+			uint32_t v4 = ntohl(((const uint32_t *)x->s6_addr)[3]);
+			return v4 == 0 || (v4 >> 24) == 127;
+		}
+		return IN6_IS_ADDR_UNSPECIFIED(x) || IN6_IS_ADDR_LOOPBACK(x);
+	}
+	uint32_t v4 = ntohl(((const struct sockaddr_in *)a)->sin_addr.s_addr);
+	return v4 == 0 || (v4 >> 24) == 127;
+}
+
+int relay_is_own_address(const struct sockaddr_storage *listen, const struct sockaddr_storage *to)
+{
+	uint16_t lp = listen->ss_family == AF_INET6
+			      ? ((const struct sockaddr_in6 *)listen)->sin6_port
+			      : ((const struct sockaddr_in *)listen)->sin_port;
+	uint16_t tp = to->ss_family == AF_INET6 ? ((const struct sockaddr_in6 *)to)->sin6_port
+						: ((const struct sockaddr_in *)to)->sin_port;
+	if (!lp || lp != tp)
+		return 0;
+	if (listen->ss_family == to->ss_family) {
+		if (listen->ss_family == AF_INET6 &&
+		    !memcmp(&((const struct sockaddr_in6 *)listen)->sin6_addr,
+			    &((const struct sockaddr_in6 *)to)->sin6_addr, 16))
+			return 1;
+		if (listen->ss_family == AF_INET &&
+		    ((const struct sockaddr_in *)listen)->sin_addr.s_addr ==
+			    ((const struct sockaddr_in *)to)->sin_addr.s_addr)
+			return 1;
+	}
+	/* a wildcard listener takes what is sent to any local address: the
+	 * loopback ones and the wildcard itself are surely local (another
+	 * local address is not known without the interfaces: not refused) */
+	const struct in6_addr any6 = IN6ADDR_ANY_INIT;
+	int wild = listen->ss_family == AF_INET6
+			   ? !memcmp(&((const struct sockaddr_in6 *)listen)->sin6_addr, &any6, 16)
+			   : ((const struct sockaddr_in *)listen)->sin_addr.s_addr == 0;
+	return wild && addr_any_or_loopback(to) &&
+	       (listen->ss_family == AF_INET6 || to->ss_family == AF_INET);
+}
+
 int relay_parse_args(int argc, char **argv, struct relay_config *cfg, char *err, size_t errlen)
 {
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->max_clients = RELAY_DEF_CLIENTS;
 	cfg->idle_s = RELAY_DEF_IDLE_S;
 	cfg->drain_ms = RELAY_DEF_DRAIN_MS;
-	cfg->max_packets = RELAY_DEF_PACKETS;
+	cfg->max_packets = 0; /* from the budget */
+	cfg->max_bytes = RELAY_DEF_BYTES;
 	int have_listen = 0, have_to = 0;
 	for (int i = 1; i < argc; i++) {
 		const char *o = argv[i];
@@ -307,7 +406,7 @@ int relay_parse_args(int argc, char **argv, struct relay_config *cfg, char *err,
 		static const char *const with_value[] = {
 			"--listen", "--to", "--up", "--down", "--up-batch", "--down-batch",
 			"--workers", "--seed", "--stats", "--max-clients", "--idle", "--drain",
-			"--max-packets", "--map",
+			"--max-packets", "--max-bytes", "--map",
 		};
 		size_t k, nk = sizeof(with_value) / sizeof(with_value[0]);
 		for (k = 0; k < nk; k++)
@@ -363,6 +462,10 @@ int relay_parse_args(int argc, char **argv, struct relay_config *cfg, char *err,
 			if (parse_map(v, &cfg->map[cfg->nmap], err, errlen))
 				return -1;
 			cfg->nmap++;
+		} else if (!strcmp(o, "--max-bytes")) {
+			if (relay_parse_bytes(o, v, RELAY_MIN_BYTES, RELAY_MAX_BYTES, &cfg->max_bytes,
+					      err, errlen))
+				return -1;
 		} else if (!strcmp(o, "--max-packets")) {
 			if (parse_uint(o, v, 16, 1u << 24, &cfg->max_packets, err, errlen))
 				return -1;
@@ -380,6 +483,11 @@ int relay_parse_args(int argc, char **argv, struct relay_config *cfg, char *err,
 		    ? ((struct sockaddr_in *)&cfg->to)->sin_port == 0
 		    : ((struct sockaddr_in6 *)&cfg->to)->sin6_port == 0)
 		return fail(err, errlen, "--to: port 0 is no server port");
+	if (relay_is_own_address(&cfg->listen, &cfg->to)) {
+		char a[80];
+		relay_format_addr(&cfg->to, a, sizeof(a));
+		return fail(err, errlen, "--to %s: the relay's own --listen address (a loop)", a);
+	}
 	return 0;
 }
 

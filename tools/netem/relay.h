@@ -43,7 +43,8 @@ struct relay_config {
 	unsigned max_clients;          /* --max-clients */
 	double idle_s;                 /* --idle: a client mapping's idle timeout */
 	unsigned drain_ms;             /* --drain: how long a stop sends queued packets */
-	unsigned max_packets;          /* --max-packets: packets a worker may hold */
+	unsigned max_packets;          /* --max-packets: packets a worker may hold (0: from the budget) */
+	uint64_t max_bytes;            /* --max-bytes: the relay's byte budget, all workers */
 	struct relay_map map[RELAY_MAX_MAPS]; /* --map, in the order given */
 	unsigned nmap;
 	int help;                      /* --help */
@@ -54,7 +55,18 @@ struct relay_config {
 #define RELAY_DEF_CLIENTS   4096
 #define RELAY_DEF_IDLE_S    60.0
 #define RELAY_DEF_DRAIN_MS  1000
-#define RELAY_DEF_PACKETS   65536
+#define RELAY_DEF_BYTES     (256ull << 20)  /* --max-bytes */
+#define RELAY_MIN_BYTES     (128ull << 10)
+#define RELAY_MAX_BYTES     (1ull << 40)
+
+/**
+ * relay_parse_bytes() - "BYTES" with an optional binary suffix (k, m, g,
+ * any case, optionally followed by "iB" or "B": 256m, 256MiB, 1G) into
+ * *@out, within @lo..@hi.  Return: 0; -1 with a message naming @opt and
+ * the value in @err.  Any thread.
+ */
+int relay_parse_bytes(const char *opt, const char *v, uint64_t lo, uint64_t hi, uint64_t *out,
+		      char *err, size_t errlen);
 
 /**
  * relay_parse_args() - fill @cfg from @argc/@argv (argv[0] is the program).
@@ -102,6 +114,14 @@ int relay_dir_cmds(const struct relay_config *cfg, enum relay_dir dir, const cha
  * or 0.
  */
 uint32_t relay_map_lookup(const struct relay_config *cfg, const struct sockaddr_storage *addr);
+
+/**
+ * relay_is_own_address() - whether datagrams sent to @to would reach a
+ * socket bound to @listen (the same port, and the same address, or a
+ * wildcard @listen and a loopback or wildcard @to of a family it takes):
+ * a relay sending to itself, a loop.  Port 0 in @listen: never.
+ */
+int relay_is_own_address(const struct sockaddr_storage *listen, const struct sockaddr_storage *to);
 
 /* Format @ss as "A.B.C.D:PORT" or "[V6]:PORT". */
 /* Whether @s has the word @w, separated as tc separates words (blanks,
