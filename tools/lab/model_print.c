@@ -55,10 +55,15 @@ double mdl_row_get(const struct mdl_row *r, const char *key)
 const struct mdl_row *mdl_find(const struct mdl_seed *s, const char *config, unsigned cpus,
 			       unsigned hz)
 {
+	/* the run's own cost table (the default or --costs measured) is the
+	 * first row's; the cost sweep's rows (x0.5, x2) come after */
+	if (!s->nrows)
+		return NULL;
+	const char *main_costs = s->row[0].cost_name;
 	for (unsigned i = 0; i < s->nrows; i++) {
 		const struct mdl_row *r = &s->row[i];
 		if (!strcmp(r->config, config) && (!cpus || r->cpus == cpus) &&
-		    (!hz || r->hz == hz) && !strcmp(r->cost_name, "table"))
+		    (!hz || r->hz == hz) && !strcmp(r->cost_name, main_costs))
 			return r;
 	}
 	return NULL;
