@@ -33,6 +33,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -381,6 +382,7 @@ static void test_edges(void)
 	/* the call's own arguments */
 	CHECK_EQ(pw_mod_timers(NULL, es, 1, NULL), -EINVAL);
 	CHECK_EQ(pw_mod_timers(ts, NULL, 1, ret), -EINVAL);
+	CHECK_EQ(pw_mod_timers(ts, es, (unsigned)INT_MAX + 1u, ret), -EINVAL); /* nothing read */
 	CHECK_EQ(pw_mod_timers(NULL, NULL, 0, NULL), 0);
 	CHECK(!pw_timer_pending(&a) && !pw_timer_pending(&b));
 

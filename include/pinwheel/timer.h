@@ -140,11 +140,12 @@ static inline int pw_mod_timer(struct pw_timer *t, uint64_t expires)
  * timer a pending socket timer, needs only the count below.
  * Context: as pw_mod_timer(): any thread, callbacks included.  Takes each
  * entry's base lock as pw_mod_timer() does (and the target's when a timer
- * moves), keeping it for the next entries on the same base (let go as
- * soon as another thread waits for it); never two at once, none on
- * return.
+ * moves), keeping it for the next entries on the same base, 32 at most
+ * (let go as soon as another thread waits for it, and then not kept
+ * again in this burst); never two at once, none on return.
  * Return: how many entries returned 1 (were pending), so @n when all
- * were; -EINVAL, nothing done, if @n > 0 and @timers or @expires is NULL.
+ * were; -EINVAL, nothing done, if @n > 0 and @timers or @expires is NULL,
+ * or @n > INT_MAX.
  */
 int pw_mod_timers(struct pw_timer *const timers[], const uint64_t expires[], unsigned n,
 		  int ret[]);

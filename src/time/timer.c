@@ -141,6 +141,7 @@
 #include "placement.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <sched.h>
 #include <stdio.h>
 
@@ -576,9 +577,13 @@ int pw__mod_timer_slow(struct pw_timer *t, uint64_t expires)
  *    same base (a burst of a CPU's socket timers: all of them), so that no
  *    locked instruction stands between two re-arms and their misses
  *    overlap; let go before anything that must not hold it (the general
- *    path, the hierarchy's notification), and as soon as another thread
- *    waits for it.  A burst holding the lock is one schedule the N calls
- *    could have had (nobody else took the lock between them).
+ *    path, the hierarchy's notification), after BURST_HOLD entries at
+ *    most (a burst of any size delays another thread no longer than that),
+ *    and as soon as another thread waits for it, after which the burst
+ *    keeps no lock across entries (taking it straight back would beat the
+ *    waiter's wake-up every time).  A burst holding the lock is one
+ *    schedule the N calls could have had (nobody else took the lock
+ *    between them).
  * Each entry is otherwise exactly pw_mod_timer(): fast path 1 inline, then
  * the lane's compares (set up, pending, not migrating, not shut down, on
  * this CPU, placement "stay": pw__tls.lane_tf and rt->lane_key), its clock
@@ -599,6 +604,7 @@ int pw__mod_timer_slow(struct pw_timer *t, uint64_t expires)
  */
 #define BURST_PF_TIMER 12 /* entries ahead whose timer is prefetched */
 #define BURST_PF_LINKS 4  /* entries ahead whose list neighbours are */
+#define BURST_HOLD 32     /* entries at most under one kept lock */
 _Static_assert(BURST_PF_LINKS < BURST_PF_TIMER, "links are read after the timer's line was asked for");
 
 /* The lines of @t, for writing: its first, and its last when it straddles.
@@ -630,7 +636,7 @@ int pw_mod_timers(struct pw_timer *const timers[], const uint64_t expires[], uns
 {
 	if (!n)
 		return 0;
-	if (!timers || !expires)
+	if (!timers || !expires || n > INT_MAX)
 		return -EINVAL;
 	/* The thread's view, as the lane reads it (internal.h, "The fast
 	 * lane's state"): it does not change during an arm.  stats is used only
@@ -640,6 +646,8 @@ int pw_mod_timers(struct pw_timer *const timers[], const uint64_t expires[], uns
 	const uintptr_t self_rt = (uintptr_t)me->rt;
 	struct pw__stats *const st = me->stats;
 	struct pw__base *held = NULL; /* the base whose lock the burst keeps */
+	unsigned kept = 0;            /* entries done while keeping it */
+	int keep = 1;                 /* 0 once a waiter showed */
 	int pending = 0;
 
 	/* the first entries: nothing asked for them earlier */
@@ -707,12 +715,6 @@ int pw_mod_timers(struct pw_timer *const timers[], const uint64_t expires[], uns
 				pw__arm_notify_own(rt, b, bucket_expiry);
 			}
 		}
-		/* somebody waits for the lock: let them in between entries */
-		if (held && __builtin_expect(__atomic_load_n(&held->lock.waiters, __ATOMIC_RELAXED) != 0,
-					     0)) {
-			burst_release(held);
-			held = NULL;
-		}
 		goto done;
 general:
 		if (held)
@@ -723,6 +725,23 @@ done:
 		pending += r == 1;
 		if (ret)
 			ret[i] = r;
+		/* After every entry, whichever way it went (fast path 1 and a
+		 * NULL entry take no lock but may keep one): somebody waits for
+		 * the lock: let them in, and keep no lock across entries for the
+		 * rest of the burst (taking it straight back would beat the
+		 * waiter's wake-up every time); and never keep one over more
+		 * than BURST_HOLD entries, so a burst of any size delays another
+		 * thread no longer than that many re-arms. */
+		if (held) {
+			if (__builtin_expect(__atomic_load_n(&held->lock.waiters, __ATOMIC_RELAXED) != 0,
+					     0))
+				keep = 0;
+			if (!keep || ++kept >= BURST_HOLD) {
+				burst_release(held);
+				held = NULL;
+				kept = 0;
+			}
+		}
 	}
 	if (held)
 		burst_release(held);
