@@ -247,12 +247,14 @@ static enum pw_hrtimer_restart tick_fn(struct pw_hrtimer *t)
 /* Seed 003: unpinned watchdogs under PUSH with CPU 0 busy and the others
  * idle all land on CPU 0, which then does every dequeue; pinned, each
  * stays on its CPU; under PULL unpinned hrtimers stay local too. */
-static void run_pileup(int pinned, enum pw_migration pol, int *on_cpu0, int *local)
+static void run_watchdogs(int pinned, enum pw_migration pol, int net_tx, int busy_first,
+			  int rounds, int *on_cpu0, int *local)
 {
 	struct pw_runtime *rt = sim_create(4, 1000, 1000000000ull, 0);
 	ledger_init(rt);
 	CHECK_EQ(pw_set_migration(rt, pol), 0);
 	CHECK_EQ(pw_net_set_watchdog_pinned(rt, pinned), 0);
+	CHECK_EQ(pw_net_set_watchdog_net_tx(rt, net_tx), 0);
 	struct pw_netdev *dev;
 	CHECK_EQ(pw_netdev_create(rt, "eth1", 4, &drv, NULL, &dev), 0);
 	tc_ok(rt, "qdisc add dev eth1 root handle 1: mq");
@@ -265,11 +267,15 @@ static void run_pileup(int pinned, enum pw_migration pol, int *on_cpu0, int *loc
 	pw_hrtimer_setup(rt, &tick, tick_fn, CLOCK_MONOTONIC, PW_HRTIMER_MODE_REL | PW_HRTIMER_MODE_PINNED);
 	pw_hrtimer_start(&tick, 1000000, PW_HRTIMER_MODE_REL | PW_HRTIMER_MODE_PINNED);
 	pw_cpu_exit(rt);
-	for (unsigned c = 1; c < 4; c++)
-		CHECK_EQ(pw_cpu_set_idle(rt, c, 1), 0);
-	for (int k = 0; k < 20; k++) {
+	if (!busy_first)
+		for (unsigned c = 1; c < 4; c++)
+			CHECK_EQ(pw_cpu_set_idle(rt, c, 1), 0);
+	for (int k = 0; k < rounds; k++) {
 		for (int cpu = 0; cpu < 4; cpu++)
 			send_from(dev, cpu, 1000, 0, 0, NULL);
+		if (busy_first && k == 0) /* the first arms made busy: now idle */
+			for (unsigned c = 1; c < 4; c++)
+				CHECK_EQ(pw_cpu_set_idle(rt, c, 1), 0);
 		pw_sim_advance(rt, 250000);
 	}
 	pw_sim_advance(rt, 20000000);
@@ -285,6 +291,11 @@ static void run_pileup(int pinned, enum pw_migration pol, int *on_cpu0, int *loc
 	pw_hrtimer_cancel(&tick);
 	pw_netdev_destroy(dev);
 	pw_runtime_destroy(rt);
+}
+
+static void run_pileup(int pinned, enum pw_migration pol, int *on_cpu0, int *local)
+{
+	run_watchdogs(pinned, pol, 0, 0, 20, on_cpu0, local);
 }
 
 static void test_watchdog_pileup(void)
@@ -313,47 +324,11 @@ static void test_watchdog_pileup(void)
  * (net_tx 0), the watchdog is re-armed while it runs and never moves: every
  * dequeue stays on its queue's CPU.  Raised to NET_TX as the kernel does
  * (net_tx 1), the pass re-arms it after the callback, from an idle CPU,
- * and PUSH moves it to the busy CPU 0. */
+ * and PUSH moves it to the busy CPU 0.  run_pileup() with the first arms
+ * made busy. */
 static void run_rearm(int net_tx, int *on_cpu0, int *local)
 {
-	struct pw_runtime *rt = sim_create(4, 1000, 1000000000ull, 0);
-	ledger_init(rt);
-	CHECK_EQ(pw_set_migration(rt, PW_MIGRATION_PUSH), 0);
-	CHECK_EQ(pw_net_set_watchdog_pinned(rt, 0), 0);
-	CHECK_EQ(pw_net_set_watchdog_net_tx(rt, net_tx), 0);
-	struct pw_netdev *dev;
-	CHECK_EQ(pw_netdev_create(rt, "eth1", 4, &drv, NULL, &dev), 0);
-	tc_ok(rt, "qdisc add dev eth1 root handle 1: mq");
-	for (int q = 1; q <= 4; q++) {
-		char cmd[128];
-		snprintf(cmd, sizeof(cmd), "qdisc add dev eth1 parent 1:%d netem delay 10ms", q);
-		tc_ok(rt, cmd);
-	}
-	CHECK_EQ(pw_cpu_enter(rt, 0), 0);
-	pw_hrtimer_setup(rt, &tick, tick_fn, CLOCK_MONOTONIC, PW_HRTIMER_MODE_REL | PW_HRTIMER_MODE_PINNED);
-	pw_hrtimer_start(&tick, 1000000, PW_HRTIMER_MODE_REL | PW_HRTIMER_MODE_PINNED);
-	pw_cpu_exit(rt);
-	for (int k = 0; k < 40; k++) {
-		for (int cpu = 0; cpu < 4; cpu++)
-			send_from(dev, cpu, 1000, 0, 0, NULL);
-		if (k == 0) /* the first arms made busy: now the others idle */
-			for (unsigned c = 1; c < 4; c++)
-				CHECK_EQ(pw_cpu_set_idle(rt, c, 1), 0);
-		pw_sim_advance(rt, 250000);
-	}
-	pw_sim_advance(rt, 20000000);
-	*on_cpu0 = *local = 0;
-	for (unsigned i = 0; i < L.n; i++) {
-		CHECK_EQ(L.state[i], 2);
-		if (L.xmit_cpu[i] == 0)
-			(*on_cpu0)++;
-		if (L.xmit_cpu[i] == (int)L.xmit_txq[i])
-			(*local)++;
-	}
-	ledger_check_all_back();
-	pw_hrtimer_cancel(&tick);
-	pw_netdev_destroy(dev);
-	pw_runtime_destroy(rt);
+	run_watchdogs(0, PW_MIGRATION_PUSH, net_tx, 1, 40, on_cpu0, local);
 }
 
 static void test_watchdog_net_tx(void)

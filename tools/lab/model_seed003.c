@@ -85,17 +85,7 @@ static const struct cfg cfgs[] = {
 };
 #define NCFG (sizeof(cfgs) / sizeof(cfgs[0]))
 
-static const char *const script[] = {
-	"qd add dev eth1 root handle 1: mq",
-	"qd add dev eth1 parent 1:1 est 1sec 4sec netem limit 70000 delay 6ms",
-	"qd add dev eth1 parent 1:2 est 1sec 4sec netem limit 70000 delay 8ms",
-	"qd add dev eth1 parent 1:3 est 1sec 4sec netem limit 70000 delay 10ms",
-	"qd add dev eth1 parent 1:4 est 1sec 4sec netem limit 70000 delay 12ms",
-	"qd add dev eth1 parent 1:5 est 1sec 4sec netem limit 70000 delay 14ms",
-	"qd add dev eth1 parent 1:6 est 1sec 4sec netem limit 70000 delay 16ms",
-	"qd add dev eth1 parent 1:7 est 1sec 4sec netem limit 80000 delay 18ms",
-	"qd add dev eth1 parent 1:8 est 1sec 4sec netem limit 90000 delay 20ms",
-};
+/* the seed's tc script: lab_seed003_script (seed003.c, lab.h) */
 
 struct pkt {
 	struct pw_pkt p;
@@ -496,10 +486,10 @@ static int run_row(const struct mdl_opts *o, const struct sizes *z, const struct
 	 * runs on CPU 0 (its estimators' timers start there, armed locally) */
 	mdl_act(m, 0);
 	pw_tc(rt, "qd del dev eth1 root", 0, NULL, 0, NULL, 0);
-	for (unsigned i = 0; i < sizeof(script) / sizeof(script[0]); i++) {
+	for (unsigned i = 0; i < lab_seed003_script_n; i++) {
 		char msg[256] = "";
-		int rc = pw_tc(rt, script[i], 0, NULL, 0, msg, sizeof(msg));
-		mdl_check(m, rc == 0, "seed003: tc %s: %s", script[i], msg);
+		int rc = pw_tc(rt, lab_seed003_script[i], 0, NULL, 0, msg, sizeof(msg));
+		mdl_check(m, rc == 0, "seed003: tc %s: %s", lab_seed003_script[i], msg);
 	}
 	for (unsigned q = 0; q < NQ; q++) {
 		uint64_t mask[PW_MAX_CPUS / 64] = {0};

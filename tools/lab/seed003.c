@@ -82,8 +82,9 @@
 #define PKT_LEN 1514u
 #define MAX_CPUS 256
 
-/* The seed's script: its "tc qd" lines, $EST expanded. */
-static const char *const script[] = {
+/* The seed's script: its "tc qd" lines, $EST expanded (the model runs it
+ * too: model_seed003.c). */
+const char *const lab_seed003_script[] = {
 	"qd add dev eth1 root handle 1: mq",
 	"qd add dev eth1 parent 1:1 est 1sec 4sec netem limit 70000 delay 6ms",
 	"qd add dev eth1 parent 1:2 est 1sec 4sec netem limit 70000 delay 8ms",
@@ -94,6 +95,9 @@ static const char *const script[] = {
 	"qd add dev eth1 parent 1:7 est 1sec 4sec netem limit 80000 delay 18ms",
 	"qd add dev eth1 parent 1:8 est 1sec 4sec netem limit 90000 delay 20ms",
 };
+const unsigned lab_seed003_script_n =
+	sizeof(lab_seed003_script) / sizeof(lab_seed003_script[0]);
+
 static const unsigned delay_ms[NQ] = {6, 8, 10, 12, 14, 16, 18, 20};
 
 struct s3;
@@ -472,10 +476,10 @@ static int run_config(const struct lab_opts *o, struct lab_result *r, unsigned r
 	}
 	/* the script: "tc qd del dev eth1 root 2>/dev/null" first, as the seed */
 	pw_tc(rt, "qd del dev eth1 root", 0, NULL, 0, NULL, 0);
-	for (unsigned i = 0; i < sizeof(script) / sizeof(script[0]); i++) {
-		err = pw_tc(rt, script[i], 0, NULL, 0, msg, sizeof(msg));
+	for (unsigned i = 0; i < lab_seed003_script_n; i++) {
+		err = pw_tc(rt, lab_seed003_script[i], 0, NULL, 0, msg, sizeof(msg));
 		if (err) {
-			fprintf(stderr, "lab seed003: tc %s: %s\n", script[i], msg);
+			fprintf(stderr, "lab seed003: tc %s: %s\n", lab_seed003_script[i], msg);
 			goto fail_dev;
 		}
 	}
