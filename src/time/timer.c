@@ -595,9 +595,10 @@ int pw__mod_timer_slow(struct pw_timer *t, uint64_t expires)
  * The destination bucket is prefetched as the lane does, once its index
  * is known under the lock (its head is in the base, a few KiB the burst
  * keeps hot, and its first timer is the last one enqueued there).
- * The distances: an entry is ~100 instructions, 10-20 ns once its lines
- * are in cache; a miss to memory on the project's VM ~100 ns.  Measured:
- * docs/benchmarks.md, "Re-arms in bursts".
+ * The distances: far enough ahead that a miss to memory is served while
+ * the entries in between are re-armed (how far depends on an entry's cost
+ * in cache against a miss's latency: docs/benchmarks.md, "Re-arms in
+ * bursts", has both, measured).
  * Context: as pw_mod_timer(), entry by entry; holds at most one base lock
  * at a time, never across a call out of this file but the general path's
  * own locking (after letting go).
