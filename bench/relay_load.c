@@ -366,6 +366,30 @@ static void wake_lateness(double ms, unsigned n, uint64_t *p50, uint64_t *p99)
 	close(ep);
 }
 
+/* Read the relay's stderr from @fd into @buf (@len bytes, NUL-ended)
+ * until its "ready: listening on ADDR:PORT," line: the port, or 0 when the
+ * relay ended or said too much before it.  Context: the main thread. */
+static uint16_t read_ready_port(int fd, char *buf, size_t len)
+{
+	size_t used = 0;
+	buf[0] = '\0';
+	while (used < len - 1) {
+		ssize_t n = read(fd, buf + used, len - 1 - used);
+		if (n <= 0)
+			break;
+		used += (size_t)n;
+		buf[used] = '\0';
+		char *r = strstr(buf, "ready: listening on ");
+		char *c = r ? strchr(r, ',') : NULL;
+		if (c) {
+			while (c > r && c[-1] != ':')
+				c--;
+			return (uint16_t)atoi(c);
+		}
+	}
+	return 0;
+}
+
 /* Start the relay: its pid, its port in *@port (exits on failure). */
 static pid_t start_relay(const char *relay, const char *to, const char *workers, const char *spec,
 			 uint16_t *port)
@@ -384,20 +408,7 @@ static pid_t start_relay(const char *relay, const char *to, const char *workers,
 	}
 	close(ep[1]);
 	char errbuf[4096];
-	size_t elen = 0;
-	*port = 0;
-	while (elen < sizeof(errbuf) - 1) {
-		ssize_t n = read(ep[0], errbuf + elen, sizeof(errbuf) - 1 - elen);
-		if (n <= 0)
-			break;
-		elen += (size_t)n;
-		errbuf[elen] = '\0';
-		char *r = strstr(errbuf, "ready: listening on 127.0.0.1:");
-		if (r && strchr(r, ',')) {
-			*port = (uint16_t)atoi(r + strlen("ready: listening on 127.0.0.1:"));
-			break;
-		}
-	}
+	*port = read_ready_port(ep[0], errbuf, sizeof(errbuf));
 	close(ep[0]); /* the relay's later stderr: EPIPE, ignored */
 	if (!*port) {
 		fprintf(stderr, "pinwheel-relay-load: the relay did not start: %s\n", errbuf);
@@ -884,23 +895,7 @@ static int abuse_main(const char *relay, int argc, char **argv)
 	close(ep[1]);
 	close(ofd);
 	char errbuf[8192];
-	size_t elen = 0;
-	errbuf[0] = '\0';
-	while (elen < sizeof(errbuf) - 1) {
-		ssize_t n = read(ep[0], errbuf + elen, sizeof(errbuf) - 1 - elen);
-		if (n <= 0)
-			break;
-		elen += (size_t)n;
-		errbuf[elen] = '\0';
-		char *r = strstr(errbuf, "ready: listening on ");
-		if (r && strchr(r, ',')) {
-			char *c = strchr(r, ',');
-			while (c > r && c[-1] != ':')
-				c--;
-			A.port = (uint16_t)atoi(c);
-			break;
-		}
-	}
+	A.port = read_ready_port(ep[0], errbuf, sizeof(errbuf));
 	if (!A.port) {
 		fprintf(stderr, "pinwheel-relay-load: the relay did not start: %s\n", errbuf);
 		return 1;
@@ -953,6 +948,7 @@ static int abuse_main(const char *relay, int argc, char **argv)
 	pthread_join(te, NULL);
 	for (int i = 0; i < A.nflood; i++)
 		close(A.flood_fd[i]);
+	size_t elen = strlen(errbuf);
 	ssize_t n;
 	while (elen < sizeof(errbuf) - 1 &&
 	       (n = read(ep[0], errbuf + elen, sizeof(errbuf) - 1 - elen)) > 0)
