@@ -12,7 +12,11 @@ secs=${2:-60}
 shift $(( $# >= 2 ? 2 : 1 ))
 here=$(cd "$(dirname "$0")" && pwd)
 targets=("$@")
-((${#targets[@]})) || targets=(timer hrtimer tc dist qdisc relay)
+if ((${#targets[@]} == 0)); then
+	targets=(timer hrtimer tc dist qdisc trace relay)
+	# the API's target exists only where libmicrohttpd and jansson were found
+	[[ -x $build/fuzz/fuzz_api ]] && targets+=(api)
+fi
 out=${FUZZ_OUT:-$build/fuzz-out}
 mkdir -p "$out"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}

@@ -26,7 +26,12 @@
  *    backlog, duplicates at the limit);
  *  - seed: same seed same trace, other seed another;
  *  - the time-ordered queue (time order, ties in arrival order), tc change
- *    with packets queued, and delete/replace/destroy with packets queued.
+ *    with packets queued, and delete/replace/destroy with packets queued;
+ *  - `inorder` (pinwheel's extension): each packet at max(send + its draw,
+ *    the previous packet's time) to the ns, none overtaken, the held count
+ *    tc -d shows, the sojourn figures beside plain netem's at 100 to
+ *    100,000 packets/s (docs/design/net.md), with rate (rate's times
+ *    exactly), a change with packets queued, and the refusals.
  *
  * In every test each packet handed to the layer (and each duplicate) comes
  * back exactly once, through xmit or drop: the ledger is checked at the
@@ -2080,6 +2085,206 @@ static void test_teardown(void)
 	env_fini();
 }
 
+/* ------------------------------------ 5. inorder (pinwheel's extension) */
+
+/* The packets `inorder` held back, as tc -d prints them (-1: not shown). */
+static long long inorder_held_shown(void)
+{
+	char out[2048];
+	CHECK_EQ(pw_tc(L.rt, "qdisc show dev eth0", PW_TC_DETAILS, out, sizeof(out), NULL, 0), 0);
+	const char *h = strstr(out, " inorder held ");
+	return h ? strtoll(h + 14, NULL, 10) : -1;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+struct sojourn {
+	double mean_ms, p50_ms, p99_ms, max_ms;
+	uint64_t held;      /* packets the rule delayed */
+	unsigned overtaken; /* packets that left after one enqueued behind them */
+};
+
+/* @n packets of 1000 bytes, one every @gap ns, through `netem delay 20ms
+ * 5ms seed @seed [inorder]`: each leaves at the time the test computes
+ * from the same draws (LFSR113 seeded as the kernel, one draw per packet:
+ * the uniform delay), max(send + draw, the previous packet's time) with
+ * inorder; the sojourn's figures in *@out. */
+static void inorder_run(bool inorder, uint64_t gap, unsigned n, uint64_t seed,
+			struct sojourn *out)
+{
+	env_init(n, false, false);
+	tc_ok("qdisc add dev eth0 root handle 1: netem limit 1000000 delay 20ms 5ms seed %" PRIu64
+	      "%s", seed, inorder ? " inorder" : "");
+	for (unsigned i = 0; i < n; i++) {
+		send_len(1000, NULL);
+		advance(gap);
+	}
+	advance(100 * MS);
+	CHECK_EQ(L.sent, n);
+	struct lfsr r;
+	lfsr_seed(&r, seed);
+	uint64_t prev = 0, held = 0;
+	uint64_t *soj = malloc(n * sizeof(*soj));
+	CHECK(soj);
+	double sum = 0;
+	for (unsigned i = 0; i < n; i++) {
+		int64_t d = k_tabledist(20 * MS, 5 * MS, lfsr_next(&r), NULL, 0);
+		uint64_t t = L.send_ns[i] + (uint64_t)d;
+		if (inorder && t < prev) {
+			t = prev;
+			held++;
+		}
+		prev = t;
+		CHECK_EQ(L.xmit_ns[i], t);
+		soj[i] = L.xmit_ns[i] - L.send_ns[i];
+		sum += (double)soj[i];
+	}
+	unsigned overtaken = 0, maxi = 0;
+	for (unsigned k = 0; k < L.norder; k++) {
+		if (k && L.order[k] < maxi)
+			overtaken++;
+		if (L.order[k] > maxi)
+			maxi = L.order[k];
+		if (inorder)
+			CHECK_EQ(L.order[k], k);
+	}
+	CHECK_EQ(inorder_held_shown(), inorder ? (long long)held : -1);
+	qsort(soj, n, sizeof(*soj), cmp_u64);
+	out->mean_ms = sum / n / 1e6;
+	out->p50_ms = (double)soj[n / 2] / 1e6;
+	out->p99_ms = (double)soj[(uint64_t)n * 99 / 100] / 1e6;
+	out->max_ms = (double)soj[n - 1] / 1e6;
+	out->held = held;
+	out->overtaken = overtaken;
+	free(soj);
+	env_fini();
+}
+
+/* The delay distributions with and without inorder, at 100 to 100,000
+ * packets per second (docs/design/net.md prints these lines). */
+static void test_inorder(void)
+{
+	static const uint64_t gaps[] = { 10 * MS, MS, MS / 10, MS / 100 };
+	for (size_t g = 0; g < sizeof(gaps) / sizeof(gaps[0]); g++) {
+		struct sojourn plain, in;
+		inorder_run(false, gaps[g], 20000, 4242, &plain);
+		inorder_run(true, gaps[g], 20000, 4242, &in);
+		printf("  inorder: %6.0f pkt/s  plain mean %.3f p50 %.3f p99 %.3f max %.3f ms, "
+		       "%u overtaken | inorder mean %.3f p50 %.3f p99 %.3f max %.3f ms, %" PRIu64
+		       " held\n",
+		       1e9 / (double)gaps[g], plain.mean_ms, plain.p50_ms, plain.p99_ms, plain.max_ms,
+		       plain.overtaken, in.mean_ms, in.p50_ms, in.p99_ms, in.max_ms, in.held);
+		CHECK_EQ(in.overtaken, 0);
+		/* never earlier than its own draw, never later than the largest
+		 * draw: within [15, 25) ms */
+		CHECK(in.mean_ms >= plain.mean_ms && in.p50_ms >= plain.p50_ms);
+		CHECK(in.max_ms < 25.0 && plain.max_ms < 25.0);
+		if (gaps[g] >= 10 * MS) {
+			/* 10 ms apart, draws within 10 ms of each other: no
+			 * packet can pass another, the two are the same */
+			CHECK_EQ(in.held, 0);
+			CHECK_EQ(plain.overtaken, 0);
+			CHECK(in.mean_ms == plain.mean_ms && in.p99_ms == plain.p99_ms);
+		} else {
+			CHECK(plain.overtaken > 0 && in.held > 0);
+		}
+	}
+}
+
+/* inorder with rate: rate alone already starts each packet after the last
+ * one queued, so the times are rate's, exactly, and nothing is held; with
+ * packets queued, a change that turns inorder on keeps the new packets
+ * behind every one queued; reorder and gap are refused, by name. */
+static void test_inorder_rate_change(void)
+{
+	uint64_t *plain = malloc(3000 * sizeof(*plain));
+	CHECK(plain);
+	for (int inorder = 0; inorder < 2; inorder++) {
+		env_init(3000, false, false);
+		tc_ok("qdisc add dev eth0 root handle 1: netem limit 100000 delay 20ms 5ms rate 10mbit "
+		      "seed 99%s", inorder ? " inorder" : "");
+		xs_seed(31);
+		for (unsigned i = 0; i < 3000; i++) {
+			send_len(xs_range(64, 1500), NULL);
+			advance(xs_range(0, 2 * MS));
+		}
+		advance(10000 * MS);
+		CHECK_EQ(L.sent, 3000);
+		for (unsigned i = 0; i < 3000; i++) {
+			CHECK_EQ(L.order[i], i);
+			if (inorder)
+				CHECK_EQ(L.xmit_ns[i], plain[i]);
+			else
+				plain[i] = L.xmit_ns[i];
+		}
+		CHECK_EQ(inorder_held_shown(), inorder ? 0 : -1);
+		env_fini();
+	}
+	free(plain);
+
+	/* plain jitter with packets queued, then inorder */
+	env_init(2000, false, false);
+	tc_ok("qdisc add dev eth0 root handle 1: netem delay 20ms 10ms seed 5");
+	for (unsigned i = 0; i < 1000; i++) {
+		send_len(100, NULL);
+		advance(MS / 20);
+	}
+	uint64_t latest = 0;
+	CHECK(L.sent < 1000);
+	tc_ok("qdisc change dev eth0 root handle 1: netem delay 20ms 10ms seed 5 inorder");
+	for (unsigned i = 1000; i < 2000; i++) {
+		send_len(100, NULL);
+		advance(MS / 20);
+	}
+	advance(100 * MS);
+	CHECK_EQ(L.sent, 2000);
+	for (unsigned k = 0; k < 2000; k++)
+		if (L.order[k] < 1000 && L.xmit_ns[L.order[k]] > latest)
+			latest = L.xmit_ns[L.order[k]];
+	for (unsigned i = 1000; i < 2000; i++) {
+		CHECK(L.xmit_ns[i] >= latest);
+		if (i > 1000)
+			CHECK(L.xmit_ns[i] >= L.xmit_ns[i - 1]);
+	}
+	/* and off again: the word absent from a change turns it off */
+	tc_ok("qdisc change dev eth0 root handle 1: netem delay 20ms 10ms seed 5");
+	CHECK_EQ(inorder_held_shown(), -1);
+	char out[1024];
+	CHECK_EQ(pw_tc(L.rt, "qdisc show dev eth0", 0, out, sizeof(out), NULL, 0), 0);
+	CHECK(!strcmp(out, "qdisc netem 1: root refcnt 2 limit 1000 delay 20ms  10ms seed 5\n"));
+	tc_ok("qdisc change dev eth0 root handle 1: netem delay 20ms 10ms inorder");
+	CHECK_EQ(pw_tc(L.rt, "qdisc show dev eth0", 0, out, sizeof(out), NULL, 0), 0);
+	CHECK(!strcmp(out, "qdisc netem 1: root refcnt 2 limit 1000 delay 20ms  10ms inorder\n"));
+	CHECK_EQ(pw_tc(L.rt, "qdisc show dev eth0", PW_TC_JSON, out, sizeof(out), NULL, 0), 0);
+	CHECK(strstr(out, "\"gap\":0,\"inorder\":true}"));
+
+	static const struct {
+		const char *args, *msg;
+	} bad[] = {
+		{ "delay 20ms 5ms inorder reorder 10%", "netem: \"inorder\" and \"reorder\" exclude each other" },
+		{ "delay 20ms reorder 10% 5% inorder", "netem: \"inorder\" and \"reorder\" exclude each other" },
+		{ "delay 20ms inorder gap 3", "netem: \"inorder\" and \"gap\" exclude each other" },
+		{ "delay 20ms 5ms inorde", "What is \"inorde\"?" },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char cmd[256], err[2048];
+		snprintf(cmd, sizeof(cmd), "qdisc change dev eth0 root netem %s", bad[i].args);
+		err[0] = '\0';
+		CHECK(pw_tc(L.rt, cmd, 0, NULL, 0, err, sizeof(err)) != 0);
+		if (!strstr(err, bad[i].msg))
+			fprintf(stderr, "\"%s\": \"%s\"\n", cmd, err);
+		CHECK(strstr(err, bad[i].msg));
+	}
+	/* the failed changes changed nothing */
+	CHECK_EQ(pw_tc(L.rt, "qdisc show dev eth0", 0, out, sizeof(out), NULL, 0), 0);
+	CHECK(!strcmp(out, "qdisc netem 1: root refcnt 2 limit 1000 delay 20ms  10ms inorder\n"));
+	env_fini();
+}
+
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -2099,6 +2304,8 @@ int main(void)
 	RUN(test_tfifo);
 	RUN(test_tfifo_calendar);
 	RUN(test_teardown);
+	RUN(test_inorder);
+	RUN(test_inorder_rate_change);
 	char path[128];
 	snprintf(path, sizeof(path), "%s/three.dist", tmpdir);
 	unlink(path);

@@ -4,6 +4,20 @@
  *
  *   pinwheel-tc [-s] [-j] [-p] [-d] [-force] [-dev NAME[:TXQUEUES]]... -batch FILE|-
  *   pinwheel-tc [OPTIONS] OBJECT COMMAND ...       (one command)
+ *   pinwheel-tc [-A] [-check] [-load PPS [-size BYTES] [-for TIME] [-real]] ...
+ *
+ * Accuracy (not iproute2's; docs/design/net.md "Accuracy"): -A keeps each
+ * qdisc's achieved figures (pw_netdev_accuracy_enable()) and adds them to
+ * qdisc show, after the -s lines, in text and JSON; -check judges them
+ * after the commands (and the load), prints `check dev NAME: pass|fail|not
+ * judged` and each failure (on stderr under -j) and exits 3 when a
+ * qdisc's achieved left its configured (the metric: <pinwheel/net.h>).  -load offers PPS
+ * packets a second of -size bytes (default 1000) to every device for
+ * -for (default 1s) after the commands, then waits until every packet
+ * came back, and prints `qdisc show` with the figures (with -A): on the
+ * simulated clock by default (what the configuration gives on a punctual
+ * host: deterministic), on this machine's clock with -real (one worker
+ * thread; what this host achieves now: a loaded machine fails -check).
  *
  * The devices exist only inside this process: each -dev declares one
  * (default: eth0 with 1 TX queue), with the kernel's default qdiscs
@@ -13,34 +27,106 @@
  * tc prints: show output on stdout, errors on stderr, "Command failed
  * FILE:LINE" after a failed batch line, the batch stopping at the first
  * failure unless -force.  Exit status: 0 if every command succeeded, 1
- * otherwise, 2 for a bad command line of pinwheel-tc itself.
+ * otherwise, 2 for a bad command line of pinwheel-tc itself, 3 when
+ * -check found a qdisc whose achieved left its configured.
  *
  * Batch lines as tc reads them: '#' starts a comment, a trailing '\'
  * joins the next line, a leading "tc" is allowed.
- * Threads: one (main).
+ * Threads: one (main); with -load -real, the runtime's worker too (the
+ * packet pool's lock between them).
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <pinwheel/pinwheel.h>
 #include <pinwheel/net.h>
 
+/* -load's packets: a pool (a free list under a lock: with -real the
+ * worker hands packets back); every packet in the layer came from it. */
+struct lpkt {
+	struct pw_pkt pkt; /* first: a struct pw_pkt * is a struct lpkt * */
+	struct lpkt *next;
+};
+static struct {
+	pthread_mutex_t lock;
+	struct lpkt *free;
+	uint64_t out; /* in the layer */
+} pool = { PTHREAD_MUTEX_INITIALIZER, NULL, 0 };
+
+static struct pw_pkt *pool_get(uint32_t len)
+{
+	pthread_mutex_lock(&pool.lock);
+	struct lpkt *l = pool.free;
+	if (l)
+		pool.free = l->next;
+	pthread_mutex_unlock(&pool.lock);
+	if (!l && !(l = malloc(sizeof(*l))))
+		return NULL;
+	pthread_mutex_lock(&pool.lock);
+	pool.out++;
+	pthread_mutex_unlock(&pool.lock);
+	pw_pkt_init(&l->pkt, NULL, len);
+	return &l->pkt;
+}
+
+static void pool_put(struct pw_pkt *p)
+{
+	struct lpkt *l = (struct lpkt *)p;
+	pthread_mutex_lock(&pool.lock);
+	l->next = pool.free;
+	pool.free = l;
+	pool.out--;
+	pthread_mutex_unlock(&pool.lock);
+}
+
+static uint64_t pool_out(void)
+{
+	pthread_mutex_lock(&pool.lock);
+	uint64_t n = pool.out;
+	pthread_mutex_unlock(&pool.lock);
+	return n;
+}
+
+static void pool_free(void)
+{
+	while (pool.free) {
+		struct lpkt *l = pool.free;
+		pool.free = l->next;
+		free(l);
+	}
+}
+
 static int dev_xmit(struct pw_netdev *dev, unsigned txq, struct pw_pkt *pkt, void *ctx)
 {
-	(void)dev, (void)txq, (void)pkt, (void)ctx;
+	(void)dev, (void)txq, (void)ctx;
+	pool_put(pkt);
 	return PW_NETDEV_TX_OK;
 }
 
 static void dev_drop(struct pw_netdev *dev, struct pw_pkt *pkt, enum pw_drop_reason r, void *ctx)
 {
-	(void)dev, (void)pkt, (void)r, (void)ctx;
+	(void)dev, (void)r, (void)ctx;
+	pool_put(pkt);
 }
 
-static const struct pw_netdev_ops dev_ops = { .xmit = dev_xmit, .drop = dev_drop };
+static struct pw_pkt *dev_clone(struct pw_netdev *dev, const struct pw_pkt *pkt, void *ctx)
+{
+	(void)dev, (void)ctx;
+	struct pw_pkt *c = pool_get(pkt->len);
+	if (c)
+		*c = *pkt;
+	return c;
+}
+
+static const struct pw_netdev_ops dev_ops = { .xmit = dev_xmit, .drop = dev_drop,
+					      .clone = dev_clone };
 
 static void usage(FILE *f)
 {
@@ -49,8 +135,11 @@ static void usage(FILE *f)
 		"       pinwheel-tc [ OPTIONS ] -batch FILE|-\n"
 		"where  OBJECT := { qdisc | class }\n"
 		"       OPTIONS := { -s[tatistics] | -d[etails] | -j[son] | -p[retty] |\n"
-		"                    -f[orce] | -dev NAME[:TXQUEUES] (repeatable; default eth0:1) }\n"
-		"Devices live in this process, on pinwheel's simulated clock.\n");
+		"                    -f[orce] | -dev NAME[:TXQUEUES] (repeatable; default eth0:1) |\n"
+		"                    -A | -check | -load PPS [-size BYTES] [-for TIME] [-real] }\n"
+		"Devices live in this process, on pinwheel's simulated clock (-real: this\n"
+		"machine's).  -A: each qdisc's achieved beside its configured in show;\n"
+		"-check: exit 3 when one left it; -load: offer PPS packets/s for TIME.\n");
 }
 
 /* One tc command: run it, print its output and errors.  0 or -errno. */
@@ -148,6 +237,92 @@ static int add_dev(struct pw_runtime *rt, const char *spec)
 	return 0;
 }
 
+/* -load: what to offer after the commands. */
+struct load {
+	double pps;
+	uint32_t size;
+	uint64_t for_ns;
+	bool real;
+};
+
+/* "1s", "500ms", "2.5s", "100us" (no unit: seconds) into ns; -1 if bad. */
+static int parse_dur(const char *s, uint64_t *ns)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || end == s || !(v > 0))
+		return -1;
+	double mul = 1e9;
+	if (!strcmp(end, "ms"))
+		mul = 1e6;
+	else if (!strcmp(end, "us"))
+		mul = 1e3;
+	else if (!strcmp(end, "ns"))
+		mul = 1;
+	else if (*end && strcmp(end, "s"))
+		return -1;
+	if (v * mul > 3600e9 || v * mul < 1)
+		return -1;
+	*ns = (uint64_t)(v * mul);
+	return 0;
+}
+
+static void sleep_until(uint64_t ns)
+{
+	struct timespec ts = { (time_t)(ns / 1000000000u), (long)(ns % 1000000000u) };
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
+}
+
+/* Offer @ld to every device of @rt (pw_netdev_get() of @names), then wait
+ * until every packet came back (at most 60 s more).  0 or -1. */
+static int run_load(struct pw_runtime *rt, const char *const *names, unsigned n,
+		    const struct load *ld)
+{
+	struct pw_netdev *devs[64];
+	for (unsigned i = 0; i < n; i++) {
+		char name[64];
+		snprintf(name, sizeof(name), "%.*s", (int)strcspn(names[i], ":"), names[i]);
+		devs[i] = pw_netdev_get(rt, name);
+		if (!devs[i])
+			return -1;
+	}
+	uint64_t count = (uint64_t)(ld->pps * (double)ld->for_ns / 1e9), nomem = 0;
+	uint64_t t0 = pw_now_ns(rt);
+	for (uint64_t i = 0; i < count; i++) {
+		uint64_t t = t0 + (uint64_t)((double)i * 1e9 / ld->pps);
+		if (ld->real)
+			sleep_until(t);
+		else if (t > pw_now_ns(rt))
+			pw_sim_advance(rt, t - pw_now_ns(rt));
+		for (unsigned d = 0; d < n; d++) {
+			struct pw_pkt *p = pool_get(ld->size);
+			if (!p) {
+				nomem++;
+				continue;
+			}
+			p->hash = (uint32_t)(i * 2654435761u + d);
+			pw_dev_queue_xmit(devs[d], p);
+		}
+	}
+	for (unsigned k = 0; pool_out() && k < 6000; k++) {
+		if (ld->real)
+			sleep_until(pw_now_ns(rt) + 10000000);
+		else
+			pw_sim_advance(rt, 10000000);
+	}
+	if (nomem)
+		fprintf(stderr, "pinwheel-tc: -load: %" PRIu64 " packets not sent (out of memory)\n",
+			nomem);
+	if (pool_out()) {
+		fprintf(stderr, "pinwheel-tc: -load: %" PRIu64 " packets still queued 60s after it\n",
+			pool_out());
+		return -1;
+	}
+	return 0;
+}
+
 static int matches(const char *arg, const char *full)
 {
 	size_t n = strlen(arg);
@@ -161,6 +336,8 @@ int main(int argc, char **argv)
 	const char *batch = NULL;
 	const char *devs[64];
 	unsigned ndevs = 0;
+	bool acc = false, check = false, load = false;
+	struct load ld = { 0, 1000, 1000000000u, false };
 
 	argc--, argv++;
 	while (argc > 0 && argv[0][0] == '-') {
@@ -180,6 +357,33 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			batch = argv[1];
+			argc--, argv++;
+		} else if (!strcmp(o, "A") || !strcmp(o, "accuracy")) {
+			flags |= PW_TC_ACCURACY;
+			acc = true;
+		} else if (!strcmp(o, "check")) {
+			acc = check = true;
+		} else if (!strcmp(o, "real")) {
+			ld.real = true;
+		} else if (!strcmp(o, "load") || !strcmp(o, "size") || !strcmp(o, "for")) {
+			char *end = NULL;
+			bool bad = argc < 2;
+			if (!bad && !strcmp(o, "load")) {
+				ld.pps = strtod(argv[1], &end);
+				bad = *end || !(ld.pps > 0 && ld.pps <= 1e7);
+				load = true;
+			} else if (!bad && !strcmp(o, "size")) {
+				unsigned long v = strtoul(argv[1], &end, 10);
+				bad = *end || v == 0 || v > 65535;
+				ld.size = (uint32_t)v;
+			} else if (!bad) {
+				bad = parse_dur(argv[1], &ld.for_ns) != 0;
+			}
+			if (bad) {
+				fprintf(stderr, "pinwheel-tc: bad value \"%s\" for %s\n",
+					argc < 2 ? "" : argv[1], argv[0]);
+				return 2;
+			}
 			argc--, argv++;
 		} else if (matches(o, "statistics")) {
 			flags |= PW_TC_STATS;
@@ -204,11 +408,16 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	if (load && ld.pps * ((double)ld.for_ns / 1e9) > 1e8) {
+		fprintf(stderr, "pinwheel-tc: -load %g for %gs is over 1e8 packets\n", ld.pps,
+			(double)ld.for_ns / 1e9);
+		return 2;
+	}
 
 	struct pw_config cfg;
 	pw_config_init(&cfg);
 	cfg.ncpus = 1;
-	cfg.clock = PW_CLOCK_SIM;
+	cfg.clock = ld.real ? PW_CLOCK_MONOTONIC : PW_CLOCK_SIM;
 	struct pw_runtime *rt;
 	int rc = pw_runtime_create(&cfg, &rt);
 	if (rc) {
@@ -223,6 +432,17 @@ int main(int argc, char **argv)
 			pw_runtime_destroy(rt);
 			return 2;
 		}
+	/* accuracy: every device's qdiscs, and those the commands create */
+	for (unsigned i = 0; acc && i < ndevs; i++) {
+		char name[64];
+		snprintf(name, sizeof(name), "%.*s", (int)strcspn(devs[i], ":"), devs[i]);
+		struct pw_netdev *d = pw_netdev_get(rt, name);
+		if (!d || pw_netdev_accuracy_enable(d, 1)) {
+			fprintf(stderr, "pinwheel-tc: cannot keep accuracy on \"%s\"\n", name);
+			pw_runtime_destroy(rt);
+			return 2;
+		}
+	}
 
 	if (!batch) {
 		size_t len = 1;
@@ -236,7 +456,7 @@ int main(int argc, char **argv)
 		cmd[0] = '\0';
 		for (int i = 0; i < argc; i++) {
 			/* quote words with spaces so they stay one word */
-			bool q = strpbrk(argv[i], " \t") != NULL;
+			bool q = strpbrk(argv[i], " \t\r\n") != NULL;
 			if (i)
 				strcat(cmd, " ");
 			if (q)
@@ -270,6 +490,40 @@ int main(int argc, char **argv)
 		if (f != stdin)
 			fclose(f);
 	}
+	if (load && status == 0) {
+		rc = ld.real ? pw_runtime_start(rt) : 0;
+		if (rc || run_load(rt, devs, ndevs, &ld)) {
+			fprintf(stderr, "pinwheel-tc: -load failed%s%s\n", rc ? ": " : "",
+				rc ? strerror(-rc) : "");
+			status = 1;
+		}
+		if (ld.real)
+			pw_runtime_stop(rt);
+		for (unsigned i = 0; acc && status == 0 && i < ndevs && (flags & PW_TC_ACCURACY); i++) {
+			char cmd[128];
+			snprintf(cmd, sizeof(cmd), "qdisc show dev %.*s", (int)strcspn(devs[i], ":"),
+				 devs[i]);
+			if (run_cmd(rt, cmd, flags))
+				status = 1;
+		}
+	}
+	if (check && status == 0) {
+		for (unsigned i = 0; i < ndevs; i++) {
+			char name[64], why[4096];
+			snprintf(name, sizeof(name), "%.*s", (int)strcspn(devs[i], ":"), devs[i]);
+			int v = pw_netdev_accuracy_check(pw_netdev_get(rt, name), why, sizeof(why));
+			/* stdout, but stderr under -j: stdout stays one JSON document */
+			FILE *f = (flags & PW_TC_JSON) ? stderr : stdout;
+			fprintf(f, "check dev %s: %s\n", name,
+				v == PW_ACC_FAIL ? "fail" : v == PW_ACC_PASS ? "pass" :
+				v == PW_ACC_NOT_JUDGED ? "not judged" : strerror(-v));
+			if (v == PW_ACC_FAIL) {
+				fprintf(f, "%s\n", why);
+				status = 3;
+			}
+		}
+	}
 	pw_runtime_destroy(rt);
+	pool_free();
 	return status;
 }

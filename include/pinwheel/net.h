@@ -56,6 +56,8 @@ struct pw_pkt {
 	uint64_t pw_seq;
 	uint32_t pw_reason;  /* the drop reason while on a to-free list */
 	uint32_t pw_cb;      /* per-qdisc scratch */
+	uint64_t pw_acc_ns;  /* private: the tree's enqueue time + 1 while the
+			      * device's accuracy is on (0: none) */
 };
 
 /**
@@ -260,8 +262,135 @@ uint64_t pw_netdev_watchdog_arms(struct pw_netdev *dev, unsigned txq);
 #define PW_TC_STATS   0x1
 #define PW_TC_JSON    0x2
 #define PW_TC_DETAILS 0x4
+#define PW_TC_ACCURACY 0x8 /* show: each qdisc's accuracy (pw_netdev_accuracy_enable()) */
 int pw_tc(struct pw_runtime *rt, const char *cmd, unsigned flags, char *out, size_t outlen,
 	  char *err, size_t errlen);
+
+/* ------------------------------------------------------------ schedules */
+
+/*
+ * A schedule: tc commands applied at given times (src/net/tc/schedule.c,
+ * docs/design/net.md "Schedules").  The text holds one step a line,
+ * `TIME COMMAND` (`2.5s qdisc change dev up root netem delay 80ms`), TIME
+ * a decimal with a unit (s, ms, us, ns, and tc's spellings of them) counted
+ * from pw_tc_schedule_start(), never decreasing; '#' comments, blank lines
+ * and '\' continuations as tc -batch reads them; and an optional last line
+ * `loop` (start again after the last step's time) or `TIME loop` (start
+ * again at TIME).  Each step runs through pw_tc() when its time comes, as
+ * a `change` typed then would: packets queued keep their departure times.
+ */
+struct pw_tc_schedule; /* opaque */
+
+/* pw_tc_schedule_load() flags. */
+#define PW_TC_SCHED_INLINE 0x1 /* run each step in the timer's callback, on
+				* the CPU it fires on (exact on the simulated
+				* clock); default: the schedule's own thread */
+
+/**
+ * pw_tc_schedule_load() - parse and check @text, a schedule named @name
+ * (a file name: errors say NAME:LINE), for @rt's devices.  Every line is
+ * checked now: the time, the order of times, the command's words as tc
+ * parses them (without applying it), that it changes the configuration
+ * (qdisc or class add|change|replace|link|delete) and that its device
+ * exists on @rt; with @dev not NULL, that every step names device @dev.
+ * Nothing runs until pw_tc_schedule_start().
+ * Context: any thread but a driver callback (it runs tc's parser).
+ * Allocates.  Return: 0 with *@out set; -EINVAL with "NAME:LINE: what is
+ * wrong" naming the bad token in @err (the tc parser's own message for a
+ * command's words), -ENODEV (a device that @rt does not have), -ENOMEM.
+ * On failure *@out is NULL.
+ */
+int pw_tc_schedule_load(struct pw_runtime *rt, const char *text, const char *name,
+			const char *dev, unsigned flags, struct pw_tc_schedule **out, char *err,
+			size_t errlen);
+
+/**
+ * pw_tc_schedule_start() - time 0 of @s is now: arm its timer for the first
+ * step (and start its thread, unless PW_TC_SCHED_INLINE).  A stopped
+ * schedule starts again from its first step, its counts reset.
+ * Context: any thread but a driver callback; start, stop and free of one
+ * schedule from one thread at a time (its owner).  Return: 0; -EINVAL;
+ * -EALREADY (running); -EAGAIN/-ENOMEM (the thread or the timer).
+ */
+int pw_tc_schedule_start(struct pw_tc_schedule *s);
+
+/**
+ * pw_tc_schedule_stop() - cancel @s's timer and wait: the steps whose time
+ * had come are applied (or counted failed) before it returns, and no step
+ * runs after.  Stopping a schedule that does not run: no-op.
+ * Context: any thread but a driver callback (a step in progress may wait
+ * for transmits) and a thread holding no net-layer lock.
+ * Return: 0; -EINVAL; -EDEADLK (from its own timer's callback).
+ */
+int pw_tc_schedule_stop(struct pw_tc_schedule *s);
+
+/**
+ * pw_tc_schedule_sync() - wait until every step whose time has come is
+ * applied (or failed).  With the schedule's thread on the simulated clock,
+ * call it after each pw_sim_advance() to see a step's effect at once.
+ * Context: as pw_tc_schedule_stop().  Return: 0; -EINVAL.
+ */
+int pw_tc_schedule_sync(struct pw_tc_schedule *s);
+
+/**
+ * pw_tc_schedule_free() - stop @s, then free it.  NULL: no-op.  Call it
+ * before pw_runtime_destroy() of its runtime (its timer lives there).
+ * Context: as pw_tc_schedule_stop().
+ */
+void pw_tc_schedule_free(struct pw_tc_schedule *s);
+
+/* Where a schedule is: which step is in force, and the counts since start. */
+struct pw_tc_schedule_status {
+	int running;           /* started and not stopped */
+	int finished;          /* no loop, and every step has run */
+	unsigned nsteps;
+	uint64_t period_ns;    /* the loop's period; 0: no loop */
+	uint64_t start_ns;     /* time 0 of the schedule (runtime clock) */
+	/* the step in force: the last one tc accepted (-1, 0, NULL: none yet) */
+	int step;              /* its index, 0 .. nsteps-1 */
+	unsigned line;         /* its line in the text */
+	const char *cmd;       /* its command (the schedule's copy) */
+	uint64_t cycle;        /* in which pass of the loop (0: the first) */
+	uint64_t since_ns;     /* when it came due (runtime clock) */
+	uint64_t applied_ns;   /* when tc returned for it (runtime clock) */
+	/* counts since start: steps whose time came, applied, refused by tc */
+	uint64_t due, applied, failed;
+	/* the last refusal: its step (-1 none), line, errno and tc's message */
+	int failed_step;
+	unsigned failed_line;
+	int failed_rc;
+	char failed_msg[256];
+};
+
+/**
+ * pw_tc_schedule_status() - @s's status in *@st.
+ * Context: any thread (takes the schedule's lock, briefly).
+ * Return: 0; -EINVAL.
+ */
+int pw_tc_schedule_status(struct pw_tc_schedule *s, struct pw_tc_schedule_status *st);
+
+/* One step of a schedule, and its counts since start. */
+struct pw_tc_schedule_step {
+	uint64_t time_ns;      /* offset from time 0 */
+	unsigned line;
+	const char *cmd;       /* the schedule's copy */
+	uint64_t applied, failed;
+};
+
+/**
+ * pw_tc_schedule_step() - step @i of @s in *@st.
+ * Context: any thread.  Return: 0; -EINVAL; -ERANGE (no step @i).
+ */
+int pw_tc_schedule_step(struct pw_tc_schedule *s, unsigned i, struct pw_tc_schedule_step *st);
+
+/**
+ * pw_tc_schedule_format() - the status on one line, for a tool's
+ * statistics: `schedule NAME: step I/N (line L) since Ts, cycle C: CMD;
+ * applied A, failed F` and, after a refusal, `; last failure: line L:
+ * MESSAGE`.  Always NUL-terminated (cut at @len).
+ * Context: any thread.  Return: the length it needed (as snprintf); -EINVAL.
+ */
+int pw_tc_schedule_format(struct pw_tc_schedule *s, char *buf, size_t len);
 
 /* ------------------------------------------------------------ sockets */
 
@@ -352,6 +481,107 @@ int pw_sk_reset_hrtimer(struct pw_sock *sk, struct pw_hrtimer *t, uint64_t expir
 			uint64_t slack_ns);
 int pw_sk_stop_hrtimer(struct pw_sock *sk, struct pw_hrtimer *t);
 int pw_sk_stop_hrtimer_sync(struct pw_sock *sk, struct pw_hrtimer *t);
+
+/* ------------------------------------------------------------ accuracy */
+
+/*
+ * Accuracy you can see (docs/design/net.md "Accuracy"): per qdisc, what it
+ * achieved beside what it was configured to do, and the host's share of
+ * the difference (its watchdogs' lateness), judged with the metric below.
+ *
+ * The check (PW_ACC_* bits of judged/failed; a figure is judged only with
+ * enough samples and a configuration it can be compared with):
+ *  - SOJOURN (netem with delay/jitter, no rate, slot, reorder, inorder or
+ *    delay correlation; 20+ packets): the achieved p50 (and p99 from 100
+ *    packets) within max(5%, 1 ms) of the configured quantile;
+ *  - RATE (tbf, netem rate; 3+ judged windows): the mean of the 100 ms
+ *    windows in which the qdisc stayed backlogged (and in the window
+ *    before, which released something) within max(5%, two of its largest packets per window) of
+ *    the configured rate;
+ *  - LOSS (netem random loss without correlation or ecn; 100+ packets
+ *    offered): the configured probability inside the Wilson interval of
+ *    the achieved at 99.9% (z = 3.29; the 95% interval is shown);
+ *  - LATENESS (any watchdog fire): p99 of (fired - asked) at most 1 ms.
+ */
+#define PW_ACC_SOJOURN  0x1
+#define PW_ACC_RATE     0x2
+#define PW_ACC_LOSS     0x4
+#define PW_ACC_LATENESS 0x8
+#define PW_ACC_TOL_PCT   5        /* relative tolerance, percent */
+#define PW_ACC_FLOOR_NS  1000000  /* absolute floor of the time tolerances */
+
+enum pw_acc_verdict {
+	PW_ACC_NOT_JUDGED = 0, /* nothing could be compared */
+	PW_ACC_PASS = 1,
+	PW_ACC_FAIL = 2,
+};
+
+/* The quantiles reported: p10, p50, p90, p99, p99.9. */
+#define PW_ACC_NQ 5
+
+struct pw_qdisc_accuracy {
+	uint32_t handle, parent;       /* parent: PW_TC_H_ROOT (0xffffffff) or a class */
+	char kind[16];
+	uint64_t since_ns, now_ns;     /* counted since, read at (runtime clock) */
+	/* sojourn: enqueue into the tree -> release by this qdisc, ns */
+	uint64_t released;             /* the samples: packets released with a stamp
+					* (not a netem duplicate, nor one queued
+					* before counting began) */
+	uint64_t sojourn_min_ns, sojourn_mean_ns, sojourn_max_ns;
+	uint64_t sojourn_ns[PW_ACC_NQ];
+	int has_cfg_sojourn;           /* netem: the quantiles its delay,
+					* jitter and table give */
+	uint64_t cfg_sojourn_ns[PW_ACC_NQ];
+	/* rate over windows, bytes/s */
+	uint64_t window_ns;
+	uint64_t windows;              /* judged windows (backlogged throughout) */
+	uint64_t rate_mean, rate_min, rate_max;
+	uint64_t max_packet;           /* the largest packet released, bytes */
+	uint64_t cfg_rate;             /* 0: none configured */
+	int cfg_rate_per_flow;         /* fq's maxrate (a cap per flow): not judged */
+	/* loss: the qdisc's own random loss */
+	uint64_t offered, lost;
+	double loss, loss_lo, loss_hi; /* lost / offered and its Wilson 95% interval */
+	int has_cfg_loss;
+	double cfg_loss;
+	/* the host: watchdog fires, fired - asked, ns */
+	uint64_t fires, late_p50_ns, late_p99_ns, late_max_ns;
+	/* the check */
+	unsigned judged, failed;       /* PW_ACC_* */
+	enum pw_acc_verdict verdict;
+	char why[192];                 /* the failures, or why nothing was judged */
+};
+
+/**
+ * pw_netdev_accuracy_enable() - keep (@on 1) or stop keeping (0) the
+ * accuracy figures of every qdisc of @dev, and of the qdiscs tc commands
+ * create on it later.  1 when it is on already starts the counts again.
+ * Off costs the data path one branch per hook and no memory; on, about
+ * 60 kB per qdisc and a few ns per packet (docs/design/net.md).
+ * Context: any thread but a driver callback (takes the configuration lock
+ * and the queues' locks).  Return: 0; -EINVAL; -ENOMEM (then it is off).
+ */
+int pw_netdev_accuracy_enable(struct pw_netdev *dev, int on);
+
+/**
+ * pw_netdev_accuracy_read() - the accuracy of @dev's qdisc with handle
+ * @handle (MAJ << 16; 0: the root), its configured values and the check's
+ * verdict.  mq: the sum of its children (no rate).
+ * Context: any thread but a driver callback.  Return: 0; -EINVAL;
+ * -ENOENT (no such qdisc, or accuracy off); -ENOMEM.
+ */
+int pw_netdev_accuracy_read(struct pw_netdev *dev, uint32_t handle,
+			    struct pw_qdisc_accuracy *out);
+
+/**
+ * pw_netdev_accuracy_check() - the check over every qdisc of @dev (mq's
+ * children each, not mq): PW_ACC_FAIL when one failed (each failing
+ * qdisc's "KIND HANDLE: failures" a line in @why, which may be NULL),
+ * else PW_ACC_PASS when one was judged, else PW_ACC_NOT_JUDGED.
+ * Context: any thread but a driver callback.  Return: the verdict (>= 0);
+ * -EINVAL; -ENOENT (accuracy off); -ENOMEM.
+ */
+int pw_netdev_accuracy_check(struct pw_netdev *dev, char *why, size_t len);
 
 #ifdef __cplusplus
 }

@@ -44,6 +44,7 @@
  */
 #define _GNU_SOURCE
 #include "internal.h"
+#include "accuracy.h"
 
 #include <errno.h>
 #include <sched.h>
@@ -464,6 +465,8 @@ int pw_dev_queue_xmit(struct pw_netdev *dev, struct pw_pkt *pkt)
 		pw__qunlock(&q->lock);
 	}
 	rc = q->ops->enqueue(pkt, q, &d) & PW__NET_XMIT_MASK;
+	if (__builtin_expect(q->acc != NULL, 0)) /* accuracy.h: stamp, losses */
+		pw__acc_enqueued(q, pkt, &d);
 	pw__qdisc_run(q);
 	pw__qunlock(&q->lock);
 out:

@@ -228,6 +228,7 @@ struct pw__watchdog {
 };
 
 struct pw__estimator;
+struct pw__acc;
 
 struct pw__qdisc {
 	/* the root part: used when this qdisc is a queue's root */
@@ -259,6 +260,8 @@ struct pw__qdisc {
 				   * stash (the kernel's gso_skb), counted in st */
 	struct pw__qstats st;
 	struct pw__estimator *est;
+	struct pw__acc *acc;      /* accuracy.h: set while its device's accuracy
+				   * is on (cfg_lock + root lock), else NULL */
 	char priv[] __attribute__((aligned(16)));
 };
 
@@ -431,6 +434,7 @@ struct pw_netdev {
 	struct pw__qdisc *qdisc;   /* cfg_lock: the root (mq or a queue's root) */
 	struct pw__qdisc *qhash[1u << PW__QHASH_BITS]; /* cfg_lock */
 	uint32_t autohandle;       /* cfg_lock */
+	int acc_on;                /* cfg_lock: pw_netdev_accuracy_enable() */
 	/* XPS: per CPU, the queues it may use (atomic pointer to an array:
 	 * [0] = count, then the queues); replaced whole by set_xps */
 	uint16_t **xps;            /* [ncpus] */
@@ -453,6 +457,7 @@ extern const struct pw__qdisc_ops pw__pfifo_ops, pw__bfifo_ops, pw__pfifo_head_d
 	pw__pfifo_fast_ops, pw__mq_ops, pw__netem_ops, pw__noop_ops,
 	pw__tbf_ops, pw__htb_ops;
 extern const struct pw__qdisc_ops pw__fq_ops;
+extern const struct pw__qdisc_ops pw__trace_ops;
 
 /*
  * qdisc.c: building and tearing down (cfg_lock held for all of these).

@@ -39,6 +39,7 @@
  */
 #define _GNU_SOURCE
 #include "internal.h"
+#include "accuracy.h"
 
 #include <errno.h>
 #include <sched.h>
@@ -52,6 +53,7 @@ static const struct pw__qdisc_ops *const kinds[] = {
 	&pw__mq_ops, &pw__netem_ops, &pw__tbf_ops,
 	&pw__htb_ops,
 	&pw__fq_ops,
+	&pw__trace_ops,
 };
 
 const struct pw__qdisc_ops *pw__qdisc_lookup_ops(const char *kind)
@@ -82,6 +84,8 @@ struct pw_pkt *pw__qdisc_clone(struct pw__qdisc *q, const struct pw_pkt *p)
 		c->pw_next = c->pw_left = c->pw_right = NULL;
 		c->pw_txq = p->pw_txq;
 		c->pw_skq = 0; /* a duplicate is not counted in its socket */
+		if (__builtin_expect(q->acc != NULL, 0))
+			c->pw_acc_ns = 0; /* accuracy.h: a duplicate is not a sample */
 	}
 	return c;
 }
@@ -292,6 +296,7 @@ static void destroy_tree(struct pw__qdisc *q, void *arg)
 	if (q->root == q)
 		softnet_forget(q);
 	pw__dev_drops_flush(dev, &d);
+	pw__acc_free(q);
 	free(q);
 }
 
@@ -386,9 +391,12 @@ struct pw_pkt *pw__qdisc_dequeue_peeked(struct pw__qdisc *q)
 	if (p) {
 		q->peeked = NULL;
 		pw__q_backlog_dec(q, p);
-		return p;
+	} else {
+		p = q->ops->dequeue(q);
 	}
-	return q->ops->dequeue(q);
+	if (__builtin_expect(q->acc != NULL, 0) && p) /* a child's release */
+		pw__acc_release(q, p);
+	return p;
 }
 
 void pw__qdisc_tree_reduce_backlog(struct pw__qdisc *q, uint32_t n, uint64_t len)
@@ -499,6 +507,8 @@ static void qdisc_run_locked(struct pw__qdisc *q)
 			pw__q_backlog_dec(q, p);
 		} else {
 			p = q->ops->dequeue(q);
+			if (__builtin_expect(q->acc != NULL, 0) && p) /* a root's release */
+				pw__acc_release(q, p);
 		}
 		if (!p)
 			break;

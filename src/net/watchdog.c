@@ -25,6 +25,7 @@
  */
 #define _GNU_SOURCE
 #include "internal.h"
+#include "accuracy.h"
 
 #include <time.h>
 
@@ -53,6 +54,8 @@ static enum pw_hrtimer_restart watchdog_fire(struct pw_hrtimer *t)
 	struct pw__qdisc *root = wd->q->root;
 	int net_tx = __atomic_load_n(&root->dev->net->watchdog_net_tx, __ATOMIC_RELAXED);
 	pw__qlock(&root->lock);
+	if (__builtin_expect(wd->q->acc != NULL, 0)) /* accuracy.c: lateness */
+		pw__acc_fired(wd);
 	if (!net_tx)
 		pw__qdisc_run(root);
 	else if (!root->dead)

@@ -105,6 +105,22 @@
  *  - `rate N%` (a share of the device's link speed) is refused with
  *    `Illegal "rate"`: pinwheel devices have no speed.
  *
+ * pinwheel's extension: `inorder` (iproute2 and the kernel have no such
+ * option).  The kernel's netem reorders whenever jitter exceeds the gap
+ * between two packets; with `inorder` a packet's time_to_send is
+ * max(drawn, the time_to_send of the packet enqueued ahead of it), so
+ * packets leave in the order they came, every packet of the tfifo takes
+ * the in-order list (O(1)), and the delay a packet sees is its own draw
+ * or its predecessor's departure, whichever is later (docs/design/net.md
+ * has the measured distributions).  The packets the rule delayed are
+ * counted (inorder_held, shown by tc -d).  With `rate` it combines (the
+ * rate already starts each packet after the last one queued; the rule
+ * is then a no-op unless the delay draw is later); `reorder`/`gap` is
+ * refused with it (tc's side and change(), which checks before it
+ * touches anything).  tc sends it every time: a change without the word
+ * turns it off; one that turns it on starts behind the latest time
+ * already queued.  Without the word netem is the kernel's, byte for byte.
+ *
  * The tc side follows iproute2 with the seed keyword (6.4 era: Debian 12's
  * 6.1 plus `seed`), which sends latency and jitter as psched ticks in the
  * 32-bit tc_netem_qopt: times are read with get_time() (a bare number is
@@ -421,6 +437,15 @@ static int netem_enqueue(struct pw_pkt *pkt, struct pw__qdisc *q, struct pw__dro
 			pkt->pw_time_to_send = 0; /* see the departures */
 		else
 			pkt->pw_time_to_send = now + (uint64_t)delay;
+		if (nd->inorder) {
+			/* never before the packet enqueued ahead of it */
+			if (pkt->pw_time_to_send < nd->inorder_last) {
+				pkt->pw_time_to_send = nd->inorder_last;
+				__atomic_store_n(&nd->inorder_held, nd->inorder_held + 1,
+						 __ATOMIC_RELAXED);
+			}
+			nd->inorder_last = pkt->pw_time_to_send;
+		}
 		++nd->counter;
 		pw__tfifo_enqueue(&nd->tf, pkt);
 	} else {
@@ -516,9 +541,13 @@ static int netem_change(struct pw__qdisc *q, void *optp, struct pw__extack *ext)
 {
 	struct netem_priv *nd = pw__qdisc_priv(q);
 	struct netem_opt *o = optp;
-	(void)ext;
 	if (!o)
 		return -EINVAL;
+	if (o->inorder && o->gap) {
+		/* checked before anything changes: a failed change changes nothing */
+		pw__extack_msg(ext, "Error: netem: inorder and reorder exclude each other.");
+		return -EINVAL;
+	}
 
 	if (o->loss_type == LOSS_GI) {
 		nd->loss_model = CLG_4_STATES;
@@ -616,6 +645,12 @@ static int netem_change(struct pw__qdisc *q, void *optp, struct pw__extack *ext)
 	if (nd->latency > 0)
 		span += (uint64_t)nd->latency;
 	pw__tfifo_set_span(&nd->tf, span);
+	/* inorder switched on: behind everything queued already */
+	if (o->inorder && !nd->inorder) {
+		uint64_t last = 0;
+		nd->inorder_last = pw__tfifo_last_ns(&nd->tf, &last) ? last : 0;
+	}
+	nd->inorder = o->inorder;
 	return 0;
 }
 

@@ -73,6 +73,12 @@ struct netem_priv {
 		int32_t packets_left, bytes_left;
 	} slot;
 	uint64_t dup_failed; /* relaxed atomic */
+	/* `inorder` (pinwheel's extension, netem.c's essay): a packet's
+	 * time_to_send is at least the previous one's (inorder_last); held
+	 * counts the packets that rule delayed (relaxed atomic: tc reads it) */
+	bool inorder;
+	uint64_t inorder_last;
+	uint64_t inorder_held;
 };
 
 /* ------------------------------------------------------- the options */
@@ -109,6 +115,7 @@ struct netem_opt {
 	unsigned dist_n;
 	int16_t *slot_dist;
 	unsigned slot_dist_n;
+	bool inorder; /* pinwheel's `inorder` (sent always: absent = off) */
 };
 
 

@@ -237,6 +237,10 @@ static int netem_parse(struct pw__tc_ctx *tc, int argc, char **argv, void *optp)
 				ILLEGAL("seed");
 		} else if (pw__matches(*argv, "ecn") == 0) {
 			o->has_ecn = true;
+		} else if (!strcmp(*argv, "inorder")) {
+			/* pinwheel's extension (netem.c): whole word only, so
+			 * that it takes no abbreviation from iproute2's words */
+			o->inorder = true;
 		} else if (pw__matches(*argv, "reorder") == 0) {
 			NEXT_ARG();
 			o->has_reorder = true;
@@ -367,6 +371,12 @@ static int netem_parse(struct pw__tc_ctx *tc, int argc, char **argv, void *optp)
 #else
 	bool no_latency = o->latency == 0, no_jitter = o->jitter == 0;
 #endif
+	if (o->inorder && (o->has_reorder || o->gap)) {
+		pw__tc_err(tc, "netem: \"inorder\" and \"%s\" exclude each other: inorder never "
+			       "lets a packet leave before the one ahead of it",
+			   o->has_reorder ? "reorder" : "gap");
+		goto fail;
+	}
 	if (o->reorder_prob) {
 		if (no_latency) {
 			pw__tc_err(tc, "reordering not possible without specifying some delay");
@@ -578,6 +588,15 @@ static void netem_print(struct pw__qdisc *q, struct pw__out *o)
 	pw__print_u64(o, PW_PRINT_JSON, "gap", NULL, nd->gap);
 	if (nd->gap)
 		pw__print_u64(o, PW_PRINT_FP, NULL, " gap %lu", nd->gap);
+
+	/* pinwheel's extension, printed only when on (so that every other
+	 * netem prints as iproute2 does); -d adds the packets it held back */
+	if (nd->inorder) {
+		pw__print_bool(o, PW_PRINT_ANY, "inorder", " inorder", true);
+		if (o->details)
+			pw__print_u64(o, PW_PRINT_ANY, "inorder_held", " held %llu",
+				      __atomic_load_n(&nd->inorder_held, __ATOMIC_RELAXED));
+	}
 }
 
 

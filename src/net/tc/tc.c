@@ -54,6 +54,7 @@
  */
 #define _GNU_SOURCE
 #include "tc.h"
+#include "../accuracy.h"
 
 #include <errno.h>
 #include <math.h>
@@ -142,6 +143,7 @@ static const struct pw__qdisc_util *const qdisc_utils[] = {
 	&pw__pfifo_util, &pw__bfifo_util, &pw__pfifo_head_drop_util, &pw__pfifo_fast_util,
 	&pw__mq_util,    &pw__netem_util, &pw__tbf_util,             &pw__htb_util,
 	&pw__fq_util,
+	&pw__trace_util,
 };
 
 const struct pw__qdisc_util *pw__qdisc_util_get(const char *id)
@@ -322,6 +324,7 @@ int pw_tc(struct pw_runtime *rt, const char *cmd, unsigned flags, char *out, siz
 		pw__tc_err(&tc, "Object \"%s\" is unknown, try \"tc help\".", obj);
 		rc = -EINVAL;
 	}
+	pw__acc_sync(tc.ext.net); /* qdiscs it created count too (accuracy.c) */
 	if (o.oom && rc == 0)
 		rc = -ENOMEM;
 	if (out && outlen && rc == 0) {

@@ -85,6 +85,7 @@ struct pw__qdisc_util {
 extern const struct pw__qdisc_util pw__pfifo_util, pw__bfifo_util, pw__pfifo_head_drop_util,
 	pw__pfifo_fast_util, pw__mq_util, pw__netem_util, pw__tbf_util, pw__htb_util,
 	pw__fq_util;
+extern const struct pw__qdisc_util pw__trace_util;
 
 /* The tc side of kind @id, or NULL (tc.c).  Return: the util or NULL. */
 const struct pw__qdisc_util *pw__qdisc_util_get(const char *id);

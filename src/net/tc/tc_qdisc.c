@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include "tc.h"
+#include "tc_accuracy.h"
 
 #include <errno.h>
 #include <math.h>
@@ -462,6 +463,8 @@ static void print_qdisc(struct pw__tc_ctx *tc, struct pw__out *o, struct pw_netd
 			pw__print_nl(o);
 		}
 	}
+	if (tc->flags & PW_TC_ACCURACY) /* not iproute2's: pinwheel-tc -A */
+		pw__tc_print_accuracy(o, q);
 	pw__close_json_object(o);
 }
 
