@@ -1,17 +1,24 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 #
-# pinwheel-netem's figures: packets/s, relay CPU per datagram and direction,
-# and the latency added beyond the configured delay (p50/p99, beside the
-# OS's own lateness for a sleep of that delay), for the plain forwarder
-# (pfifo), netem delay, netem delay+jitter+loss and tbf at 1 Gbit/s, each
-# with 1 and 2 workers, REPEAT times; then the median of each figure over
-# the repeats, as a markdown table.  Not a test (nothing is asserted); on a
-# shared 2-core VM the load generator, the echo server and the relay share
-# the cores, so the packet rates are the machine's, not the relay's.
+# pinwheel-netem's figures: packets/s, relay CPU per datagram and direction
+# (per echo, and per datagram it sent over its life: pinwheel-relay-load's
+# two figures), and the latency added beyond the configured delay
+# (p50/p99, beside the OS's own lateness for a sleep of that delay), for
+# the plain forwarder (pfifo), netem delay, netem delay+jitter+loss and tbf
+# at 1 Gbit/s, each with 1 and 2 workers, REPEAT times; then the median of
+# each figure over the repeats, as a markdown table.  Not a test (nothing
+# is asserted); on a shared 2-core VM the load generator, the echo server
+# and the relay share the cores, so the packet rates are the machine's,
+# not the relay's.
 # As root, the specs the kernel has (tbf; these VMs have no sch_netem) run
 # once more through the kernel instead (pinwheel-relay-load --kernel: a
 # veth pair between two network namespaces, the qdisc on one end).
+#
+# With OLD=PATH (another pinwheel-netem binary, e.g. the last commit's built
+# in a scratch directory) every relay run is followed by the same run
+# through it, rows "N old": old and new interleaved, as a shared machine
+# needs.  THROUGHPUT_ONLY=1 skips the latency phase (its columns print 0).
 #
 #   bash bench/relay.sh BUILD-DIR [SECONDS] [REPEAT]
 set -eu
@@ -35,15 +42,23 @@ for ((r = 0; r < repeat; r++)); do
 		for s in "${specs[@]}"; do
 			d=${s%%|*}
 			spec=${s#*|}
-			"$load" "$relay" --workers "$w" --up "$spec" --delay-ms "$d" --secs "$secs" |
-				tee -a "$json" | grep -v '^{'
+			"$load" "$relay" --workers "$w" --up "$spec" --delay-ms "$d" --secs "$secs" \
+				--throughput-only "${THROUGHPUT_ONLY:-0}" | tee -a "$json" | grep -v '^{'
+			if [[ -n ${OLD:-} ]]; then
+				echo "(old: $OLD)"
+				"$load" "$OLD" --workers "$w" --up "$spec" --delay-ms "$d" --secs "$secs" \
+					--throughput-only "${THROUGHPUT_ONLY:-0}" |
+					sed 's/^{"workers":\([0-9]*\)/{"workers":"\1 old"/' |
+					tee -a "$json" | grep -v '^{'
+			fi
 		done
 	done
 	if [[ $(id -u) == 0 ]]; then
 		for s in "${specs[@]}"; do
 			d=${s%%|*}
 			spec=${s#*|}
-			"$load" --kernel --up "$spec" --delay-ms "$d" --secs "$secs" 2>/dev/null |
+			"$load" --kernel --up "$spec" --delay-ms "$d" --secs "$secs" \
+				--throughput-only "${THROUGHPUT_ONLY:-0}" 2>/dev/null |
 				tee -a "$json" | grep -v '^{' || true
 		done
 	fi
@@ -57,11 +72,16 @@ for line in open(sys.argv[1]):
     if line.startswith('{'):
         j = json.loads(line)
         rows.setdefault((j['workers'], j['spec']), []).append(j)
-print("| workers | up | echoes/s | relay CPU ns per datagram and direction | added p50 (us) | added p99 (us) | OS sleep lateness p50 / p99 (us) |")
-print("|---|---|---|---|---|---|---|")
+# "x kernel": the row's echoes/s over the kernel's for the same spec (medians)
+kern = {spec: statistics.median(x['pps'] for x in js)
+        for (w, spec), js in rows.items() if w == 'kernel'}
+print("| workers | up | echoes/s | x kernel | relay CPU ns per datagram and direction | per datagram sent | added p50 (us) | added p99 (us) | OS sleep lateness p50 / p99 (us) |")
+print("|---|---|---|---|---|---|---|---|---|")
 for (w, spec), js in rows.items():
     m = lambda k: statistics.median(x[k] for x in js)
     cpu = '-' if w == 'kernel' else f"{m('cpu_ns_per_pkt'):.0f}"
-    print(f"| {w} | `{spec}` | {m('pps'):.0f} | {cpu} | {m('added_p50_us'):.0f} | {m('added_p99_us'):.0f} | {m('sleep_late_p50_us'):.0f} / {m('sleep_late_p99_us'):.0f} |")
+    sent = '-' if w == 'kernel' or 'cpu_ns_per_sent' not in js[0] else f"{m('cpu_ns_per_sent'):.0f}"
+    xk = f"{m('pps') / kern[spec]:.2f}" if spec in kern and kern[spec] else '-'
+    print(f"| {w} | `{spec}` | {m('pps'):.0f} | {xk} | {cpu} | {sent} | {m('added_p50_us'):.0f} | {m('added_p99_us'):.0f} | {m('sleep_late_p50_us'):.0f} / {m('sleep_late_p99_us'):.0f} |")
 print(f"(medians of {len(next(iter(rows.values())))} runs each)")
 PY

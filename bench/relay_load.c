@@ -4,7 +4,7 @@
  *
  *   pinwheel-relay-load RELAY-BINARY|--kernel [--workers N] [--up SPEC]
  *                       [--delay-ms D] [--secs S] [--rate PPS] [--len BYTES]
- *                       [--clients K]
+ *                       [--clients K] [--throughput-only 1]
  *
  * Starts an echo server (a thread: recvmmsg/sendmmsg), then the relay
  * (fork/exec: --listen 127.0.0.1:0 --to the echo server --workers N --up
@@ -12,14 +12,20 @@
  *  1. throughput: one sender thread offers datagrams as fast as sendmmsg
  *     takes them (32 a call, round robin over the clients), a receiver
  *     thread counts the echoes; the relay's CPU time (/proc/PID/stat, user
- *     + system) over the phase, divided by the datagrams it relayed in both
- *     directions, is its CPU per datagram and direction;
+ *     + system) over the phase, divided by twice the echoes, is its CPU per
+ *     datagram and direction ("cpu_ns_per_pkt"); and its CPU over its whole
+ *     life (rusage) divided by the datagrams it sent both ways (its final
+ *     --json statistics: "out" up + down) is "cpu_ns_per_sent": it counts
+ *     the datagrams the relay sent that the echo server or the clients
+ *     then dropped at their full sockets, which the first figure charges
+ *     to the echoes;
  *  2. latency: the same clients at RATE datagrams/s (default 2000), every
  *     RTT recorded; "added" (p50, p99) is the RTT's percentile minus the
  *     configured delay (D, ms) minus the direct RTT's median to the echo
  *     server (measured first, the same way, without the relay); beside it,
  *     the OS's lateness of a plain epoll_pwait2 sleep of D ms (1 ms if 0),
  *     measured just before: what "at most the OS wake-up jitter" compares.
+ *     --throughput-only 1 skips it (the latency figures print 0).
  * --kernel: the same traffic through the kernel instead (root): the echo
  * server in network namespace b, the clients in a, a veth pair between
  * (10.77.0.1 <-> 10.77.0.2) and "tc qdisc add dev va root SPEC" on a's end;
@@ -390,23 +396,34 @@ static uint16_t read_ready_port(int fd, char *buf, size_t len)
 	return 0;
 }
 
-/* Start the relay: its pid, its port in *@port (exits on failure). */
+/* Start the relay: its pid, its port in *@port (exits on failure).  With
+ * @out_fd, the relay runs with --json and its stdout (the final
+ * statistics) is the pipe whose read end is *@out_fd; else /dev/null. */
 static pid_t start_relay(const char *relay, const char *to, const char *workers, const char *spec,
-			 uint16_t *port)
+			 uint16_t *port, int *out_fd)
 {
-	int ep[2];
-	if (pipe(ep))
+	int ep[2], op[2] = { -1, -1 };
+	if (pipe(ep) || (out_fd && pipe(op)))
 		die("pipe");
 	pid_t pid = fork();
 	if (pid == 0) {
 		dup2(ep[1], 2);
-		int null = open("/dev/null", O_WRONLY);
-		dup2(null, 1);
+		if (out_fd) {
+			dup2(op[1], 1);
+		} else {
+			int null = open("/dev/null", O_WRONLY);
+			dup2(null, 1);
+		}
 		execl(relay, relay, "--listen", "127.0.0.1:0", "--to", to, "--workers", workers,
-		      "--up", spec, "--max-packets", "1000000", (char *)NULL);
+		      "--up", spec, "--max-packets", "1000000", out_fd ? "--json" : (char *)NULL,
+		      (char *)NULL);
 		_exit(127);
 	}
 	close(ep[1]);
+	if (out_fd) {
+		close(op[1]);
+		*out_fd = op[0];
+	}
 	char errbuf[4096];
 	*port = read_ready_port(ep[0], errbuf, sizeof(errbuf));
 	close(ep[0]); /* the relay's later stderr: EPIPE, ignored */
@@ -1083,6 +1100,7 @@ int main(int argc, char **argv)
 	if (argc < 2) {
 		fprintf(stderr, "usage: pinwheel-relay-load RELAY|--kernel [--workers N] [--up SPEC] "
 				"[--delay-ms D] [--secs S] [--rate PPS] [--len BYTES] [--clients K]\n"
+				"                           [--throughput-only 1]\n"
 				"       pinwheel-relay-load RELAY --abuse [--check] [--secs S] [--delay-ms D]\n"
 				"                           [--max-bytes B] [--workers N] [--max-clients N]\n"
 				"                           [--limit N] [--idle S] [--hup S] [--nofile N]\n"
@@ -1097,10 +1115,12 @@ int main(int argc, char **argv)
 	const char *relay = argv[1], *workers = "1", *spec = "pfifo";
 	int kernel = !strcmp(relay, "--kernel");
 	double delay_ms = 0, secs = 3;
-	int latency_only = 0;
+	int latency_only = 0, throughput_only = 0;
 	for (int i = 2; i + 1 < argc; i += 2) {
 		if (!strcmp(argv[i], "--latency-only"))
 			latency_only = atoi(argv[i + 1]);
+		else if (!strcmp(argv[i], "--throughput-only"))
+			throughput_only = atoi(argv[i + 1]);
 		else if (!strcmp(argv[i], "--workers"))
 			workers = argv[i + 1];
 		else if (!strcmp(argv[i], "--up"))
@@ -1156,13 +1176,13 @@ int main(int argc, char **argv)
 	char to[64];
 	snprintf(to, sizeof(to), "127.0.0.1:%u", eport);
 	uint16_t rport;
-	int st;
+	int st, relay_out = -1;
 	pid_t pid = -1;
 	if (kernel) {
 		kernel_qdisc(spec); /* the kernel's qdisc is "the relay" */
 		rport = eport;
 	} else {
-		pid = start_relay(relay, to, workers, spec, &rport);
+		pid = start_relay(relay, to, workers, spec, &rport, &relay_out);
 	}
 
 	double c0 = kernel ? 0 : proc_cpu_s(pid);
@@ -1174,6 +1194,8 @@ int main(int argc, char **argv)
 	double pps = (double)got / el_s;
 	/* both directions: each echo went through up and down */
 	double cpu_ns = got ? cpu * 1e9 / (2.0 * (double)got) : 0;
+	uint64_t relay_sent = 0;
+	double cpu_sent_ns = 0;
 
 	/* a fresh relay and fresh sockets for the latency phase: the old
 	 * ones hold what was still in flight at the end of the throughput
@@ -1181,33 +1203,60 @@ int main(int argc, char **argv)
 	if (kernel) {
 		kernel_qdisc(NULL);
 	} else {
+		/* the relay's whole life: its CPU (rusage) over the datagrams
+		 * it sent both ways (its final statistics): what it spent per
+		 * datagram it relayed, those the echo server or the clients
+		 * then dropped at their full sockets included */
 		kill(pid, SIGTERM);
-		waitpid(pid, &st, 0);
+		static char fin[1 << 16];
+		size_t fl = 0;
+		ssize_t r;
+		while (fl < sizeof(fin) - 1 &&
+		       ((r = read(relay_out, fin + fl, sizeof(fin) - 1 - fl)) > 0 ||
+			(r < 0 && errno == EINTR)))
+			fl += r > 0 ? (size_t)r : 0;
+		fin[fl] = '\0';
+		close(relay_out);
+		struct rusage ru;
+		if (wait4(pid, &st, 0, &ru) != pid)
+			die("wait4");
 		if (!WIFEXITED(st) || WEXITSTATUS(st) > 1) {
 			fprintf(stderr, "pinwheel-relay-load: the relay failed (status %d)\n", st);
 			return 1;
 		}
+		const char *u = strstr(fin, "\"up\":{\"rx\""), *d = strstr(fin, "\"down\":{\"rx\"");
+		long long uo = u ? json_num(u, "out") : -1, dn = d ? json_num(d, "out") : -1;
+		if (uo >= 0 && dn >= 0) {
+			relay_sent = (uint64_t)(uo + dn);
+			double life = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
+				      (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+			cpu_sent_ns = relay_sent ? life * 1e9 / (double)relay_sent : 0;
+		}
 	}
-	open_clients();
 	/* what the OS adds to a sleep of the delay, just before */
-	uint64_t w50, w99;
-	wake_lateness(delay_ms > 0 ? delay_ms : 1.0, delay_ms > 0 ? (unsigned)(500 / delay_ms) + 20 : 500,
-		      &w50, &w99);
-	if (kernel)
-		kernel_qdisc(spec);
-	else
-		pid = start_relay(relay, to, workers, spec, &rport);
-	struct timespec settle = { 0, 500000000 };
-	nanosleep(&settle, NULL);
-	phase(rport, secs, 1);
-	uint64_t p50, p99;
-	percentiles(&p50, &p99);
-	uint64_t lat_n = nlat;
+	uint64_t w50 = 0, w99 = 0, p50 = 0, p99 = 0, lat_n = 0;
 	double dly = delay_ms * 1e6;
-	double add50 = (double)p50 - dly - (double)d50, add99 = (double)p99 - dly - (double)d50;
+	double add50 = 0, add99 = 0;
+	if (!throughput_only) {
+		open_clients();
+		wake_lateness(delay_ms > 0 ? delay_ms : 1.0,
+			      delay_ms > 0 ? (unsigned)(500 / delay_ms) + 20 : 500, &w50, &w99);
+		if (kernel)
+			kernel_qdisc(spec);
+		else
+			pid = start_relay(relay, to, workers, spec, &rport, NULL);
+		struct timespec settle = { 0, 500000000 };
+		nanosleep(&settle, NULL);
+		phase(rport, secs, 1);
+		percentiles(&p50, &p99);
+		lat_n = nlat;
+		add50 = (double)p50 - dly - (double)d50;
+		add99 = (double)p99 - dly - (double)d50;
+	}
 
-	st = 0;
-	if (!kernel) {
+	if (kernel || !throughput_only)
+		st = 0; /* else the throughput phase's relay's status */
+	if (!kernel && !throughput_only) {
 		kill(pid, SIGTERM);
 		waitpid(pid, &st, 0);
 	}
@@ -1219,19 +1268,24 @@ int main(int argc, char **argv)
 		       (double)offered / el_s);
 	else
 		printf("workers %s, up '%s': %.0f echoes/s (offered %.0f/s), relay CPU %.2f s = %.0f "
-		       "ns per datagram and direction\n",
-		       workers, spec, pps, (double)offered / el_s, cpu, cpu_ns);
-	printf("  at %.0f/s: RTT p50 %.1f us p99 %.1f us (%llu samples); direct p50 %.1f us p99 "
-	       "%.1f us; added beyond the delay: p50 %.1f us, p99 %.1f us; the OS's lateness of "
-	       "a %.0f ms sleep: p50 %.1f us, p99 %.1f us\n",
-	       rate_pps, p50 / 1e3, p99 / 1e3, (unsigned long long)lat_n, d50 / 1e3, d99 / 1e3,
-	       add50 / 1e3, add99 / 1e3, delay_ms > 0 ? delay_ms : 1.0, w50 / 1e3, w99 / 1e3);
+		       "ns per datagram and direction; over its life %.0f ns per datagram it sent "
+		       "(%llu)\n",
+		       workers, spec, pps, (double)offered / el_s, cpu, cpu_ns, cpu_sent_ns,
+		       (unsigned long long)relay_sent);
+	if (!throughput_only)
+		printf("  at %.0f/s: RTT p50 %.1f us p99 %.1f us (%llu samples); direct p50 %.1f us "
+		       "p99 %.1f us; added beyond the delay: p50 %.1f us, p99 %.1f us; the OS's "
+		       "lateness of a %.0f ms sleep: p50 %.1f us, p99 %.1f us\n",
+		       rate_pps, p50 / 1e3, p99 / 1e3, (unsigned long long)lat_n, d50 / 1e3,
+		       d99 / 1e3, add50 / 1e3, add99 / 1e3, delay_ms > 0 ? delay_ms : 1.0,
+		       w50 / 1e3, w99 / 1e3);
 	printf("{\"workers\":%s,\"spec\":\"%s\",\"pps\":%.0f,\"offered_pps\":%.0f,\"cpu_ns_per_pkt\":%.0f,"
+	       "\"cpu_ns_per_sent\":%.0f,\"relay_sent\":%llu,"
 	       "\"rtt_p50_us\":%.1f,\"rtt_p99_us\":%.1f,\"direct_p50_us\":%.1f,\"direct_p99_us\":%.1f,"
 	       "\"added_p50_us\":%.1f,\"added_p99_us\":%.1f,\"sleep_late_p50_us\":%.1f,"
 	       "\"sleep_late_p99_us\":%.1f,\"exit\":%d}\n",
 	       kernel ? "\"kernel\"" : workers, spec, pps, (double)offered / el_s, cpu_ns,
-	       p50 / 1e3, p99 / 1e3, d50 / 1e3,
+	       cpu_sent_ns, (unsigned long long)relay_sent, p50 / 1e3, p99 / 1e3, d50 / 1e3,
 	       d99 / 1e3, add50 / 1e3, add99 / 1e3, w50 / 1e3, w99 / 1e3,
 	       WIFEXITED(st) ? WEXITSTATUS(st) : -1);
 	free(lat);

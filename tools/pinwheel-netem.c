@@ -31,7 +31,7 @@
  *    sleep on sockets and timers at once: epoll_pwait2() with a nanosecond
  *    timeout to pw_next_expiry_ns(), then receive (recvmmsg, 32 a call, at
  *    most 4 calls a socket a round), pw_run_timers(), pw_run_work() (the
- *    NET_TX work), and send what the qdiscs released (sendmmsg).  Worker i
+ *    NET_TX work), and send what the qdiscs released (below).  Worker i
  *    has its own SO_REUSEPORT listening socket, so the kernel spreads
  *    clients over workers by their address hash, and owns the clients
  *    whose first datagram it received: their upstream sockets are in its
@@ -147,21 +147,42 @@
  * prints the qdiscs, destroys the devices (what is still queued is dropped
  * as dev_destroy), releases the clients and prints the balance.
  *
+ * Sending: what the qdiscs release is appended to the worker's batch
+ * (up to 128 packets: a receive call's four rounds, or a timer run's
+ * departures) and sent in order when it is full, after each receive call
+ * and at the end of each loop.  A run of datagrams for one socket and
+ * address, all of one size but the last (shorter, not empty), goes as one
+ * message with UDP_SEGMENT (GSO, Linux 4.18; probed at the start): the
+ * kernel builds and routes one packet and cuts it back into the same
+ * datagrams, at the device or at a receiving socket (a receiver that
+ * enabled UDP_GRO reads the run at once, with its segment size, as from
+ * any GSO sender); up to 64 datagrams and 65000 bytes.  A message the
+ * path refuses (EINVAL, EMSGSIZE: its MTU; EIO: no checksum offload) is
+ * sent again one datagram a message, and that direction sends datagrams
+ * of that size or more (EIO: all) one by one from then on; other errors
+ * of a run (a full buffer, an ICMP error) send it one by one once.  So a
+ * datagram is counted out only when the kernel took it, or send_error
+ * when it refused it alone, as before; the times are the qdiscs'.  Why
+ * this and not busy polling, UDP_GRO or io_uring: docs/relay.md, "The
+ * per-datagram cost".
+ *
  * Costs (per datagram, one direction): a copy from the receive area, the
  * admission (a load of the client's held bytes, an atomic add and
  * subtraction on it; the budget's CAS and subtraction when a class buffer
  * is taken), a pool pop and push, one
  * pw_dev_queue_xmit() (one queue lock round trip; a netem or tbf adds its
- * watchdog's hrtimer start when it throttles), 1/32 of a recvmmsg and of a
- * sendmmsg (a run of packets for one socket: the down direction's batches
- * share the listening socket, the up direction's are per client), two
- * relaxed atomic adds on the worker's own counters, one hash lookup.
+ * watchdog's hrtimer start when it throttles), a share of a recvmmsg (up
+ * to 32 datagrams) and of a sendmmsg message (a run under UDP_SEGMENT; the
+ * down direction's runs share the listening socket, the up direction's
+ * are per client), two relaxed atomic adds on the worker's own counters,
+ * one hash lookup.  The kernel's part dominates (docs/relay.md).
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <netinet/in.h>
+#include <netinet/udp.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -184,7 +205,10 @@
 #include "now.h"
 #include "pktpool.h"
 
-#define BATCH      32          /* datagrams a recvmmsg / sendmmsg */
+#define BATCH      32          /* datagrams a recvmmsg */
+#define TX_BATCH   128         /* datagrams a worker's send batch holds */
+#define GSO_SEGS   64          /* datagrams one UDP_SEGMENT message carries at most */
+#define GSO_BYTES  65000       /* and payload bytes (an IP datagram's 64 KiB less headers) */
 #define RX_ROUNDS  4           /* recvmmsg calls a socket a round */
 #define INLINE_BUF 512         /* bytes a packet holds inline */
 #define MAX_DGRAM  65536       /* the largest UDP payload, rounded up */
@@ -288,12 +312,21 @@ struct worker {
 	char *overflow;        /* BATCH * MAX_DGRAM: where every datagram is read */
 	uint32_t ovfl;         /* the listening socket's SO_RXQ_OVFL count seen */
 	int64_t active;        /* clients holding bytes, summed at the start of each rx() */
-	/* send */
-	struct mmsghdr tmsg[BATCH];
-	struct iovec tiov[BATCH];
-	int tfd[BATCH];
-	struct rpkt *tp[BATCH];
+	/* send: the batch's packets in order (their bytes, socket, address) */
+	struct iovec tiov[TX_BATCH];
+	int tfd[TX_BATCH];
+	const struct sockaddr_storage *tto[TX_BATCH];
+	socklen_t ttolen[TX_BATCH];
+	struct rpkt *tp[TX_BATCH];
 	unsigned nt;
+	/* and the messages tx_flush() makes of them: a packet, or a run of
+	 * packets to one address under UDP_SEGMENT */
+	struct mmsghdr tmsg[TX_BATCH];
+	unsigned tfirst[TX_BATCH], tcount[TX_BATCH];
+	union {
+		char buf[CMSG_SPACE(sizeof(uint16_t))];
+		struct cmsghdr align;
+	} tcmsg[TX_BATCH];
 } __attribute__((aligned(64)));
 
 static struct {
@@ -313,6 +346,7 @@ static struct {
 	int own_addr_set;      /* atomic: 0 not yet, 1 being written, 2 set */
 	int loop_warned;       /* atomic: the loop message was printed */
 	struct pktdrv drv[RELAY_NDIR]; /* each device's */
+	uint32_t gso_below[RELAY_NDIR]; /* atomic: UDP_SEGMENT for datagrams shorter than this */
 	unsigned nw;
 	struct worker *w;
 	struct slot *slots;    /* nw + 1: the last for threads that are no worker */
@@ -708,29 +742,117 @@ static struct client *client_get(struct worker *w, const struct sockaddr_storage
 
 /* ------------------------------------------------------------ the driver */
 
-/* Send @w's batch: runs of one socket each through sendmmsg.  Every
- * packet is counted (out or send_error) and freed.  Context: @w's thread. */
+/* A send of a UDP_SEGMENT message of @seg-byte datagrams in direction
+ * @dir failed with @e.  When @e says the path cannot take such messages,
+ * the direction sends datagrams of @seg bytes and more (EINVAL, EMSGSIZE:
+ * the route's MTU) or of any size (EIO: no checksum offload; EOPNOTSUPP,
+ * ENOPROTOOPT) one by one from now on; other errors (a full buffer, an
+ * ICMP error) change nothing.  Any thread; an atomic minimum. */
+static void gso_failed(unsigned dir, uint32_t seg, int e)
+{
+	uint32_t below;
+	if (e == EINVAL || e == EMSGSIZE)
+		below = seg;
+	else if (e == EIO || e == EOPNOTSUPP || e == ENOPROTOOPT)
+		below = 0;
+	else
+		return;
+	uint32_t cur = __atomic_load_n(&R.gso_below[dir], __ATOMIC_RELAXED);
+	while (below < cur && !__atomic_compare_exchange_n(&R.gso_below[dir], &cur, below, 1,
+							   __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+	}
+}
+
+/* How many of @w's batched packets from @j one message carries: 1, or a
+ * run for UDP_SEGMENT: the same socket and address, the length of the
+ * first (the last may be shorter; none empty), at most GSO_SEGS datagrams
+ * and GSO_BYTES bytes, none before @single_to (those go one by one).
+ * Context: @w's thread. */
+static unsigned tx_run(const struct worker *w, unsigned j, unsigned single_to)
+{
+	size_t seg = w->tiov[j].iov_len;
+	if (j < single_to || seg == 0 ||
+	    seg >= __atomic_load_n(&R.gso_below[w->tp[j]->dir], __ATOMIC_RELAXED))
+		return 1;
+	unsigned n = 1;
+	size_t bytes = seg;
+	while (j + n < w->nt && n < GSO_SEGS && w->tfd[j + n] == w->tfd[j] &&
+	       w->tto[j + n] == w->tto[j]) {
+		size_t len = w->tiov[j + n].iov_len;
+		if (len == 0 || len > seg || bytes + len > GSO_BYTES)
+			break;
+		n++;
+		bytes += len;
+		if (len < seg)
+			break;
+	}
+	return n;
+}
+
+/* Send @w's batch, in order: for each run of packets on one socket, its
+ * messages (a packet, or a run of datagrams to one address of one size
+ * under UDP_SEGMENT: the kernel cuts it back into the same datagrams)
+ * through sendmmsg.  A message that fails with UDP_SEGMENT is sent again
+ * one datagram a message (gso_failed() decides whether later runs try
+ * again).  Every packet is counted (out, or send_error for a datagram sent
+ * alone that failed) and freed.  Context: @w's thread. */
 static void tx_flush(struct worker *w)
 {
-	unsigned i = 0;
+	unsigned i = 0, single_to = 0;
 	while (i < w->nt) {
-		unsigned j = i + 1;
-		while (j < w->nt && w->tfd[j] == w->tfd[i])
-			j++;
-		while (i < j) {
-			int r = sendmmsg(w->tfd[i], &w->tmsg[i], j - i, MSG_DONTWAIT);
+		int fd = w->tfd[i];
+		unsigned nm = 0, j = i;
+		while (j < w->nt && w->tfd[j] == fd) {
+			unsigned n = tx_run(w, j, single_to);
+			struct msghdr *mh = &w->tmsg[nm].msg_hdr;
+			*mh = (struct msghdr){
+				.msg_name = (void *)w->tto[j], .msg_namelen = w->ttolen[j],
+				.msg_iov = &w->tiov[j], .msg_iovlen = n,
+			};
+			if (n > 1) {
+				uint16_t seg = (uint16_t)w->tiov[j].iov_len;
+				mh->msg_control = w->tcmsg[nm].buf;
+				mh->msg_controllen = sizeof(w->tcmsg[nm].buf);
+				struct cmsghdr *c = CMSG_FIRSTHDR(mh);
+				c->cmsg_level = SOL_UDP;
+				c->cmsg_type = UDP_SEGMENT;
+				c->cmsg_len = CMSG_LEN(sizeof(seg));
+				memcpy(CMSG_DATA(c), &seg, sizeof(seg));
+			}
+			w->tfirst[nm] = j;
+			w->tcount[nm] = n;
+			nm++;
+			j += n;
+		}
+		unsigned m = 0;
+		while (m < nm) {
+			int r = sendmmsg(fd, &w->tmsg[m], nm - m, MSG_DONTWAIT);
 			if (r < 0 && errno == EINTR)
 				continue;
-			unsigned k = r > 0 ? (unsigned)r : 1;
-			for (unsigned m = i; m < i + k; m++) {
-				struct rpkt *p = w->tp[m];
-				if (r > 0)
-					pktdrv_count_sent(&R.drv[p->dir], (int)w->id, p->h.pkt.caplen);
-				else
-					pktdrv_count_drop(&R.drv[p->dir], (int)w->id, RD_SEND_ERROR);
-				rpkt_free(p);
+			if (r < 0 && w->tcount[m] > 1) {
+				unsigned f = w->tfirst[m];
+				gso_failed(w->tp[f]->dir, (uint32_t)w->tiov[f].iov_len, errno);
+				break;
 			}
-			i += k;
+			unsigned k = r > 0 ? (unsigned)r : 1;
+			for (unsigned x = m; x < m + k; x++)
+				for (unsigned y = w->tfirst[x]; y < w->tfirst[x] + w->tcount[x]; y++) {
+					struct rpkt *p = w->tp[y];
+					if (r > 0)
+						pktdrv_count_sent(&R.drv[p->dir], (int)w->id,
+								  p->h.pkt.caplen);
+					else
+						pktdrv_count_drop(&R.drv[p->dir], (int)w->id,
+								  RD_SEND_ERROR);
+					rpkt_free(p);
+				}
+			m += k;
+		}
+		if (m < nm) { /* message m's run again, one datagram a message */
+			i = w->tfirst[m];
+			single_to = i + w->tcount[m];
+		} else {
+			i = j;
 		}
 	}
 	w->nt = 0;
@@ -765,15 +887,13 @@ static int dev_xmit(struct pktdrv *drv, unsigned txq, struct ppkt *pkt, int self
 	dest_of(p, &fd, &to, &tolen);
 	struct worker *w = tl_w;
 	if (w) {
-		if (w->nt == BATCH)
+		if (w->nt == TX_BATCH)
 			tx_flush(w);
 		unsigned i = w->nt++;
 		w->tiov[i] = (struct iovec){ p->h.buf, p->h.pkt.caplen };
-		w->tmsg[i].msg_hdr = (struct msghdr){
-			.msg_name = (void *)to, .msg_namelen = tolen,
-			.msg_iov = &w->tiov[i], .msg_iovlen = 1,
-		};
 		w->tfd[i] = fd;
+		w->tto[i] = to;
+		w->ttolen[i] = tolen;
 		w->tp[i] = p;
 		return PKTDRV_KEPT;
 	}
@@ -944,10 +1064,12 @@ static int rx(struct worker *w, int fd, struct client *cl)
 			memcpy(p->h.buf, w->overflow + (size_t)i * MAX_DGRAM, len);
 			enqueue(w, dir, p, c, len);
 		}
-		tx_flush(w);
-		if (n < BATCH)
+		if (n < BATCH) {
+			tx_flush(w);
 			return 0; /* empty (EAGAIN), or an error to retry next round */
+		}
 	}
+	tx_flush(w);
 	return 1;
 }
 
@@ -1530,6 +1652,13 @@ static int setup(char *err, size_t errlen)
 	for (unsigned i = 0; i < R.nw; i++)
 		if (setup_worker(&R.w[i], i, err, errlen))
 			return -1;
+	/* UDP_SEGMENT where the kernel has it (4.18): a kernel without it
+	 * would ignore the control message and send a run as one datagram */
+	int zero = 0;
+	uint32_t gso = setsockopt(R.w[0].lfd, SOL_UDP, UDP_SEGMENT, &zero, sizeof(zero)) ? 0
+										      : 65536;
+	for (int d = 0; d < RELAY_NDIR; d++)
+		R.gso_below[d] = gso;
 	return 0;
 }
 
