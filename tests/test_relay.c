@@ -1108,6 +1108,57 @@ static void test_reload(void)
 	unlink(path);
 }
 
+/* --up-schedule: a bad line stops the start, naming FILE:LINE; a good
+ * schedule changes the delay at its time (packets after the step see the
+ * new delay), and the final statistics say which step is in force;
+ * --accuracy adds each qdisc's achieved figures to the JSON. */
+static void test_schedule(void)
+{
+	char path[] = "/tmp/test_relay_sched.XXXXXX";
+	int fd = mkstemp(path);
+	CHECK(fd >= 0);
+	close(fd);
+	struct relay r;
+	write_file(path, "0.1s qdisc change dev up root netem delay 5ms\n"
+			 "0.05s qdisc change dev up root netem delay 6ms\n");
+	int rc = relay_spawn(&r, (const char *const[]){ "--up", "netem delay 400ms",
+						       "--up-schedule", path, NULL }, 0);
+	CHECK_EQ(rc, 2);
+	CHECK(strstr(r.errtext, ":2:"));        /* the line that goes back in time */
+	CHECK(strstr(r.errtext, "0.05s"));
+	relay_free(&r);
+
+	write_file(path, "# faster after 150 ms\n150ms qdisc change dev up root netem delay 5ms\n");
+	struct client c;
+	client_open(&c);
+	relay_start(&r, (const char *const[]){ "--workers", "2", "--up", "netem delay 400ms",
+					       "--up-schedule", path, "--accuracy", NULL });
+	client_send(&c, r.port, 0, 0, 64); /* before the step: 400 ms */
+	sleep_ms(300);
+	enum { N = 10 };
+	uint64_t rtt;
+	uint32_t seq;
+	unsigned fast = 0, total = 0;
+	for (int i = 1; i <= N; i++) {
+		client_send(&c, r.port, 0, (uint32_t)i, 64);
+		sleep_ms(2);
+	}
+	while (client_recv(&c, 1500, &rtt, &seq, NULL)) {
+		total++;
+		fast += seq >= 1 && rtt < 200000000;
+	}
+	relay_stop(&r);
+	printf("  schedule: %u of %d sent after the step came back under 200 ms\n", fast, N);
+	CHECK_EQ(total, N + 1);
+	CHECK_TIMING(fast == N);
+	CHECK(strstr(r.fin, "\"schedule\":{\"step\":0,\"line\":2,"));
+	CHECK(strstr(r.fin, "\"applied\":1,\"failed\":0}"));
+	CHECK(strstr(r.fin, "\"accuracy\":"));
+	relay_free(&r);
+	close(c.fd);
+	unlink(path);
+}
+
 /* --map: two clients, an htb class each with its own netem leaf; the
  * mapped client gets its class's delay, the other the default class's. */
 static void test_map(void)
@@ -1650,6 +1701,7 @@ int main(int argc, char **argv)
 	RUN(test_idle);
 	RUN(test_stop_queued);
 	RUN(test_reload);
+	RUN(test_schedule);
 	RUN(test_reload_under_load);
 	RUN(test_map);
 	RUN(test_no_server);

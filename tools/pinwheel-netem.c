@@ -355,6 +355,7 @@ static struct {
 	uint64_t idle_ns;
 	uint64_t t0;
 	char *batch_text[RELAY_NDIR];
+	struct pw_tc_schedule *sched[RELAY_NDIR]; /* --up-schedule / --down-schedule */
 } R;
 
 static __thread struct worker *tl_w;
@@ -1207,8 +1208,10 @@ static char *tc_show(enum relay_dir d, int json)
 		if (!out)
 			return NULL;
 		out[0] = '\0';
-		int rc = pw_tc(R.rt, cmd, PW_TC_STATS | (json ? PW_TC_JSON : 0), out, cap, err,
-			       sizeof(err));
+		int rc = pw_tc(R.rt, cmd,
+			       PW_TC_STATS | (json ? PW_TC_JSON : 0) |
+				       (R.cfg.accuracy ? PW_TC_ACCURACY : 0),
+			       out, cap, err, sizeof(err));
 		if (rc == -ENOSPC) {
 			free(out);
 			continue;
@@ -1307,6 +1310,12 @@ static int report(int final, const char *const tc_text[RELAY_NDIR])
 				       s->rx + s->clones == s->out + dropped_total(s) ? "true" : "false");
 			if (tc_text && tc_text[d] && tc_text[d][0])
 				printf(",\"qdisc\":%s", tc_text[d]);
+			struct pw_tc_schedule_status ss;
+			if (R.sched[d] && !pw_tc_schedule_status(R.sched[d], &ss))
+				printf(",\"schedule\":{\"step\":%d,\"line\":%u,\"cycle\":%" PRIu64
+				       ",\"due\":%" PRIu64 ",\"applied\":%" PRIu64
+				       ",\"failed\":%" PRIu64 "}",
+				       ss.step, ss.line, ss.cycle, ss.due, ss.applied, ss.failed);
 			printf("}");
 		}
 		printf("}\n");
@@ -1332,6 +1341,9 @@ static int report(int final, const char *const tc_text[RELAY_NDIR])
 			       bps[d]);
 			if (tc_text && tc_text[d] && tc_text[d][0])
 				printf("%s\n", tc_text[d]);
+			char sl[512];
+			if (R.sched[d] && pw_tc_schedule_format(R.sched[d], sl, sizeof(sl)) >= 0)
+				printf("%s\n", sl);
 			if (final)
 				printf("balance %s: rx %" PRIu64 " + clones %" PRIu64 " = out %" PRIu64
 				       " + dropped %" PRIu64 ", backlog %" PRIu64 ": %s\n",
@@ -1513,6 +1525,10 @@ static int setup_worker(struct worker *w, unsigned id, char *err, size_t errlen)
 static void teardown(void)
 {
 	for (int d = 0; d < RELAY_NDIR; d++) {
+		pw_tc_schedule_free(R.sched[d]); /* stopped: no step after this */
+		R.sched[d] = NULL;
+	}
+	for (int d = 0; d < RELAY_NDIR; d++) {
 		pw_netdev_destroy(R.dev[d]); /* what is queued: dropped, dev_destroy */
 		R.dev[d] = NULL;
 	}
@@ -1641,6 +1657,23 @@ static int setup(char *err, size_t errlen)
 			err[0] = '\0'; /* printed */
 			return -1;
 		}
+	for (int d = 0; d < RELAY_NDIR; d++) {
+		if (R.cfg.accuracy && (rc = pw_netdev_accuracy_enable(R.dev[d], 1))) {
+			snprintf(err, errlen, "--accuracy: dev %s: %s", dev_name[d], strerror(-rc));
+			return -1;
+		}
+		if (!R.cfg.schedule[d])
+			continue;
+		char *text = read_file(R.cfg.schedule[d], err, errlen);
+		if (!text)
+			return -1;
+		/* every line checked now: a bad one stops the start */
+		rc = pw_tc_schedule_load(R.rt, text, R.cfg.schedule[d], dev_name[d], 0, &R.sched[d],
+					 err, errlen);
+		free(text);
+		if (rc)
+			return -1;
+	}
 	R.w = aligned_alloc(64, R.nw * sizeof(*R.w));
 	if (!R.w) {
 		snprintf(err, errlen, "out of memory");
@@ -1734,6 +1767,11 @@ int main(int argc, char **argv)
 	relay_format_addr(&R.cfg.to, ta, sizeof(ta));
 	fprintf(stderr, "pinwheel-netem: ready: listening on %s, to %s, %u workers\n", la, ta,
 		R.nw);
+	/* the schedules' time 0: now, with the workers serving */
+	for (int d = 0; d < RELAY_NDIR; d++)
+		if (R.sched[d] && pw_tc_schedule_start(R.sched[d]))
+			fprintf(stderr, "pinwheel-netem: %s: the schedule did not start\n",
+				R.cfg.schedule[d]);
 
 	uint64_t period = (uint64_t)(R.cfg.stats_s * 1e9);
 	uint64_t next_stats = period ? now_ns() + period : UINT64_MAX;
@@ -1757,7 +1795,11 @@ int main(int argc, char **argv)
 		}
 	}
 
-	/* stop: no more receiving, then drain up to --drain */
+	/* stop: no step of a schedule from now on; no more receiving, then
+	 * drain up to --drain */
+	for (int d = 0; d < RELAY_NDIR; d++)
+		if (R.sched[d])
+			pw_tc_schedule_stop(R.sched[d]);
 	__atomic_store_n(&R.stopping, 1, __ATOMIC_RELEASE);
 	kick_all();
 	for (unsigned i = 0; i < R.nw; i++)
@@ -1776,6 +1818,18 @@ int main(int argc, char **argv)
 	char *tc[RELAY_NDIR];
 	for (int d = 0; d < RELAY_NDIR; d++)
 		tc[d] = tc_show(d, R.cfg.json);
+	/* --check: the achieved against the configured, per direction, before
+	 * the devices go */
+	int check_failed = 0;
+	for (int d = 0; R.cfg.check && d < RELAY_NDIR; d++) {
+		char why[2048] = "";
+		int v = pw_netdev_accuracy_check(R.dev[d], why, sizeof(why));
+		fprintf(stderr, "pinwheel-netem: check dev %s: %s%s%s\n", dev_name[d],
+			v == PW_ACC_FAIL ? "FAIL" : v == PW_ACC_PASS ? "pass" :
+			v == PW_ACC_NOT_JUDGED ? "not judged" : "error",
+			why[0] ? "\n" : "", why);
+		check_failed |= v == PW_ACC_FAIL;
+	}
 	/* what the drain left is dropped (dev_destroy) before the balance */
 	for (int d = 0; d < RELAY_NDIR; d++) {
 		pw_netdev_destroy(R.dev[d]);
@@ -1785,5 +1839,5 @@ int main(int argc, char **argv)
 	for (int d = 0; d < RELAY_NDIR; d++)
 		free(tc[d]);
 	teardown();
-	return ok ? 0 : 1;
+	return !ok ? 1 : check_failed ? 3 : 0;
 }

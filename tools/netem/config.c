@@ -31,6 +31,8 @@ const char relay_help_text[] =
 "                   [--workers N] [--seed S] [--stats SECONDS] [--json]\n"
 "                   [--max-clients N] [--idle SECONDS] [--drain MS]\n"
 "                   [--max-packets N] [--max-bytes BYTES]\n"
+"                   [--up-schedule FILE] [--down-schedule FILE]\n"
+"                   [--accuracy] [--check]\n"
 "                   [--map ADDR[:PORT]=MAJ:MIN]... [--help]\n"
 "\n"
 "DESCRIPTION\n"
@@ -62,6 +64,17 @@ const char relay_help_text[] =
 "                         whole tc commands, one a line, as tc -batch reads\n"
 "                         them (qdisc add|change|replace|del, class add|...),\n"
 "                         naming device up or down; run after the spec\n"
+"    --up-schedule FILE, --down-schedule FILE\n"
+"                         timed tc commands, one a line, 'TIME COMMAND' (e.g.\n"
+"                         '2.5s qdisc change dev up root netem delay 80ms'),\n"
+"                         an optional last line 'loop'; time 0 is when the\n"
+"                         relay is ready; every line is checked at start\n"
+"    --accuracy           keep each qdisc's achieved sojourn, rate, loss and\n"
+"                         the host's timer lateness beside the configured\n"
+"                         values, printed with the statistics\n"
+"    --check              with --accuracy (implied): at exit, judge the\n"
+"                         achieved against the configured (docs/relay.md);\n"
+"                         exit status 3 when it left the tolerance\n"
 "    --per-queue          install each spec under an mq root, one copy per TX\n"
 "                         queue (scales with workers; a rate is then per worker)\n"
 "    --workers N          worker threads, one per CPU (default: online CPUs;\n"
@@ -403,10 +416,15 @@ int relay_parse_args(int argc, char **argv, struct relay_config *cfg, char *err,
 			cfg->per_queue = 1;
 			continue;
 		}
+		if (!strcmp(o, "--accuracy") || !strcmp(o, "--check")) {
+			cfg->accuracy = 1;
+			cfg->check |= !strcmp(o, "--check");
+			continue;
+		}
 		static const char *const with_value[] = {
 			"--listen", "--to", "--up", "--down", "--up-batch", "--down-batch",
 			"--workers", "--seed", "--stats", "--max-clients", "--idle", "--drain",
-			"--max-packets", "--max-bytes", "--map",
+			"--max-packets", "--max-bytes", "--map", "--up-schedule", "--down-schedule",
 		};
 		size_t k, nk = sizeof(with_value) / sizeof(with_value[0]);
 		for (k = 0; k < nk; k++)
@@ -429,6 +447,10 @@ int relay_parse_args(int argc, char **argv, struct relay_config *cfg, char *err,
 			if (!v[n])
 				return fail(err, errlen, "%s: an empty qdisc spec", o);
 			cfg->spec[o[2] == 'u' ? RELAY_UP : RELAY_DOWN] = v;
+		} else if (!strcmp(o, "--up-schedule") || !strcmp(o, "--down-schedule")) {
+			if (!*v)
+				return fail(err, errlen, "%s: an empty file name", o);
+			cfg->schedule[o[2] == 'u' ? RELAY_UP : RELAY_DOWN] = v;
 		} else if (!strcmp(o, "--up-batch") || !strcmp(o, "--down-batch")) {
 			if (!*v)
 				return fail(err, errlen, "%s: an empty file name", o);

@@ -48,6 +48,9 @@ struct relay_config {
 	struct relay_map map[RELAY_MAX_MAPS]; /* --map, in the order given */
 	unsigned nmap;
 	int help;                      /* --help */
+	const char *schedule[RELAY_NDIR]; /* --up-schedule / --down-schedule: file names */
+	int accuracy;                  /* --accuracy (or --check) */
+	int check;                     /* --check: exit 3 when the achieved left the configured */
 };
 
 /* Defaults. */
