@@ -202,6 +202,7 @@
 #include <pinwheel/net.h>
 
 #include "netem/relay.h"
+#include "netem/server.h"
 #include "now.h"
 #include "pktpool.h"
 
@@ -1731,6 +1732,9 @@ int main(int argc, char **argv)
 		fputs(relay_help_text, stdout);
 		return 0;
 	}
+	/* --api: toxiproxy's HTTP API over TCP proxies (tools/netem/server.c) */
+	if (R.cfg.api)
+		return netem_server_main(&R.cfg);
 	/* every thread inherits the mask: signals are taken by main only */
 	sigset_t sigs;
 	sigemptyset(&sigs);

@@ -34,6 +34,8 @@ const char relay_help_text[] =
 "                   [--up-schedule FILE] [--down-schedule FILE]\n"
 "                   [--accuracy] [--check]\n"
 "                   [--map ADDR[:PORT]=MAJ:MIN]... [--help]\n"
+"    pinwheel-netem --api ADDR:PORT [--config FILE] [--tcp-buffer BYTES]\n"
+"                   [--workers N] [--max-bytes BYTES]\n"
 "\n"
 "DESCRIPTION\n"
 "    Relays UDP datagrams between clients and one server through pinwheel's\n"
@@ -103,13 +105,24 @@ const char relay_help_text[] =
 "                         datagrams; past it its datagrams are dropped\n"
 "                         (client_share); the last 1/8 of the budget only\n"
 "                         takes clients holding at most 16544 bytes (1/8 of\n"
-"                         the least share)\n"
+"                         the least share).  Under --api it bounds TCP too:\n"
+"                         the bytes all the proxies' connections hold\n"
+"                         together (a connection past it stops being read)\n"
 "    --map ADDR[:PORT]=MAJ:MIN\n"
 "                         classify: the datagrams of clients at ADDR (and PORT)\n"
 "                         get priority MAJ:MIN both ways, as a tc filter would\n"
 "                         give them (an htb class id, e.g. 1:10); repeatable,\n"
 "                         the first match counts; others get priority 0 (htb's\n"
 "                         default class)\n"
+"    --api ADDR:PORT      serve toxiproxy's HTTP API there (its port: 127.0.0.1:8474)\n"
+"                         instead of the UDP relay: TCP proxies and their toxics\n"
+"                         made and changed at run time by toxiproxy's clients\n"
+"                         (docs/relay.md); --listen and --to are not taken then\n"
+"    --config FILE        with --api: create the proxies of FILE at start (a JSON\n"
+"                         array of proxies, toxiproxy's -config format)\n"
+"    --tcp-buffer BYTES   with --api: bytes one direction of a TCP connection may\n"
+"                         hold before the proxy stops reading its sender\n"
+"                         (default 256k; 4k..1g)\n"
 "    --help               this text\n"
 "\n"
 "STATISTICS\n"
@@ -401,6 +414,7 @@ int relay_parse_args(int argc, char **argv, struct relay_config *cfg, char *err,
 	cfg->drain_ms = RELAY_DEF_DRAIN_MS;
 	cfg->max_packets = 0; /* from the budget */
 	cfg->max_bytes = RELAY_DEF_BYTES;
+	cfg->tcp_buffer = RELAY_DEF_TCP_BUFFER;
 	int have_listen = 0, have_to = 0;
 	for (int i = 1; i < argc; i++) {
 		const char *o = argv[i];
@@ -424,7 +438,8 @@ int relay_parse_args(int argc, char **argv, struct relay_config *cfg, char *err,
 		static const char *const with_value[] = {
 			"--listen", "--to", "--up", "--down", "--up-batch", "--down-batch",
 			"--workers", "--seed", "--stats", "--max-clients", "--idle", "--drain",
-			"--max-packets", "--max-bytes", "--map", "--up-schedule", "--down-schedule",
+			"--max-packets", "--max-bytes", "--map",
+			"--api", "--config", "--tcp-buffer", "--up-schedule", "--down-schedule",
 		};
 		size_t k, nk = sizeof(with_value) / sizeof(with_value[0]);
 		for (k = 0; k < nk; k++)
@@ -488,10 +503,35 @@ int relay_parse_args(int argc, char **argv, struct relay_config *cfg, char *err,
 			if (relay_parse_bytes(o, v, RELAY_MIN_BYTES, RELAY_MAX_BYTES, &cfg->max_bytes,
 					      err, errlen))
 				return -1;
+		} else if (!strcmp(o, "--api")) {
+			if (relay_parse_addr(v, &cfg->api_addr, &cfg->api_len, aerr, sizeof(aerr)))
+				return fail(err, errlen, "--api: %s", aerr);
+			cfg->api = 1;
+		} else if (!strcmp(o, "--config")) {
+			if (!*v)
+				return fail(err, errlen, "--config: an empty file name");
+			cfg->config_file = v;
+		} else if (!strcmp(o, "--tcp-buffer")) {
+			if (relay_parse_bytes(o, v, RELAY_MIN_TCP_BUFFER, RELAY_MAX_TCP_BUFFER,
+					      &cfg->tcp_buffer, err, errlen))
+				return -1;
 		} else if (!strcmp(o, "--max-packets")) {
 			if (parse_uint(o, v, 16, 1u << 24, &cfg->max_packets, err, errlen))
 				return -1;
 		}
+	}
+	if (cfg->config_file && !cfg->api)
+		return fail(err, errlen, "--config %s: needs --api ADDR:PORT", cfg->config_file);
+	if (cfg->api) {
+		/* the API's proxies are TCP; the command-line UDP relay does not
+		 * run beside them in one process (yet) */
+		if (have_listen || have_to)
+			return fail(err, errlen, "--api: --listen/--to (the UDP relay) do not "
+						 "run with --api; create proxies through the API");
+		if (cfg->schedule[RELAY_UP] || cfg->schedule[RELAY_DOWN] || cfg->accuracy)
+			return fail(err, errlen, "--api: --up-schedule, --down-schedule, --accuracy "
+						 "and --check belong to the UDP relay (--listen/--to)");
+		return 0;
 	}
 	if (!have_listen)
 		return fail(err, errlen, "--listen ADDR:PORT is required (see --help)");

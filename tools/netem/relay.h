@@ -51,6 +51,11 @@ struct relay_config {
 	const char *schedule[RELAY_NDIR]; /* --up-schedule / --down-schedule: file names */
 	int accuracy;                  /* --accuracy (or --check) */
 	int check;                     /* --check: exit 3 when the achieved left the configured */
+	int api;                       /* --api given: serve toxiproxy's HTTP API (server.c) */
+	struct sockaddr_storage api_addr; /* --api ADDR:PORT */
+	socklen_t api_len;
+	const char *config_file;       /* --config FILE: proxies to create at start (with --api) */
+	uint64_t tcp_buffer;           /* --tcp-buffer: bytes a TCP direction holds at most */
 };
 
 /* Defaults. */
@@ -61,6 +66,9 @@ struct relay_config {
 #define RELAY_DEF_BYTES     (256ull << 20)  /* --max-bytes */
 #define RELAY_MIN_BYTES     (128ull << 10)
 #define RELAY_MAX_BYTES     (1ull << 40)
+#define RELAY_DEF_TCP_BUFFER (256ull << 10)  /* --tcp-buffer */
+#define RELAY_MIN_TCP_BUFFER (4ull << 10)
+#define RELAY_MAX_TCP_BUFFER (1ull << 30)
 
 /**
  * relay_parse_bytes() - "BYTES" with an optional binary suffix (k, m, g,

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pinwheel-netem's HTTP front (tools/netem/api.c): toxiproxy's API served
+ * on one address by libmicrohttpd, every request handed to the registry
+ * (tools/netem/proxy.h).
+ * Threads: start and stop from the server's main thread; requests run on
+ * the library's one polling thread (a slow registry call holds every
+ * client meanwhile); a watchdog thread cuts requests that take longer
+ * than API_REQ_TIMEOUT_S to arrive.  Locks: the connection list's
+ * mutex (api.c), and the registry's, inside proxy_api_request().
+ */
+#ifndef PW_NETEM_API_H
+#define PW_NETEM_API_H
+
+#include <stddef.h>
+#include <sys/socket.h>
+
+struct proxy_registry;
+struct netem_api;
+
+#define API_MAX_BODY        (1u << 20) /* bytes of a request body; past it 413 */
+#define API_CONN_TIMEOUT_S  10         /* an API connection idle this long is closed */
+#define API_REQ_TIMEOUT_S   10         /* a request not wholly received this long
+					  after its first byte could come is cut */
+#define API_WATCHDOG_MS     200        /* how often the watchdog looks */
+#define API_MAX_CONNS       1024       /* API connections at once (no bound per
+					  address: local clients are all 127.0.0.1) */
+
+/**
+ * netem_api_start() - listen on @addr (only there: the caller chose a
+ * loopback or a user-written address) and serve @r's API on a thread of
+ * the library's.  The address bound (port 0 resolved) into @bound.
+ * Context: the server's main thread, with the signals it waits for
+ * blocked (the polling thread inherits the mask).
+ * Return: 0; a negative errno with a message naming the address in @err.
+ */
+int netem_api_start(struct proxy_registry *r, const struct sockaddr *addr, socklen_t len,
+		    struct netem_api **out, struct sockaddr_storage *bound, socklen_t *bound_len,
+		    char *err, size_t errlen);
+
+/**
+ * netem_api_stop() - stop serving: the listener closed, the polling
+ * thread joined, open API connections closed.  Context: the thread that
+ * started it.  Return: none.
+ */
+void netem_api_stop(struct netem_api *a);
+
+#endif /* PW_NETEM_API_H */

@@ -1,0 +1,1202 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The API's registry: toxiproxy's model of proxies and toxics, served as
+ * toxiproxy's HTTP API serves it, over a data plane it knows only through
+ * struct proxy_plane_ops (tools/netem/proxy.h).
+ *
+ * What it keeps.  Proxies by name, in an array sorted by name (GET
+ * /proxies is a JSON object keyed by name, in that order, as toxiproxy's
+ * encoder writes it); each with the listen and upstream text shown to
+ * clients, their resolved addresses, "enabled", the plane's handle while
+ * open, its toxics in the order they were added, and the counters of the
+ * plane proxies it closed before (a disable, a listen change), so that
+ * GET /proxies/NAME/stats counts since the proxy was created.
+ *
+ * Invariants.  A proxy is open in the plane (handle != NULL) exactly when
+ * it is enabled, except after a failed re-open, which leaves it disabled;
+ * an open proxy's toxic list in the plane is the registry's, because every
+ * change is given to the plane first and kept only when the plane took it
+ * (a tc toxic whose words tc refuses leaves the old list in both); names
+ * are unique among proxies and among one proxy's toxics; every value was
+ * checked against toxic.h's ranges before it was stored.
+ *
+ * Toxiproxy's behaviour, reproduced.  Status codes: create 201, toxic
+ * create 200, delete 204, /reset 204, /populate 201; 404 {"error":"proxy
+ * not found"} / "toxic not found", 409 "proxy already exists" / "toxic
+ * already exists", 400 "missing required field: name", "invalid toxic
+ * type", "stream was invalid, ..."; error bodies {"error":MSG,"status":N}
+ * plus a newline, in text/plain (in application/json for /populate, with
+ * "proxies"); a known path with another method 405 with no body; an
+ * unknown path 404 "404 page not found".  Defaults: listen port 0 (the
+ * bound port shown once listening), enabled true, stream downstream,
+ * toxicity 1, toxic name TYPE_STREAM, every attribute 0.  Updates
+ * (PATCH, or POST on the object, which toxiproxy also takes): a proxy's
+ * name is kept, a changed listen re-binds (connections closed), a
+ * toxic's name, type and stream are kept, its toxicity and the
+ * attributes given change, the others stay; a changed upstream closes
+ * the proxy's connections (toxiproxy stops and starts the proxy: here
+ * it is closed and re-opened in the plane on the same bound address,
+ * its counters kept).  A toxic's "stream" is read without regard to
+ * case and shown as written ("UpStream", default name latency_UpStream).
+ * /populate creates or replaces each proxy of the list in order (one
+ * whose listen and upstream are as given is left as it is: its toxics,
+ * connections and "enabled", whatever the list says), after checking all
+ * of them.  The differences kept on purpose are listed in docs/relay.md
+ * ("HTTP API: differences from toxiproxy").
+ *
+ * Locking: one mutex, taken for the whole of each entry point; the plane's
+ * calls are made under it, which serialises them as tools/netem/tcp.h
+ * asks.  Host names are resolved under it too (getaddrinfo).  The HTTP
+ * front calls proxy_api_request() on libmicrohttpd's one polling thread,
+ * so everything a request does here runs there: a slow resolver, or a
+ * plane call that waits for its workers (a close of a proxy with many
+ * connections, a tc device drained), holds every API client for that
+ * long; never the data path, whose workers take no lock of the registry.
+ *
+ * Costs: a request is O(proxies + toxics) at most (a sorted array, lists
+ * of at most PROXY_MAX_TOXICS); the JSON is built with jansson (a toxic's
+ * JSON, both ways, in tools/netem/toxic.c).
+ */
+#define _GNU_SOURCE
+#include "proxy.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+struct entry {
+	char name[PROXY_NAME_MAX];
+	char *listen;                 /* shown: as given while closed, bound while open */
+	char *upstream;               /* as given */
+	struct sockaddr_storage lis, up;
+	socklen_t lis_len, up_len;
+	int enabled;
+	struct toxic tox[PROXY_MAX_TOXICS];
+	char stext[PROXY_MAX_TOXICS][16];  /* each toxic's "stream" as given
+					      ("UpStream"), shown as given */
+	unsigned ntox;
+	int up_state;                 /* UP_NUMERIC, UP_NAME (resolved), UP_LATER */
+	int64_t up_at;                /* CLOCK_MONOTONIC s of the last resolution */
+	void *handle;                 /* the plane's, NULL while closed */
+	struct tcp_proxy_stats base;  /* what the plane proxies closed before counted */
+};
+
+struct proxy_registry {
+	pthread_mutex_t req_lock;     /* one request (or populate) at a time */
+	pthread_mutex_t lock;         /* the entries; dropped around getaddrinfo */
+	const struct proxy_plane_ops *ops;
+	void *ctx;
+	unsigned flags;
+	struct entry **e;             /* sorted by name */
+	unsigned n;
+};
+
+/* One request's answer. */
+struct answer {
+	char *body;
+	const char *ctype;
+};
+
+static const char CT_JSON[] = "application/json";
+static const char CT_TEXT[] = "text/plain; charset=utf-8";
+static const char CT_VERSION[] = "application/json;charset=utf-8";
+
+#define ERRLEN 512
+
+/* ------------------------------------------------------------ answers */
+
+static int answer_json(struct answer *a, int status, json_t *j)
+{
+	a->body = j ? json_dumps(j, JSON_COMPACT | JSON_REAL_PRECISION(7)) : NULL;
+	json_decref(j);
+	if (!a->body) {
+		a->body = strdup("{\"error\":\"out of memory\",\"status\":500}\n");
+		a->ctype = a->body ? CT_TEXT : NULL;
+		return 500;
+	}
+	a->ctype = CT_JSON;
+	return status;
+}
+
+/* {"error":MSG,"status":N} and a newline, as toxiproxy writes it; with
+ * @proxies (stolen; /populate's) a third member. */
+static int answer_error(struct answer *a, int status, const char *msg, json_t *proxies)
+{
+	json_t *j = json_object();
+	json_object_set_new(j, "error", json_string(msg));
+	json_object_set_new(j, "status", json_integer(status));
+	if (proxies)
+		json_object_set_new(j, "proxies", proxies);
+	char *s = json_dumps(j, JSON_COMPACT);
+	json_decref(j);
+	size_t n = s ? strlen(s) : 0;
+	a->body = s ? realloc(s, n + 2) : NULL;
+	if (!a->body) {
+		free(s);
+		a->body = NULL;
+		a->ctype = NULL;
+		return 500;
+	}
+	a->body[n] = '\n';
+	a->body[n + 1] = '\0';
+	a->ctype = proxies ? CT_JSON : CT_TEXT;
+	return status;
+}
+
+static int errf(char *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int errf(char *err, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, ERRLEN, fmt, ap);
+	va_end(ap);
+	return 400;
+}
+
+/* ------------------------------------------------------------ addresses */
+
+static void format_addr(const struct sockaddr_storage *ss, char *buf, size_t len)
+{
+	char h[INET6_ADDRSTRLEN] = "?";
+	if (ss->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *s6 = (const void *)ss;
+		inet_ntop(AF_INET6, &s6->sin6_addr, h, sizeof(h));
+		snprintf(buf, len, "[%s]:%u", h, ntohs(s6->sin6_port));
+	} else {
+		const struct sockaddr_in *s4 = (const void *)ss;
+		inet_ntop(AF_INET, &s4->sin_addr, h, sizeof(h));
+		snprintf(buf, len, "%s:%u", h, ntohs(s4->sin_port));
+	}
+}
+
+/* An upstream's address: a number (never looked up again), a name
+ * resolved, or a name that did not resolve yet (the placeholder below). */
+enum { UP_NUMERIC, UP_NAME, UP_LATER };
+
+static int64_t mono_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec;
+}
+
+/* Where an upstream that does not resolve yet points: 127.0.0.1 port 0,
+ * which no socket can listen on, so the kernel refuses every connect to
+ * it at once (the plane closes the client's connection and counts it in
+ * upstream_failed), and nothing else can ever answer there. */
+static void placeholder(struct sockaddr_storage *ss, socklen_t *len)
+{
+	struct sockaddr_in *s4 = (struct sockaddr_in *)ss;
+	memset(ss, 0, sizeof(*ss));
+	s4->sin_family = AF_INET;
+	s4->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	*len = sizeof(*s4);
+}
+
+/* getaddrinfo's first IPv4 answer (else its first) for @node:@port into
+ * @ss.  No lock.  Return: 0 or getaddrinfo's error. */
+static int lookup(unsigned flags, const char *node, const char *port, int passive,
+		  struct sockaddr_storage *ss, socklen_t *len)
+{
+	struct addrinfo hints = { 0 }, *res = NULL;
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_NUMERICSERV | (passive ? AI_PASSIVE : 0) |
+			 ((flags & PROXY_NUMERIC_HOSTS) ? AI_NUMERICHOST : 0);
+	int rc = getaddrinfo(node, port, &hints, &res);
+	if (rc || !res)
+		return rc ? rc : EAI_NONAME;
+	const struct addrinfo *pick = res;
+	for (const struct addrinfo *x = res; x; x = x->ai_next)
+		if (x->ai_family == AF_INET) {
+			pick = x;
+			break;
+		}
+	memcpy(ss, pick->ai_addr, pick->ai_addrlen);
+	*len = pick->ai_addrlen;
+	freeaddrinfo(res);
+	return 0;
+}
+
+/* "HOST:PORT" into @host and @port.  Return: 0 or 400 with @err. */
+static int split_hostport(const char *what, const char *s, int passive, char *host, size_t hlen,
+			  char *port, size_t plen, char *err)
+{
+	const char *colon, *orig = s;
+	size_t hl;
+	if (s[0] == '[') {
+		const char *rb = strchr(s, ']');
+		if (!rb || rb[1] != ':')
+			return errf(err, "%s \"%s\": expected HOST:PORT", what, s);
+		colon = rb + 1;
+		hl = (size_t)(rb - s - 1);
+		s++;
+	} else {
+		colon = strrchr(s, ':');
+		if (!colon)
+			return errf(err, "%s \"%s\": missing port (HOST:PORT)", what, s);
+		hl = (size_t)(colon - s);
+	}
+	const char *p = colon + 1;
+	size_t pl = strlen(p);
+	if (hl >= hlen || !pl || pl >= plen || strspn(p, "0123456789") != pl || atoi(p) > 65535)
+		return errf(err, "%s \"%.200s\": expected HOST:PORT with a port 0..65535", what,
+			    orig);
+	memcpy(host, s, hl);
+	host[hl] = '\0';
+	memcpy(port, p, pl + 1);
+	if (!passive && atoi(port) == 0)
+		return errf(err, "%s \"%.200s\": port 0 is no server port", what, host);
+	return 0;
+}
+
+/*
+ * "HOST:PORT", "[V6]:PORT" or ":PORT" (@what names it in messages) into
+ * @ss.  An empty host is every address for a listener (the user wrote it;
+ * "::", which takes IPv4 too, as toxiproxy's "[::]:PORT") and the loopback
+ * for an upstream, as Go's net package reads them.  A name with IPv4 and
+ * IPv6 addresses gives its first IPv4 one ("localhost" is 127.0.0.1, as
+ * toxiproxy listens on it).
+ */
+static int resolve(struct proxy_registry *r, const char *what, const char *s, int passive,
+		   struct sockaddr_storage *ss, socklen_t *len, int *state, char *err)
+{
+	char host[256], port[8];
+	int rc = split_hostport(what, s, passive, host, sizeof(host), port, sizeof(port), err);
+	if (rc)
+		return rc;
+	const char *node = host[0] ? host : (passive ? "::" : "127.0.0.1");
+	struct in6_addr a6;
+	int numeric = inet_pton(AF_INET, node, &a6) == 1 || inet_pton(AF_INET6, node, &a6) == 1;
+	/* the name service may take seconds: the entries are not held meanwhile
+	 * (requests are serialised by req_lock, which stays held) */
+	pthread_mutex_unlock(&r->lock);
+	rc = lookup(r->flags, node, port, passive, ss, len);
+	pthread_mutex_lock(&r->lock);
+	if (state)
+		*state = numeric ? UP_NUMERIC : UP_NAME;
+	if (rc && state && !numeric && !(r->flags & PROXY_NUMERIC_HOSTS)) {
+		/* toxiproxy takes a name that does not resolve yet (a container
+		 * not up): kept, looked up again by proxy_registry_resolve() */
+		placeholder(ss, len);
+		*state = UP_LATER;
+		return 0;
+	}
+	if (rc)
+		return errf(err, "%s \"%.200s\": %s", what, host, gai_strerror(rc));
+	return 0;
+}
+
+/* ------------------------------------------------------------ registry */
+
+static struct entry *find(const struct proxy_registry *r, const char *name, unsigned *pos)
+{
+	unsigned lo = 0, hi = r->n;
+	while (lo < hi) {
+		unsigned mid = (lo + hi) / 2;
+		int c = strcmp(r->e[mid]->name, name);
+		if (!c) {
+			if (pos)
+				*pos = mid;
+			return r->e[mid];
+		}
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (pos)
+		*pos = lo;
+	return NULL;
+}
+
+/* @s (a closed plane proxy's final counters, or one open now: @now) into @b */
+static void stats_add(struct tcp_proxy_stats *b, const struct tcp_proxy_stats *s, int now)
+{
+	b->accepted += s->accepted;
+	b->closed += s->closed;
+	b->upstream_failed += s->upstream_failed;
+	b->fd_exhausted += s->fd_exhausted;
+	b->active = now ? s->active : 0;
+	for (int d = 0; d < TOXIC_NSTREAMS; d++) {
+		struct tcp_dir_stats *x = &b->dir[d];
+		const struct tcp_dir_stats *y = &s->dir[d];
+		x->bytes_in += y->bytes_in;
+		x->bytes_out += y->bytes_out;
+		x->chunks_in += y->chunks_in;
+		x->chunks_out += y->chunks_out;
+		x->bytes_cut += y->bytes_cut;
+		x->bytes_dropped += y->bytes_dropped;
+		x->held = now ? y->held : 0;
+		x->delay_count += y->delay_count;
+		x->delay_sum_ns += y->delay_sum_ns;
+		if (y->delay_max_ns > x->delay_max_ns)
+			x->delay_max_ns = y->delay_max_ns;
+		x->stalls += y->stalls;
+	}
+}
+
+static void entry_close(struct proxy_registry *r, struct entry *e)
+{
+	if (!e->handle)
+		return;
+	struct tcp_proxy_stats s;
+	memset(&s, 0, sizeof(s));
+	r->ops->close(r->ctx, e->handle, &s);
+	stats_add(&e->base, &s, 0);
+	e->handle = NULL;
+}
+
+/* Open @e in the plane with its toxics.  Return: 0, or the HTTP status
+ * (500: the plane could not listen, 400: it refused the toxics) with the
+ * message in @err; @e is then closed and disabled. */
+static int entry_open(struct proxy_registry *r, struct entry *e, char *err)
+{
+	struct sockaddr_storage bound;
+	socklen_t blen = sizeof(bound);
+	void *h = NULL;
+	memset(&bound, 0, sizeof(bound));
+	int rc = r->ops->open(r->ctx, e->name, (const struct sockaddr *)&e->lis, e->lis_len,
+			      (const struct sockaddr *)&e->up, e->up_len, &h, &bound, &blen, err,
+			      ERRLEN);
+	if (rc || !h) {
+		if (!err[0])
+			snprintf(err, ERRLEN, "listen %s: %s", e->listen, strerror(-rc));
+		e->enabled = 0;
+		return 500;
+	}
+	e->handle = h;
+	if (e->ntox && (rc = r->ops->set_toxics(r->ctx, h, e->tox, e->ntox, err, ERRLEN))) {
+		entry_close(r, e);
+		e->enabled = 0;
+		return rc == -ENOMEM ? 500 : 400;
+	}
+	char buf[INET6_ADDRSTRLEN + 16];
+	format_addr(&bound, buf, sizeof(buf));
+	char *l = strdup(buf);
+	if (l) {
+		free(e->listen);
+		e->listen = l;
+		memcpy(&e->lis, &bound, blen);
+		e->lis_len = blen;
+	}
+	e->enabled = 1;
+	return 0;
+}
+
+static void entry_free(struct proxy_registry *r, struct entry *e)
+{
+	entry_close(r, e);
+	for (unsigned i = 0; i < e->ntox; i++)
+		toxic_release(&e->tox[i]);
+	free(e->listen);
+	free(e->upstream);
+	free(e);
+}
+
+static void entry_remove(struct proxy_registry *r, unsigned pos)
+{
+	entry_free(r, r->e[pos]);
+	memmove(&r->e[pos], &r->e[pos + 1], (r->n - pos - 1) * sizeof(r->e[0]));
+	r->n--;
+}
+
+int proxy_registry_create(const struct proxy_plane_ops *ops, void *ctx, unsigned flags,
+			  struct proxy_registry **out)
+{
+	struct proxy_registry *r = calloc(1, sizeof(*r));
+	if (!r || !(r->e = calloc(PROXY_MAX, sizeof(r->e[0])))) {
+		free(r);
+		return -ENOMEM;
+	}
+	pthread_mutex_init(&r->lock, NULL);
+	pthread_mutex_init(&r->req_lock, NULL);
+	r->ops = ops;
+	r->ctx = ctx;
+	r->flags = flags;
+	*out = r;
+	return 0;
+}
+
+void proxy_registry_destroy(struct proxy_registry *r)
+{
+	if (!r)
+		return;
+	while (r->n)
+		entry_remove(r, r->n - 1);
+	free(r->e);
+	pthread_mutex_destroy(&r->lock);
+	pthread_mutex_destroy(&r->req_lock);
+	free(r);
+}
+
+unsigned proxy_registry_count(struct proxy_registry *r, unsigned *open)
+{
+	pthread_mutex_lock(&r->lock);
+	unsigned n = r->n, o = 0;
+	for (unsigned i = 0; i < n; i++)
+		o += r->e[i]->handle != NULL;
+	pthread_mutex_unlock(&r->lock);
+	if (open)
+		*open = o;
+	return n;
+}
+
+/* ------------------------------------------------------------ JSON out */
+
+/* @e's toxic @i with its "stream" as the client wrote it (toxiproxy
+ * keeps the text, reading it without regard to case) */
+static json_t *tox_json(const struct entry *e, unsigned i)
+{
+	json_t *j = toxic_to_json(&e->tox[i]);
+	if (j && e->stext[i][0])
+		json_object_set_new(j, "stream", json_string(e->stext[i]));
+	return j;
+}
+
+/* toxiproxy lists a proxy's upstream toxics, then its downstream ones,
+ * each stream in the order added */
+static json_t *toxics_json(const struct entry *e)
+{
+	json_t *l = json_array();
+	for (int s = 0; s < TOXIC_NSTREAMS; s++)
+		for (unsigned i = 0; i < e->ntox; i++)
+			if ((int)e->tox[i].stream == s)
+				json_array_append_new(l, tox_json(e, i));
+	return l;
+}
+
+static json_t *proxy_json(const struct entry *e)
+{
+	json_t *j = json_object();
+	json_object_set_new(j, "name", json_string(e->name));
+	json_object_set_new(j, "listen", json_string(e->listen));
+	json_object_set_new(j, "upstream", json_string(e->upstream));
+	json_object_set_new(j, "enabled", json_boolean(e->enabled));
+	json_object_set_new(j, "toxics", toxics_json(e));
+	return j;
+}
+
+static json_t *dir_stats_json(const struct entry *e, const struct tcp_dir_stats *d, int stream)
+{
+	json_t *j = json_object();
+	json_object_set_new(j, "bytes_in", json_integer((json_int_t)d->bytes_in));
+	json_object_set_new(j, "bytes_out", json_integer((json_int_t)d->bytes_out));
+	json_object_set_new(j, "chunks_in", json_integer((json_int_t)d->chunks_in));
+	json_object_set_new(j, "chunks_out", json_integer((json_int_t)d->chunks_out));
+	json_object_set_new(j, "bytes_cut", json_integer((json_int_t)d->bytes_cut));
+	json_object_set_new(j, "bytes_dropped", json_integer((json_int_t)d->bytes_dropped));
+	json_object_set_new(j, "held", json_integer((json_int_t)d->held));
+	json_object_set_new(j, "stalls", json_integer((json_int_t)d->stalls));
+	json_object_set_new(j, "delay_count", json_integer((json_int_t)d->delay_count));
+	double mean = d->delay_count ? (double)d->delay_sum_ns / (double)d->delay_count / 1e6 : 0;
+	json_object_set_new(j, "delay_mean_ms", json_real(mean));
+	json_object_set_new(j, "delay_max_ms", json_real((double)d->delay_max_ns / 1e6));
+	/* what the latency toxics of this stream ask for, beside it */
+	int64_t lat = 0, jit = 0;
+	for (unsigned i = 0; i < e->ntox; i++)
+		if (e->tox[i].type == TOXIC_LATENCY && (int)e->tox[i].stream == stream) {
+			lat += e->tox[i].a.latency.latency_ms;
+			jit += e->tox[i].a.latency.jitter_ms;
+		}
+	json_object_set_new(j, "latency_ms", json_integer(lat));
+	json_object_set_new(j, "jitter_ms", json_integer(jit));
+	return j;
+}
+
+static json_t *stats_json(struct proxy_registry *r, const struct entry *e)
+{
+	struct tcp_proxy_stats s = e->base, now;
+	memset(&now, 0, sizeof(now));
+	if (e->handle)
+		r->ops->stats(r->ctx, e->handle, &now);
+	stats_add(&s, &now, 1);
+	json_t *j = json_object();
+	json_object_set_new(j, "name", json_string(e->name));
+	json_object_set_new(j, "enabled", json_boolean(e->enabled));
+	json_object_set_new(j, "accepted", json_integer((json_int_t)s.accepted));
+	json_object_set_new(j, "active", json_integer((json_int_t)s.active));
+	json_object_set_new(j, "closed", json_integer((json_int_t)s.closed));
+	json_object_set_new(j, "upstream_failed", json_integer((json_int_t)s.upstream_failed));
+	json_object_set_new(j, "fd_exhausted", json_integer((json_int_t)s.fd_exhausted));
+	json_object_set_new(j, "upstream", dir_stats_json(e, &s.dir[TOXIC_UPSTREAM], TOXIC_UPSTREAM));
+	json_object_set_new(j, "downstream",
+			    dir_stats_json(e, &s.dir[TOXIC_DOWNSTREAM], TOXIC_DOWNSTREAM));
+	return j;
+}
+
+/* ------------------------------------------------------------ JSON in */
+
+/* The body as a JSON value, or 400 with toxiproxy's "bad request body: ..." */
+static json_t *parse_body(const char *body, size_t len, char *err)
+{
+	if (!len) {
+		errf(err, "bad request body: EOF");
+		return NULL;
+	}
+	json_error_t je;
+	json_t *j = json_loadb(body, len, JSON_DECODE_ANY, &je);
+	if (!j)
+		errf(err, "bad request body: %s (line %d, column %d)", je.text, je.line, je.column);
+	return j;
+}
+
+/* @key of @o: absent or null leaves *@out; a string sets it; else 400. */
+static int get_string(json_t *o, const char *key, const char **out, char *err)
+{
+	json_t *v = json_object_get(o, key);
+	if (!v || json_is_null(v))
+		return 0;
+	if (!json_is_string(v))
+		return errf(err, "bad request body: %s: expected a string", key);
+	*out = json_string_value(v);
+	return 0;
+}
+
+static int get_bool(json_t *o, const char *key, int *out, char *err)
+{
+	json_t *v = json_object_get(o, key);
+	if (!v || json_is_null(v))
+		return 0;
+	if (!json_is_boolean(v))
+		return errf(err, "bad request body: %s: expected true or false", key);
+	*out = json_is_true(v);
+	return 0;
+}
+
+/* A name a path can address: 1..PROXY_NAME_MAX-1 bytes, no '/'. */
+static int check_name(const char *what, const char *s, size_t max, char *err)
+{
+	size_t n = strlen(s);
+	if (n >= max)
+		return errf(err, "%s: longer than %zu bytes", what, max - 1);
+	if (strchr(s, '/'))
+		return errf(err, "%s \"%s\": a name with '/' cannot be addressed", what, s);
+	return 0;
+}
+
+/* A proxy given in a body (create, populate, update). */
+struct spec {
+	const char *name, *listen, *upstream;
+	int enabled;
+	struct sockaddr_storage lis, up;
+	socklen_t lis_len, up_len;
+	int up_state;
+};
+
+/*
+ * @o into @s.  @create: name and upstream required, listen defaults to
+ * 127.0.0.1:0; else (an update) what is absent is NULL.  The addresses
+ * given are resolved.  Return: 0 or 400 with the message in @err.
+ */
+static int parse_spec(struct proxy_registry *r, json_t *o, int create, struct spec *s, char *err)
+{
+	memset(s, 0, sizeof(*s));
+	s->enabled = -1;
+	if (!json_is_object(o))
+		return errf(err, "bad request body: expected a JSON object (a proxy)");
+	const char *proto = NULL;
+	int rc;
+	if ((rc = get_string(o, "name", &s->name, err)) ||
+	    (rc = get_string(o, "listen", &s->listen, err)) ||
+	    (rc = get_string(o, "upstream", &s->upstream, err)) ||
+	    (rc = get_bool(o, "enabled", &s->enabled, err)) ||
+	    (rc = get_string(o, "protocol", &proto, err)))
+		return rc;
+	if (create) {
+		if (!s->name || !s->name[0])
+			return errf(err, "missing required field: name");
+		if ((rc = check_name("name", s->name, PROXY_NAME_MAX, err)))
+			return rc;
+		if (!s->upstream || !s->upstream[0])
+			return errf(err, "missing required field: upstream");
+		if (!s->listen || !s->listen[0])
+			s->listen = "127.0.0.1:0";
+		if (s->enabled < 0)
+			s->enabled = 1;
+	}
+	if (proto && !strcmp(proto, "udp"))
+		return errf(err, "protocol udp: UDP proxies through the API are not built yet "
+				 "(the command-line relay, pinwheel-netem --listen --to, relays UDP)");
+	if (proto && strcmp(proto, "tcp"))
+		return errf(err, "protocol \"%.100s\": expected tcp", proto);
+	if (s->upstream && !s->upstream[0])
+		return errf(err, "upstream: empty (HOST:PORT)");
+	if (s->listen && !s->listen[0])
+		return errf(err, "listen: empty (HOST:PORT)");
+	s->lis_len = s->up_len = 0;
+	if (s->listen && (rc = resolve(r, "listen", s->listen, 1, &s->lis, &s->lis_len, NULL, err)))
+		return rc;
+	if (s->upstream && (rc = resolve(r, "upstream", s->upstream, 0, &s->up, &s->up_len,
+					 &s->up_state, err)))
+		return rc;
+	return 0;
+}
+
+/* ------------------------------------------------------------ proxies */
+
+/* Create the proxy @s (checked; its name free).  Return: 0 or a status. */
+static int proxy_create(struct proxy_registry *r, const struct spec *s, struct entry **out,
+			char *err)
+{
+	unsigned pos;
+	if (find(r, s->name, &pos))
+		return errf(err, "proxy already exists"), 409;
+	if (r->n == PROXY_MAX)
+		return errf(err, "more than %d proxies", PROXY_MAX);
+	struct entry *e = calloc(1, sizeof(*e));
+	if (!e || !(e->listen = strdup(s->listen)) || !(e->upstream = strdup(s->upstream))) {
+		if (e) {
+			free(e->listen);
+			free(e);
+		}
+		return errf(err, "out of memory"), 500;
+	}
+	snprintf(e->name, sizeof(e->name), "%s", s->name);
+	e->lis = s->lis;
+	e->lis_len = s->lis_len;
+	e->up = s->up;
+	e->up_len = s->up_len;
+	e->up_state = s->up_state;
+	e->up_at = mono_s();
+	if (s->enabled) {
+		int rc = entry_open(r, e, err);
+		if (rc) {
+			entry_free(r, e);
+			return rc;
+		}
+	}
+	memmove(&r->e[pos + 1], &r->e[pos], (r->n - pos) * sizeof(r->e[0]));
+	r->e[pos] = e;
+	r->n++;
+	*out = e;
+	return 0;
+}
+
+/* Apply an update @s to @e: toxiproxy's Proxy.Update. */
+static int proxy_update(struct proxy_registry *r, struct entry *e, const struct spec *s, char *err)
+{
+	int relisten = s->listen && strcmp(s->listen, e->listen);
+	if (s->upstream && strcmp(s->upstream, e->upstream)) {
+		char *u = strdup(s->upstream);
+		if (!u)
+			return errf(err, "out of memory"), 500;
+		free(e->upstream);
+		e->upstream = u;
+		e->up = s->up;
+		e->up_len = s->up_len;
+		e->up_state = s->up_state;
+		e->up_at = mono_s();
+		/* toxiproxy's update stops and starts the proxy: its connections
+		 * close; the listen address (the bound one) and the counters stay */
+		if (e->handle && !relisten)
+			entry_close(r, e);
+	}
+	if (relisten) {
+		char *l = strdup(s->listen);
+		if (!l)
+			return errf(err, "out of memory"), 500;
+		entry_close(r, e);
+		free(e->listen);
+		e->listen = l;
+		e->lis = s->lis;
+		e->lis_len = s->lis_len;
+	}
+	int want = s->enabled >= 0 ? s->enabled : e->enabled;
+	if (!want) {
+		entry_close(r, e);
+		e->enabled = 0;
+	} else if (!e->handle) {
+		int rc = entry_open(r, e, err);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+static int populate(struct proxy_registry *r, const char *body, size_t len, struct answer *a,
+		    char *err)
+{
+	json_t *j = parse_body(body, len, err), *done = json_array();
+	struct spec *sp = NULL;
+	int rc = 0;
+	size_t n = 0;
+	if (!j) {
+		rc = 400;
+		goto out;
+	}
+	if (!json_is_array(j)) {
+		rc = errf(err, "bad request body: expected a JSON array of proxies");
+		goto out;
+	}
+	n = json_array_size(j);
+	if (n > PROXY_MAX) {
+		rc = errf(err, "more than %d proxies", PROXY_MAX);
+		goto out;
+	}
+	sp = calloc(n ? n : 1, sizeof(*sp));
+	if (!sp) {
+		rc = errf(err, "out of memory");
+		goto out;
+	}
+	/* all of them checked before any is made, as toxiproxy does */
+	for (size_t i = 0; i < n; i++) {
+		if ((rc = parse_spec(r, json_array_get(j, i), 1, &sp[i], err))) {
+			size_t l = strlen(err);
+			snprintf(err + l, ERRLEN - l, " at proxy %zu", i + 1);
+			goto out;
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		unsigned pos;
+		struct entry *e = find(r, sp[i].name, &pos);
+		if (e && !strcmp(e->listen, sp[i].listen) && !strcmp(e->upstream, sp[i].upstream)) {
+			/* as toxiproxy: kept as it is, "enabled" not looked at */
+		} else {
+			if (e)
+				entry_remove(r, pos);
+			if ((rc = proxy_create(r, &sp[i], &e, err)))
+				goto out;
+		}
+		json_array_append_new(done, proxy_json(e));
+	}
+out:
+	free(sp);
+	json_decref(j);
+	if (rc) {
+		if (!a)
+			json_decref(done);
+		return a ? answer_error(a, rc, err, done) : rc;
+	}
+	if (!a) {
+		json_decref(done);
+		return 0;
+	}
+	json_t *res = json_object();
+	json_object_set_new(res, "proxies", done);
+	return answer_json(a, 201, res);
+}
+
+/* ------------------------------------------------------------ toxics */
+
+static struct toxic *toxic_find(struct entry *e, const char *name, unsigned *pos)
+{
+	for (unsigned i = 0; i < e->ntox; i++)
+		if (!strcmp(e->tox[i].name, name)) {
+			if (pos)
+				*pos = i;
+			return &e->tox[i];
+		}
+	return NULL;
+}
+
+/* Give the plane @e's list with @t at @pos: appended (@pos == ntox, its
+ * stream's text @st), replacing (@pos < ntox, the text kept), or removed
+ * (@t NULL).  Checked by the plane's validate whether @e is open or not;
+ * kept only when the plane takes it.  The registry then owns @t's strings. */
+static int toxics_commit(struct proxy_registry *r, struct entry *e, unsigned pos,
+			 const struct toxic *t, const char *st, char *err)
+{
+	struct toxic next[PROXY_MAX_TOXICS];
+	char next_st[PROXY_MAX_TOXICS][16];
+	unsigned n = 0;
+	for (unsigned i = 0; i < e->ntox; i++) {
+		if (i == pos && !t)
+			continue;
+		next[n] = i == pos ? *t : e->tox[i];
+		memcpy(next_st[n++], e->stext[i], sizeof(next_st[0]));
+	}
+	if (pos == e->ntox && t) {
+		next[n] = *t;
+		snprintf(next_st[n++], sizeof(next_st[0]), "%s", st ? st : "");
+	}
+	if (t && r->ops->validate) {
+		err[0] = '\0';
+		int rc = r->ops->validate(r->ctx, t, err, ERRLEN);
+		if (rc) {
+			if (!err[0])
+				snprintf(err, ERRLEN, "the data path refused toxic %s: %s", t->name,
+					 strerror(-rc));
+			return rc == -ENOMEM ? 500 : 400;
+		}
+	}
+	if (e->handle) {
+		err[0] = '\0';
+		int rc = r->ops->set_toxics(r->ctx, e->handle, next, n, err, ERRLEN);
+		if (rc) {
+			if (!err[0])
+				snprintf(err, ERRLEN, "the data path refused the toxics: %s",
+					 strerror(-rc));
+			return rc == -ENOMEM ? 500 : 400;
+		}
+	}
+	if (pos < e->ntox)
+		toxic_release(&e->tox[pos]);
+	memcpy(e->tox, next, n * sizeof(next[0]));
+	memcpy(e->stext, next_st, n * sizeof(next_st[0]));
+	e->ntox = n;
+	return 0;
+}
+
+/* No toxic on @e (POST /reset).  Return: 0 or 500. */
+static int toxics_clear(struct proxy_registry *r, struct entry *e, char *err)
+{
+	if (!e->ntox)
+		return 0;
+	if (e->handle && r->ops->set_toxics(r->ctx, e->handle, e->tox, 0, err, ERRLEN))
+		return 500;
+	for (unsigned i = 0; i < e->ntox; i++)
+		toxic_release(&e->tox[i]);
+	e->ntox = 0;
+	return 0;
+}
+
+static int toxic_create(struct proxy_registry *r, struct entry *e, const char *body, size_t len,
+			struct answer *a, char *err)
+{
+	json_t *j = parse_body(body, len, err);
+	struct toxic t;
+	memset(&t, 0, sizeof(t));
+	t.toxicity = 1;
+	t.stream = TOXIC_DOWNSTREAM;
+	int rc = 400;
+	const char *type = NULL, *stream = NULL, *name = NULL;
+	if (!j)
+		goto out;
+	if (!json_is_object(j)) {
+		errf(err, "bad request body: expected a JSON object (a toxic)");
+		goto out;
+	}
+	if ((rc = get_string(j, "type", &type, err)) || (rc = get_string(j, "stream", &stream, err)) ||
+	    (rc = get_string(j, "name", &name, err)))
+		goto out;
+	rc = 400;
+	if (!type || toxic_type_from_name(type, &t.type)) {
+		errf(err, "invalid toxic type");
+		goto out;
+	}
+	if (stream && !strcasecmp(stream, "upstream")) {
+		t.stream = TOXIC_UPSTREAM;
+	} else if (stream && strcasecmp(stream, "downstream")) {
+		errf(err, "stream was invalid, can be either upstream or downstream");
+		goto out;
+	}
+	/* the text as given stays: in the JSON and the default name */
+	if (!stream)
+		stream = "downstream";
+	if (name && name[0]) {
+		if ((rc = check_name("name", name, TOXIC_NAME_MAX, err)))
+			goto out;
+		snprintf(t.name, sizeof(t.name), "%s", name);
+	} else {
+		snprintf(t.name, sizeof(t.name), "%s_%s", type, stream);
+	}
+	if ((rc = toxic_parse_toxicity(j, &t.toxicity, err, ERRLEN)) ||
+	    (rc = toxic_parse_attrs(json_object_get(j, "attributes"), &t, err, ERRLEN)))
+		goto out;
+	rc = 400;
+	if (t.type == TOXIC_TC && !t.a.tc.qdisc && !t.a.tc.batch) {
+		errf(err, "a tc toxic needs attributes.qdisc (\"netem delay 20ms\") or "
+			  "attributes.batch (tc commands, one a line)");
+		goto out;
+	}
+	if (toxic_find(e, t.name, NULL)) {
+		errf(err, "toxic already exists");
+		rc = 409;
+		goto out;
+	}
+	if (e->ntox == PROXY_MAX_TOXICS) {
+		errf(err, "more than %d toxics on proxy %s", PROXY_MAX_TOXICS, e->name);
+		goto out;
+	}
+	if ((rc = toxics_commit(r, e, e->ntox, &t, stream, err)))
+		goto out;
+	json_decref(j);
+	return answer_json(a, 200, tox_json(e, e->ntox - 1));
+out:
+	toxic_release(&t);
+	json_decref(j);
+	return answer_error(a, rc, err, NULL);
+}
+
+static int toxic_update(struct proxy_registry *r, struct entry *e, unsigned pos, const char *body,
+			size_t len, struct answer *a, char *err)
+{
+	json_t *j = parse_body(body, len, err);
+	struct toxic t;
+	int rc = 400;
+	if (!j)
+		return answer_error(a, 400, err, NULL);
+	if (!json_is_object(j)) {
+		json_decref(j);
+		return answer_error(a, errf(err, "bad request body: expected a JSON object"), err,
+				    NULL);
+	}
+	if ((rc = toxic_copy(&t, &e->tox[pos]))) {
+		json_decref(j);
+		return answer_error(a, errf(err, "out of memory"), err, NULL);
+	}
+	/* name, type and stream stay, as toxiproxy keeps them */
+	if ((rc = toxic_parse_toxicity(j, &t.toxicity, err, ERRLEN)) ||
+	    (rc = toxic_parse_attrs(json_object_get(j, "attributes"), &t, err, ERRLEN)) ||
+	    (rc = toxics_commit(r, e, pos, &t, NULL, err))) {
+		toxic_release(&t);
+		json_decref(j);
+		return answer_error(a, rc, err, NULL);
+	}
+	json_decref(j);
+	return answer_json(a, 200, tox_json(e, pos));
+}
+
+/* ------------------------------------------------------------ routing */
+
+static int is(const char *m, const char *want)
+{
+	return !strcmp(m, want);
+}
+
+/* Split @path ("/a/b/c") into at most @max components; Return: how many,
+ * or -1 for a path this API does not have (an empty component, too many). */
+static int split(const char *path, char comp[][PROXY_NAME_MAX], int max)
+{
+	if (path[0] != '/')
+		return -1;
+	int n = 0;
+	const char *p = path + 1;
+	for (;;) {
+		const char *sl = strchr(p, '/');
+		size_t l = sl ? (size_t)(sl - p) : strlen(p);
+		if (!l || l >= PROXY_NAME_MAX || n == max)
+			return -1;
+		memcpy(comp[n], p, l);
+		comp[n][l] = '\0';
+		n++;
+		if (!sl)
+			return n;
+		p = sl + 1;
+	}
+}
+
+static int handle(struct proxy_registry *r, const char *m, const char *path, const char *body,
+		  size_t len, struct answer *a, char *err)
+{
+	char c[4][PROXY_NAME_MAX];
+	int n = split(path, c, 4);
+	if (n < 1)
+		goto notfound;
+	if (n == 1 && is(c[0], "version")) {
+		if (!is(m, "GET"))
+			return 405;
+		a->body = strdup("{\"version\": \"2.8.0-pinwheel\"}");
+		a->ctype = a->body ? CT_VERSION : NULL;
+		return a->body ? 200 : 500;
+	}
+	if (n == 1 && is(c[0], "reset")) {
+		if (!is(m, "POST"))
+			return 405;
+		int rc = 0;
+		for (unsigned i = 0; i < r->n; i++) {
+			struct entry *e = r->e[i];
+			int x = toxics_clear(r, e, err);
+			if (!x && !e->handle)
+				x = entry_open(r, e, err);
+			if (x && !rc)
+				rc = x;
+		}
+		return rc ? answer_error(a, 500, err, NULL) : 204;
+	}
+	if (n == 1 && is(c[0], "populate")) {
+		if (!is(m, "POST"))
+			return 405;
+		return populate(r, body, len, a, err);
+	}
+	if (!is(c[0], "proxies"))
+		goto notfound;
+	if (n == 1) {
+		if (is(m, "GET")) {
+			json_t *j = json_object();
+			for (unsigned i = 0; i < r->n; i++)
+				json_object_set_new(j, r->e[i]->name, proxy_json(r->e[i]));
+			return answer_json(a, 200, j);
+		}
+		if (!is(m, "POST"))
+			return 405;
+		json_t *j = parse_body(body, len, err);
+		struct spec s;
+		struct entry *e;
+		int rc = j ? parse_spec(r, j, 1, &s, err) : 400;
+		if (!rc)
+			rc = proxy_create(r, &s, &e, err);
+		json_decref(j);
+		return rc ? answer_error(a, rc, err, NULL) : answer_json(a, 201, proxy_json(e));
+	}
+	if ((n == 3 && !is(c[2], "toxics") && !is(c[2], "stats")) || (n == 4 && !is(c[2], "toxics")))
+		goto notfound;
+	/* a known path: the method is checked before the proxy is looked up */
+	int known = (n == 2 && (is(m, "GET") || is(m, "POST") || is(m, "PATCH") || is(m, "DELETE"))) ||
+		    (n == 3 && is(c[2], "toxics") && (is(m, "GET") || is(m, "POST"))) ||
+		    (n == 3 && is(c[2], "stats") && is(m, "GET")) ||
+		    (n == 4 && (is(m, "GET") || is(m, "POST") || is(m, "PATCH") || is(m, "DELETE")));
+	if (!known)
+		return 405;
+	unsigned pos;
+	struct entry *e = find(r, c[1], &pos);
+	if (!e)
+		return answer_error(a, 404, "proxy not found", NULL);
+	if (n == 2) {
+		if (is(m, "GET"))
+			return answer_json(a, 200, proxy_json(e));
+		if (is(m, "DELETE")) {
+			entry_remove(r, pos);
+			return 204;
+		}
+		json_t *j = parse_body(body, len, err);
+		struct spec s;
+		int rc = j ? parse_spec(r, j, 0, &s, err) : 400;
+		if (!rc)
+			rc = proxy_update(r, e, &s, err);
+		json_decref(j);
+		return rc ? answer_error(a, rc, err, NULL) : answer_json(a, 200, proxy_json(e));
+	}
+	if (n == 3 && is(c[2], "stats"))
+		return answer_json(a, 200, stats_json(r, e));
+	if (n == 3)
+		return is(m, "GET") ? answer_json(a, 200, toxics_json(e))
+				    : toxic_create(r, e, body, len, a, err);
+	unsigned tp;
+	struct toxic *t = toxic_find(e, c[3], &tp);
+	if (!t)
+		return answer_error(a, 404, "toxic not found", NULL);
+	if (is(m, "GET"))
+		return answer_json(a, 200, tox_json(e, tp));
+	if (is(m, "DELETE")) {
+		int rc = toxics_commit(r, e, tp, NULL, NULL, err);
+		return rc ? answer_error(a, rc, err, NULL) : 204;
+	}
+	return toxic_update(r, e, tp, body, len, a, err);
+notfound:
+	a->body = strdup("404 page not found\n");
+	a->ctype = a->body ? CT_TEXT : NULL;
+	return 404;
+}
+
+int proxy_api_request(struct proxy_registry *r, const char *method, const char *path,
+		      const char *body, size_t len, char **out_body, const char **content_type)
+{
+	struct answer a = { NULL, NULL };
+	char err[ERRLEN];
+	err[0] = '\0';
+	pthread_mutex_lock(&r->req_lock);
+	pthread_mutex_lock(&r->lock);
+	int status = handle(r, method, path, body, len, &a, err);
+	pthread_mutex_unlock(&r->lock);
+	pthread_mutex_unlock(&r->req_lock);
+	*out_body = a.body;
+	*content_type = a.body ? a.ctype : NULL;
+	return status;
+}
+
+int proxy_registry_populate(struct proxy_registry *r, const char *json, size_t len, char *err,
+			    size_t errlen)
+{
+	char e[ERRLEN];
+	e[0] = '\0';
+	pthread_mutex_lock(&r->req_lock);
+	pthread_mutex_lock(&r->lock);
+	int rc = populate(r, json, len, NULL, e);
+	pthread_mutex_unlock(&r->lock);
+	pthread_mutex_unlock(&r->req_lock);
+	if (rc)
+		snprintf(err, errlen, "%s", e);
+	return rc ? -EINVAL : 0;
+}
+
+/* One upstream to look up, copied out of its entry. */
+struct job {
+	char name[PROXY_NAME_MAX];
+	char *text;
+	struct sockaddr_storage ss;
+	socklen_t len;
+	int rc;
+};
+
+unsigned proxy_registry_resolve(struct proxy_registry *r, unsigned *pending)
+{
+	int64_t now = mono_s();
+	unsigned nj = 0, changed = 0, later = 0;
+	struct job *j = NULL;
+	pthread_mutex_lock(&r->lock);
+	for (unsigned i = 0; i < r->n; i++) {
+		const struct entry *e = r->e[i];
+		if (e->up_state == UP_LATER ||
+		    (e->up_state == UP_NAME && now - e->up_at >= PROXY_RERESOLVE_S))
+			nj++;
+	}
+	j = nj ? calloc(nj, sizeof(*j)) : NULL;
+	unsigned k = 0;
+	for (unsigned i = 0; j && i < r->n && k < nj; i++) {
+		const struct entry *e = r->e[i];
+		if (!(e->up_state == UP_LATER ||
+		      (e->up_state == UP_NAME && now - e->up_at >= PROXY_RERESOLVE_S)))
+			continue;
+		snprintf(j[k].name, sizeof(j[k].name), "%s", e->name);
+		j[k].text = strdup(e->upstream);
+		if (j[k].text)
+			k++;
+	}
+	nj = k;
+	unsigned flags = r->flags;
+	pthread_mutex_unlock(&r->lock);
+	/* the name service, with no lock held */
+	for (k = 0; k < nj; k++) {
+		char host[256], port[8], err[ERRLEN];
+		j[k].rc = split_hostport("upstream", j[k].text, 0, host, sizeof(host), port,
+					 sizeof(port), err);
+		if (!j[k].rc)
+			j[k].rc = lookup(flags, host, port, 0, &j[k].ss, &j[k].len);
+	}
+	pthread_mutex_lock(&r->lock);
+	for (k = 0; k < nj; k++) {
+		struct entry *e = find(r, j[k].name, NULL);
+		/* gone, or given another upstream meanwhile: that one counts */
+		if (!e || strcmp(e->upstream, j[k].text) || e->up_state == UP_NUMERIC)
+			continue;
+		if (j[k].rc) {
+			/* still nothing (or a failing name service): a name never
+			 * resolved is tried again next pass; a resolved one keeps
+			 * its last address until it resolves again */
+			later += e->up_state == UP_LATER;
+			continue;
+		}
+		int diff = e->up_state == UP_LATER || e->up_len != j[k].len ||
+			   memcmp(&e->up, &j[k].ss, j[k].len);
+		e->up_at = now;
+		e->up_state = UP_NAME;
+		if (!diff)
+			continue;
+		e->up = j[k].ss;
+		e->up_len = j[k].len;
+		changed++;
+		/* connections accepted from now on go there; open ones stay */
+		if (e->handle)
+			r->ops->set_upstream(r->ctx, e->handle, (const struct sockaddr *)&e->up,
+					     e->up_len);
+	}
+	pthread_mutex_unlock(&r->lock);
+	for (k = 0; k < nj; k++)
+		free(j[k].text);
+	free(j);
+	if (pending)
+		*pending = later;
+	return changed;
+}

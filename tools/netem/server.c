@@ -1,0 +1,404 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The --api mode's process: pinwheel-netem as a toxiproxy server.
+ *
+ * Start: SIGINT and SIGTERM are blocked before any thread exists (the data
+ * path's workers and libmicrohttpd's polling thread inherit the mask, so
+ * the main thread alone takes them, in sigtimedwait); SIGPIPE is ignored
+ * (a peer that went away is an error return on a socket, not a death).
+ * Then the TCP plane (tools/netem/tcp.h), the registry over it
+ * (tools/netem/proxy.h, through the adapter below), the proxies of the
+ * --config file (toxiproxy's -config: what POST /populate takes; a bad
+ * file stops the start with the file's name and the reason), the HTTP
+ * front (tools/netem/api.h), and the ready line on stderr with the port
+ * the kernel chose when the address said 0.
+ * The open-file limit is raised to its hard limit first (each proxied
+ * connection costs two descriptors).  A resolver thread looks up the
+ * upstream names that did not resolve at create (toxiproxy takes them:
+ * a docker-compose service not up yet) every PROXY_RESOLVE_RETRY_S, and
+ * every resolved name again each PROXY_RERESOLVE_S so that a DNS change
+ * is followed (proxy_registry_resolve()).  Toxics are checked for the
+ * registry without opening anything (tcp_validate(), on a scratch
+ * runtime), so a disabled proxy refuses what it could not run.
+ * Stop: the API first (no request can then reach the registry), the
+ * resolver thread, the registry (closing every proxy: its connections
+ * are closed and what they held counted), the plane last.
+ *
+ * Built without the libraries, the build compiles tools/netem/server_none.c
+ * in this file's place, which says which packages to install.
+ *
+ * Threads: the main thread; the resolver thread (resolver_main).  Locks:
+ * the resolver's mutex (its stop flag and sleep); the registry's, taken
+ * inside proxy_registry_resolve().  tcp_validate() runs on the API's
+ * polling thread under the registry's mutex, which serialises the use of
+ * the scratch runtime.
+ */
+#define _GNU_SOURCE
+#include "server.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <pinwheel/net.h>
+#include <pinwheel/runtime.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "api.h"
+#include "proxy.h"
+#include "tcp.h"
+
+/* ------------------------------------- the registry's plane: tcp.h */
+
+/* The plane's context: the TCP plane, and the scratch runtime toxics are
+ * checked on (a simulated clock, one CPU, no device, no thread). */
+struct srv {
+	struct tcp_plane *pl;
+	struct pw_runtime *scratch;
+};
+
+static int tcp_open(void *ctx, const char *name, const struct sockaddr *listen,
+		    socklen_t listen_len, const struct sockaddr *upstream, socklen_t upstream_len,
+		    void **handle, struct sockaddr_storage *bound, socklen_t *bound_len, char *err,
+		    size_t errlen)
+{
+	struct srv *sv = ctx;
+	struct tcp_proxy *p = NULL;
+	int rc = tcp_proxy_open(sv->pl, name, listen, listen_len, upstream, upstream_len, &p, bound,
+				bound_len, err, errlen);
+	*handle = p;
+	return rc;
+}
+
+static void tcp_close(void *ctx, void *handle, struct tcp_proxy_stats *final)
+{
+	(void)ctx;
+	tcp_proxy_close_stats(handle, final);
+}
+
+static int tcp_set_upstream(void *ctx, void *handle, const struct sockaddr *upstream,
+			    socklen_t upstream_len)
+{
+	(void)ctx;
+	return tcp_proxy_set_upstream(handle, upstream, upstream_len);
+}
+
+static int tcp_set_toxics(void *ctx, void *handle, const struct toxic *t, unsigned n, char *err,
+			  size_t errlen)
+{
+	(void)ctx;
+	return tcp_proxy_set_toxics(handle, t, n, err, errlen);
+}
+
+static void tcp_stats(void *ctx, void *handle, struct tcp_proxy_stats *s)
+{
+	(void)ctx;
+	tcp_proxy_stats(handle, s);
+}
+
+/* Is word @w among the whitespace-separated words of @s? */
+static int has_word(const char *s, const char *w)
+{
+	size_t n = strlen(w);
+	for (const char *q = s; (q = strstr(q, w)); q += n) {
+		int start = q == s || q[-1] == ' ' || q[-1] == '\t' || q[-1] == '\n';
+		int end = !q[n] || q[n] == ' ' || q[n] == '\t' || q[n] == '\n' || q[n] == '\r';
+		if (start && end)
+			return 1;
+	}
+	return 0;
+}
+
+/* tc's parser on @cmd, on the scratch runtime, which has no device: words
+ * tc takes end in "Cannot find device" (tc reads every word, the kind's
+ * too, before it looks the device up; src/net/tc/schedule.c checks its
+ * steps the same way); 0 then, else -EINVAL with tc's message in @msg. */
+static int tc_parse(struct pw_runtime *scratch, const char *cmd, char *msg, size_t len)
+{
+	msg[0] = '\0';
+	int rc = pw_tc(scratch, cmd, 0, NULL, 0, msg, len);
+	if (rc == -ENOMEM)
+		return rc;
+	if (rc == -ENODEV && strstr(msg, "Cannot find device"))
+		return 0;
+	if (!rc) /* a command that changes nothing (a show): the plane runs it too */
+		return 0;
+	if (!msg[0])
+		snprintf(msg, len, "%s", strerror(-rc));
+	msg[strcspn(msg, "\n")] = '\0';
+	return -EINVAL;
+}
+
+/*
+ * What the plane would refuse in toxic @t, found without opening anything:
+ * netem's loss, duplication, corruption and reordering (with the message
+ * tcp_proxy_set_toxics() gives), and a tc toxic's words that tc refuses
+ * (the qdisc form as "qdisc add dev D root WORDS"; a batch line by line,
+ * '#' comments and a leading "tc" dropped, as the plane runs them).  What
+ * depends on the device's state (a class whose parent qdisc does not
+ * exist) is found when the plane sets the toxic, as before.
+ */
+static int tcp_validate(void *ctx, const struct toxic *t, char *err, size_t errlen)
+{
+	struct srv *sv = ctx;
+	if (t->type != TOXIC_TC)
+		return 0; /* the registry checked the ranges */
+	const char *words = t->a.tc.qdisc ? t->a.tc.qdisc : t->a.tc.batch;
+	if (!words) {
+		snprintf(err, errlen, "toxic %s: a tc toxic needs a qdisc or a batch", t->name);
+		return -EINVAL;
+	}
+	static const char *const stream_less[] = { "loss", "drop", "duplicate", "corrupt",
+						   "reorder", "gap", "slot" };
+	if (has_word(words, "netem"))
+		for (size_t i = 0; i < sizeof(stream_less) / sizeof(stream_less[0]); i++)
+			if (has_word(words, stream_less[i])) {
+				snprintf(err, errlen,
+					 "toxic %s: netem %s cannot apply to a TCP byte stream (it "
+					 "would lose or reorder bytes); use it on a udp proxy",
+					 t->name, stream_less[i]);
+				return -EINVAL;
+			}
+	if (!sv->scratch)
+		return 0;
+	char msg[256];
+	int rc;
+	if (t->a.tc.qdisc) {
+		char *cmd = NULL;
+		if (asprintf(&cmd, "qdisc add dev pwcheck0 root %s", words) < 0)
+			return -ENOMEM;
+		rc = tc_parse(sv->scratch, cmd, msg, sizeof(msg));
+		free(cmd);
+		if (rc == -EINVAL)
+			snprintf(err, errlen, "toxic %s: tc refused \"%s\": %s", t->name, words, msg);
+		return rc;
+	}
+	const char *p = words;
+	unsigned line = 0;
+	while (*p) {
+		const char *nl = strchr(p, '\n');
+		size_t n = nl ? (size_t)(nl - p) : strlen(p);
+		const char *b = p;
+		p = nl ? nl + 1 : p + n;
+		line++;
+		const char *hash = memchr(b, '#', n);
+		if (hash)
+			n = (size_t)(hash - b);
+		while (n && (*b == ' ' || *b == '\t')) {
+			b++;
+			n--;
+		}
+		while (n && (b[n - 1] == ' ' || b[n - 1] == '\t' || b[n - 1] == '\r'))
+			n--;
+		if (n >= 3 && !strncmp(b, "tc", 2) && (b[2] == ' ' || b[2] == '\t')) {
+			b += 3;
+			n -= 3;
+		}
+		if (!n)
+			continue;
+		char *cmd = strndup(b, n);
+		if (!cmd)
+			return -ENOMEM;
+		rc = tc_parse(sv->scratch, cmd, msg, sizeof(msg));
+		free(cmd);
+		if (rc == -EINVAL)
+			snprintf(err, errlen, "toxic %s: tc refused batch line %u \"%.*s\": %s",
+				 t->name, line, (int)(n > 120 ? 120 : n), b, msg);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+static const struct proxy_plane_ops tcp_plane_ops = {
+	.open = tcp_open,
+	.close = tcp_close,
+	.set_upstream = tcp_set_upstream,
+	.set_toxics = tcp_set_toxics,
+	.stats = tcp_stats,
+	.validate = tcp_validate,
+};
+
+/* ------------------------------------------------------------ resolver */
+
+/* The resolver thread: every PROXY_RESOLVE_RETRY_S, the upstream names
+ * that did not resolve yet and those due again (proxy_registry_resolve()),
+ * off the API's polling thread and the plane's workers. */
+struct resolver {
+	struct proxy_registry *reg;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	int stop;
+	pthread_t thread;
+};
+
+static void *resolver_main(void *arg)
+{
+	struct resolver *rs = arg;
+	pthread_mutex_lock(&rs->lock);
+	while (!rs->stop) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += PROXY_RESOLVE_RETRY_S;
+		pthread_cond_timedwait(&rs->cond, &rs->lock, &ts);
+		if (rs->stop)
+			break;
+		pthread_mutex_unlock(&rs->lock);
+		proxy_registry_resolve(rs->reg, NULL);
+		pthread_mutex_lock(&rs->lock);
+	}
+	pthread_mutex_unlock(&rs->lock);
+	return NULL;
+}
+
+/* ------------------------------------------------------------ main */
+
+/* @path's text (at most 16 MiB) into a malloc'd buffer.  Return: 0 or a
+ * negative errno. */
+static int read_file(const char *path, char **out, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return -errno;
+	size_t cap = 4096, n = 0;
+	char *b = malloc(cap);
+	while (b) {
+		size_t got = fread(b + n, 1, cap - n, f);
+		n += got;
+		if (n < cap)
+			break;
+		if (cap >= (16u << 20)) {
+			free(b);
+			fclose(f);
+			return -EFBIG;
+		}
+		char *nb = realloc(b, cap * 2);
+		if (!nb) {
+			free(b);
+			b = NULL;
+			break;
+		}
+		b = nb;
+		cap *= 2;
+	}
+	int bad = ferror(f);
+	fclose(f);
+	if (!b || bad) {
+		free(b);
+		return b ? -EIO : -ENOMEM;
+	}
+	*out = b;
+	*len = n;
+	return 0;
+}
+
+static void format_addr(const struct sockaddr_storage *ss, char *buf, size_t len)
+{
+	relay_format_addr(ss, buf, len);
+}
+
+int netem_server_main(const struct relay_config *cfg)
+{
+	char err[512] = "", *text = NULL;
+	size_t text_len = 0;
+	int rc;
+	if (cfg->config_file && (rc = read_file(cfg->config_file, &text, &text_len))) {
+		fprintf(stderr, "pinwheel-netem: --config %s: %s\n", cfg->config_file,
+			strerror(-rc));
+		return 2;
+	}
+	sigset_t stop;
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGINT);
+	sigaddset(&stop, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &stop, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	struct tcp_plane_config pc = {
+		.workers = cfg->workers,
+		.dir_bytes = (size_t)cfg->tcp_buffer,
+		.max_bytes = cfg->max_bytes,
+	};
+	struct tcp_plane *pl = NULL;
+	struct srv sv = { 0 };
+	struct proxy_registry *reg = NULL;
+	struct netem_api *api = NULL;
+	struct resolver rs = { .reg = NULL };
+	int has_resolver = 0;
+	int status = 1;
+	pthread_mutex_init(&rs.lock, NULL);
+	pthread_cond_init(&rs.cond, NULL);
+	if ((rc = tcp_raise_nofile()))
+		fprintf(stderr, "pinwheel-netem: raising the open-file limit: %s\n", strerror(-rc));
+	if ((rc = tcp_plane_create(&pc, &pl, err, sizeof(err)))) {
+		fprintf(stderr, "pinwheel-netem: the TCP data path: %s\n", err[0] ? err : strerror(-rc));
+		goto out;
+	}
+	sv.pl = pl;
+	struct pw_config scfg;
+	pw_config_init(&scfg);
+	scfg.ncpus = 1;
+	scfg.clock = PW_CLOCK_SIM;
+	if ((rc = pw_runtime_create(&scfg, &sv.scratch))) {
+		fprintf(stderr, "pinwheel-netem: the runtime toxics are checked on: %s\n",
+			strerror(-rc));
+		goto out;
+	}
+	if (proxy_registry_create(&tcp_plane_ops, &sv, 0, &reg)) {
+		fprintf(stderr, "pinwheel-netem: out of memory\n");
+		goto out;
+	}
+	if (text && proxy_registry_populate(reg, text, text_len, err, sizeof(err))) {
+		fprintf(stderr, "pinwheel-netem: --config %s: %s\n", cfg->config_file, err);
+		status = 2;
+		goto out;
+	}
+	rs.reg = reg;
+	if ((rc = pthread_create(&rs.thread, NULL, resolver_main, &rs))) {
+		fprintf(stderr, "pinwheel-netem: the resolver thread: %s\n", strerror(rc));
+		goto out;
+	}
+	has_resolver = 1;
+	struct sockaddr_storage bound;
+	socklen_t blen;
+	if ((rc = netem_api_start(reg, (const struct sockaddr *)&cfg->api_addr, cfg->api_len, &api,
+				  &bound, &blen, err, sizeof(err)))) {
+		fprintf(stderr, "pinwheel-netem: %s\n", err);
+		goto out;
+	}
+	char a[80];
+	format_addr(&bound, a, sizeof(a));
+	unsigned open = 0, n = proxy_registry_count(reg, &open);
+	if (cfg->config_file)
+		fprintf(stderr, "pinwheel-netem: %u proxies from %s (%u listening)\n", n,
+			cfg->config_file, open);
+	fprintf(stderr, "pinwheel-netem: api listening on %s\n", a);
+	fflush(stderr);
+	for (;;) {
+		struct timespec ts = { 1, 0 };
+		int sig = sigtimedwait(&stop, NULL, &ts);
+		if (sig == SIGINT || sig == SIGTERM)
+			break;
+	}
+	status = 0;
+out:
+	netem_api_stop(api);
+	if (has_resolver) {
+		pthread_mutex_lock(&rs.lock);
+		rs.stop = 1;
+		pthread_cond_signal(&rs.cond);
+		pthread_mutex_unlock(&rs.lock);
+		pthread_join(rs.thread, NULL); /* a lookup in progress ends first */
+	}
+	pthread_cond_destroy(&rs.cond);
+	pthread_mutex_destroy(&rs.lock);
+	proxy_registry_destroy(reg);
+	if (pl)
+		tcp_plane_destroy(pl);
+	if (sv.scratch)
+		pw_runtime_destroy(sv.scratch);
+	free(text);
+	return status;
+}

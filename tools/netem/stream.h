@@ -1,0 +1,281 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * One direction of a proxied TCP connection as a pipeline of chunks
+ * through the direction's toxics (tools/netem/stream.c): the chunks, the
+ * queues between the stages, each toxic's stage state, the end of the
+ * stream (EOF) moving through the stages, and the live switch of the
+ * toxic list.  No sockets and no timers here: the caller
+ * (tools/netem/tcp.c) reads chunks in, calls stream_pump() with the time,
+ * arms a timer for the time it returns, and writes what reached the
+ * output queue.
+ *
+ * Threads: a stream belongs to the worker that owns its connection; only
+ * that thread calls these.  Locks: none.
+ */
+#ifndef PW_NETEM_STREAM_H
+#define PW_NETEM_STREAM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "toxic.h"
+
+/* What one read returned (or a piece a toxic cut from it): bytes
+ * data[off, len). */
+struct chunk {
+	struct chunk *next;
+	uint32_t len, off;
+	uint64_t read_ns;  /* when it was read from the source (statistics) */
+	uint64_t ts_ns;    /* the latency toxics' timestamp: read time, moved
+			      on by each latency stage it passes */
+	uint64_t arr_ns;   /* when it entered the queue it is in */
+	uint64_t tc_id;    /* tc stage: its packet's number in the stream */
+	uint8_t tc_state;  /* tc stage: TC_IN_DEV, TC_BACK, TC_RESEND */
+	uint32_t cap;      /* bytes allocated for data[] (>= len) */
+	unsigned char data[];
+};
+
+/* What a chunk costs in memory: its header and its data's allocation
+ * (what the stream's mem counts). */
+static inline uint64_t chunk_mem(const struct chunk *c)
+{
+	return sizeof(*c) + c->cap;
+}
+
+/* A FIFO of chunks and the bytes it holds. */
+struct chunkq {
+	struct chunk *head, *tail;
+	uint64_t bytes;
+	uint32_t count;    /* chunks */
+};
+
+/* A slicer or bandwidth stage makes no new piece while the queue after it
+ * holds this many chunks (toxiproxy's toxics have channels of 1024
+ * chunks); what is held then costs at most this many headers a stage. */
+#define STREAM_QMAX 1024u
+
+/* Small reads (at most STREAM_SMALL bytes) that arrive while the first
+ * queue is not empty gather in one pending chunk (at most STREAM_PEND_MAX
+ * bytes, at most STREAM_PEND_NS after its first read) before they enter
+ * it, so held bytes cost about what they hold; they are timed from the
+ * last read among them (late by that much at most, never early). */
+#define STREAM_SMALL    1024u
+#define STREAM_PEND_MAX (16u << 10)
+#define STREAM_PEND_NS  1000000ull
+
+/* Where a chunk in a tc stage's flight queue is. */
+enum { TC_IN_DEV = 0, TC_BACK = 1, TC_RESEND = 2 };
+
+/* The largest packet a tc stage makes of a chunk (the device's MTU). */
+#define TC_MTU 1500u
+/* A tc stage's first window (bytes in its device at once), and its least. */
+#define TC_WIN_INIT (64u << 10)
+#define TC_RESEND_NS 1000000ull
+
+/**
+ * struct stream_tc_ops - how a stream hands a tc stage's pieces to its
+ * device (tools/netem/tc_toxic.c; a test's fake).  send() takes a piece
+ * of @len bytes numbered @id for device @dev: 0 taken (it comes back
+ * through stream_tc_back() later, never from inside send()); a negative
+ * errno when it could not be taken (no memory: tried again later).
+ */
+struct stream_tc_ops {
+	int (*send)(void *ctx, void *dev, uint32_t len, uint64_t id);
+	void *ctx;
+};
+
+/* A toxic applied to one direction of one connection. */
+struct stage {
+	struct toxic t;        /* the toxic's configuration (tc strings cleared) */
+	int active;            /* its toxicity drew "applies" for this connection */
+	uint64_t rng;          /* its random stream (jitter, slicer sizes) */
+	int head_set;          /* head_due_ns is the head chunk's time here */
+	uint64_t head_due_ns;  /* when the head (or its next piece) may move on */
+	uint32_t piece;        /* bandwidth: the head piece's size */
+	uint64_t free_ns;      /* bandwidth, slicer: when the stage is free again */
+	uint64_t passed;       /* limit_data: bytes passed */
+	uint64_t deadline_ns;  /* timeout, reset_peer: when it closes */
+	int triggered;         /* reset_peer: its first chunk (or EOF) came */
+	int flush;             /* bandwidth, slicer: its attributes changed: the
+				  head (what is left of it) moves on at once, as
+				  toxiproxy's interrupted toxic sends it on */
+	int gated;             /* slicer, bandwidth: stopped by a full output queue */
+	int close_set;         /* slow_close: close_due_ns holds the EOF's time */
+	uint64_t close_due_ns;
+	void *tc;              /* tc: its device (NULL: passes everything) */
+	struct chunkq fl;      /* tc: the chunks sent to it, in stream order */
+	uint64_t tc_win;       /* tc: bytes it may have in the device */
+	uint64_t tc_out;       /* tc: bytes in the device now */
+	unsigned tc_resend;    /* tc: chunks in fl waiting to be sent again */
+	uint64_t tc_retry_ns;  /* tc: not before then */
+};
+
+/*
+ * The pipeline: stage i moves chunks from q[i] to q[i+1]; q[n] is the
+ * output the caller writes.  The end of the stream is a token at queue
+ * eof_at (-1 while the source is open): every queue before it is empty,
+ * and the stages before it are finished.
+ */
+struct stream {
+	unsigned n;
+	struct stage *st;      /* [n] */
+	struct chunkq *q;      /* [n + 1] */
+	int eof_at;
+	int rst;               /* a reset_peer closed it: reset, do not FIN */
+	uint64_t held;         /* bytes in all queues */
+	uint64_t mem;          /* what those chunks cost (chunk_mem: headers and
+				  allocations); the caller's bound on reads */
+	struct chunk *pend;    /* small reads gathering before q[0] (held too) */
+	uint64_t mem_max;      /* the caller's bound on mem (0: none): gathering
+				  never grows mem past it by more than the
+				  bytes gathered */
+	uint64_t pend_first_ns, pend_last_ns; /* its first and last read */
+	uint64_t cut;          /* bytes a toxic cut on purpose (monotonic) */
+	uint64_t seed;         /* the connection's seed for unseeded toxics */
+	uint64_t serial;       /* the connection's number in its proxy */
+	const struct stream_tc_ops *tc_ops; /* NULL: tc stages pass everything */
+	uint64_t tc_next_id;   /* the next tc packet's number (never reused) */
+	uint64_t tc_dropped;   /* bytes a tc device dropped (cut too) */
+};
+
+/**
+ * stream_init() - an empty pipeline through @n toxics @t (all of this
+ * stream's direction, in chain order), the toxicity of each drawn now.
+ * Context: the owning worker.  Return: 0; -ENOMEM.
+ */
+int stream_init(struct stream *s, const struct toxic *const *t, unsigned n, uint64_t seed,
+		uint64_t serial, uint64_t now_ns);
+
+/**
+ * stream_init_tc() - stream_init(), with @dev[k] the device of toxic k when
+ * it is a tc toxic (@dev NULL, or an entry NULL: that tc toxic passes
+ * everything) and @ops how pieces go to a device.
+ * Context: the owning worker.  Return: 0; -ENOMEM.
+ */
+int stream_init_tc(struct stream *s, const struct toxic *const *t, void *const *dev, unsigned n,
+		   const struct stream_tc_ops *ops, uint64_t seed, uint64_t serial, uint64_t now_ns);
+
+/**
+ * stream_tc_back() - the piece @id of device @dev came back: sent
+ * (@how 0: it moves on once every piece before it has), to be sent again
+ * (@how 1: the qdisc was full; the stage's window halves), or dropped for
+ * good (@how 2: its bytes are cut, counted in tc_dropped too); @now_ns
+ * times the resend.
+ * Context: the owning worker.
+ * Return: 1 the piece was found; 0 it was not (its stage was removed or
+ * changed device meanwhile: its bytes moved on already); 2 found and cut
+ * (@how 2: the caller resets the connection).
+ */
+int stream_tc_back(struct stream *s, void *dev, uint64_t id, int how, uint64_t now_ns);
+
+/**
+ * stream_free() - free every chunk (counted nowhere) and the stages.
+ * Context: the owning worker.  Return: the bytes it held.
+ */
+uint64_t stream_free(struct stream *s);
+
+/**
+ * stream_push() - a chunk read from the source enters the first queue.
+ * Context: the owning worker.
+ */
+void stream_push(struct stream *s, struct chunk *c, uint64_t now_ns);
+
+/**
+ * stream_push_read() - as stream_push(), for a chunk just read: a small
+ * one gathers with the small reads before it while the first queue is
+ * not empty (STREAM_SMALL, STREAM_PEND_MAX, STREAM_PEND_NS); @c may be
+ * freed (its bytes copied).
+ * Context: the owning worker.
+ */
+void stream_push_read(struct stream *s, struct chunk *c, uint64_t now_ns);
+
+/**
+ * stream_source_eof() - the source ended (EOF or error), or is not to be
+ * read any more: the end of stream enters the first queue, behind the
+ * data.  A no-op once the end is in the pipeline.
+ * Context: the owning worker.
+ */
+void stream_source_eof(struct stream *s);
+
+/**
+ * stream_pump() - move every chunk (and the end of stream) as far as the
+ * stages let it at @now_ns, cutting what toxics cut.  A slicer or
+ * bandwidth stage makes no new piece while its output queue holds
+ * STREAM_QMAX chunks (it moves on when that queue is drained: the
+ * caller pumps again after it wrote the output).
+ * Context: the owning worker.
+ * Return: when it must be pumped again (UINT64_MAX: only on new input).
+ */
+uint64_t stream_pump(struct stream *s, uint64_t now_ns);
+
+/**
+ * stream_switch() - change to the @n toxics @t.  A toxic kept (same name
+ * and type) keeps its state and queue and takes the new attributes; one
+ * whose attributes changed restarts as toxiproxy restarts its pipe: a
+ * latency, bandwidth or slicer stage sends the head it was working on
+ * on at once (later chunks are timed with the new values), a bandwidth
+ * stage's pacing starts again from @now_ns, a timeout's timer starts
+ * again from @now_ns; the
+ * chunks a removed toxic held move on to the next stage kept (or the
+ * output), in order; a new toxic starts empty with its toxicity drawn;
+ * removing an applied timeout toxic closes the stream there, as
+ * toxiproxy's cleanup does.
+ * Context: the owning worker.  Return: 0; -ENOMEM (nothing changed).
+ */
+int stream_switch(struct stream *s, const struct toxic *const *t, unsigned n, uint64_t now_ns);
+
+/**
+ * stream_switch_tc() - stream_switch() with each tc toxic's device in
+ * @dev (as stream_init_tc()).  A tc stage kept with the same device keeps
+ * its pieces in flight; one removed, or given another device, lets the
+ * chunks it had in flight move on at once, in order (their packets drain
+ * through the old device and are ignored when they come back).
+ * Context: the owning worker.  Return: 0; -ENOMEM (nothing changed).
+ */
+int stream_switch_tc(struct stream *s, const struct toxic *const *t, void *const *dev, unsigned n,
+		     uint64_t now_ns);
+
+/* The output queue (the caller writes its head and pops what went out).
+ * Context: the owning worker. */
+static inline struct chunkq *stream_out(struct stream *s)
+{
+	return &s->q[s->n];
+}
+
+/* 1 once the source must not be read any more (EOF seen or a toxic closed). */
+static inline int stream_source_done(const struct stream *s)
+{
+	return s->eof_at >= 0;
+}
+
+/* 1 when the end of stream reached the output and all was written. */
+static inline int stream_finished(const struct stream *s)
+{
+	return s->eof_at == (int)s->n && !s->q[s->n].head;
+}
+
+/**
+ * chunk_new() - a chunk holding a copy of @len bytes of @p.
+ * Context: any thread.  Return: the chunk; NULL (ENOMEM).
+ */
+struct chunk *chunk_new(const void *p, size_t len, uint64_t now_ns);
+
+/**
+ * chunkq_pop() - take the head of @q; @q's byte count drops by what the
+ * head still held (the stream's held and mem counts are the caller's to
+ * lower: stream_chunk_free() does it).
+ * Context: the queue's owner.  Return: the chunk; NULL if @q is empty.
+ */
+struct chunk *chunkq_pop(struct chunkq *q);
+
+/* Free @c, popped from @s's output queue with all its bytes written
+ * (held was lowered by the caller as the bytes went): its memory leaves
+ * @s's mem.  Context: the owning worker. */
+static inline void stream_chunk_free(struct stream *s, struct chunk *c)
+{
+	s->mem -= chunk_mem(c);
+	free(c);
+}
+
+#endif /* PW_NETEM_STREAM_H */

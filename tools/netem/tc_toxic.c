@@ -1,0 +1,341 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The tc toxic on TCP proxies: a pinwheel device per proxy, stream
+ * direction and tc toxic, so a qdisc's rate (tbf, htb, netem rate) is
+ * shared by every connection of the proxy, toxiproxy's missing "shared
+ * rate across connections".
+ *
+ * Model
+ * -----
+ * The device lives on the TCP plane's runtime (one TX queue, so one root
+ * qdisc for all), made when the toxic is set (tc_dev_create, the control
+ * thread): its words go through pw_tc() there, so words tc refuses are
+ * refused with tc's message before any connection sees the toxic.  A
+ * stream's tc stage (tools/netem/stream.c) cuts its chunks into pieces of
+ * at most TC_MTU bytes and sends each as a packet (length: the piece's
+ * bytes; the bytes themselves stay in the stream's flight queue) from the
+ * connection's worker (tc_dev_send).  The qdisc releases it on whatever
+ * worker runs the queue (its watchdog is pinned to the CPU that armed
+ * it): the driver's xmit pushes the packet onto the owning worker's
+ * return stack (lock-free, many producers, one consumer) and kicks that
+ * worker's eventfd unless it is the caller.  The owner drains the stack
+ * in its loop (tc_toxic_drain), marks the piece back, and the stage moves
+ * pieces on in stream order: one released early (jitter) waits for its
+ * predecessor, so a byte stream never reorders.
+ *
+ * Drops: a qdisc that refuses a piece because it is full (a limit:
+ * qdisc_limit, flow_limit, fq_band_limit) is TCP's loss on a full queue:
+ * the piece is sent again 1 ms later, in order, and the stage's window of
+ * bytes in the device halves (it grows by a piece for each piece
+ * released), so connections sharing a small tbf or fifo slow down
+ * instead of failing, and no byte is lost.  Any other drop (oversize: a
+ * burst smaller than a piece; horizon; no qdisc) cannot be repaired on a
+ * byte stream: the piece's bytes are counted in bytes_cut and the
+ * connection is reset.  netem's loss, duplication, corruption and
+ * reordering are refused when the toxic is set (tcp.c).  Flushed pieces
+ * (the device destroyed) count as released.
+ *
+ * Lifetime: each packet holds a reference on its connection (tc_refs), so
+ * a connection closed with pieces in a device stays allocated until the
+ * last comes back (its bytes were counted dropped at the close); each
+ * device counts its packets (inflight, dropped in the driver's callbacks
+ * before they let go of the packet), and a device whose toxic was removed
+ * or changed is destroyed by the control thread once empty, after every
+ * worker stopped sending on it (tcp.c).
+ *
+ * Threads: as tc_toxic.h says.  Locks: none of its own.  Costs: a piece is
+ * a packet (one malloc), a push (a compare-and-swap) and, when the queue
+ * runs on another worker, one eventfd write.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <pinwheel/net.h>
+#include <pinwheel/runtime.h>
+
+#include "tc_toxic.h"
+#include "tcp_priv.h"
+
+/* A piece in a device. */
+struct tc_pkt {
+	struct pw_pkt pkt;         /* first: the layer's pointer is ours */
+	struct tc_pkt *back_next;  /* on the owner's return stack */
+	struct conn *c;
+	struct worker *w;
+	void *dev;                 /* the tc_dev, as identity only */
+	uint64_t id;
+	uint8_t dir, how;          /* how: 0 released, 1 send again, 2 dropped */
+};
+
+static __thread struct worker *tl_self;
+
+void tc_toxic_thread(struct worker *w)
+{
+	tl_self = w;
+}
+
+/* ------------------------------------------------------------ the driver */
+
+static void give_back(struct tc_dev *d, struct tc_pkt *p, int how)
+{
+	struct worker *w = p->w;
+	p->how = (uint8_t)how;
+	__atomic_sub_fetch(&d->inflight, 1, __ATOMIC_RELEASE);
+	struct tc_pkt *head = __atomic_load_n(&w->tc_back, __ATOMIC_RELAXED);
+	do
+		p->back_next = head;
+	while (!__atomic_compare_exchange_n(&w->tc_back, &head, p, 1, __ATOMIC_RELEASE,
+					    __ATOMIC_RELAXED));
+	if (tl_self != w) {
+		uint64_t one = 1;
+		if (write(w->kick_fd, &one, sizeof(one)) < 0) {
+			/* the counter is full: the worker is awake anyway */
+		}
+	}
+}
+
+static int drv_xmit(struct pw_netdev *dev, unsigned txq, struct pw_pkt *pkt, void *ctx)
+{
+	(void)dev;
+	(void)txq;
+	give_back(ctx, (struct tc_pkt *)pkt, 0);
+	return PW_NETDEV_TX_OK;
+}
+
+static void drv_drop(struct pw_netdev *dev, struct pw_pkt *pkt, enum pw_drop_reason reason,
+		     void *ctx)
+{
+	(void)dev;
+	int how;
+	switch (reason) {
+	case PW_DROP_QDISC_LIMIT:
+	case PW_DROP_FLOW_LIMIT:
+	case PW_DROP_FQ_BAND_LIMIT:
+		how = 1; /* full: sent again */
+		break;
+	case PW_DROP_FLUSH:
+	case PW_DROP_DEV_DESTROY:
+		how = 0; /* the device went: the bytes move on */
+		break;
+	default:
+		how = 2;
+		break;
+	}
+	give_back(ctx, (struct tc_pkt *)pkt, how);
+}
+
+static const struct pw_netdev_ops drv_ops = { .xmit = drv_xmit, .drop = drv_drop };
+
+int tc_dev_send(void *ctx, void *devp, uint32_t len, uint64_t id)
+{
+	struct dir *d = ctx;
+	struct tc_dev *td = devp;
+	struct tc_pkt *p = malloc(sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	pw_pkt_init(&p->pkt, NULL, len);
+	p->c = d->c;
+	p->w = d->c->sl->w;
+	p->dev = td;
+	p->id = id;
+	p->dir = (uint8_t)(d - d->c->d);
+	p->how = 0;
+	d->c->tc_refs++;
+	__atomic_add_fetch(&td->inflight, 1, __ATOMIC_RELAXED);
+	pw_dev_queue_xmit(td->dev, &p->pkt); /* a drop comes back through drv_drop */
+	return 0;
+}
+
+/* ------------------------------------------------------------ the way back */
+
+int tc_toxic_pending(struct worker *w)
+{
+	return __atomic_load_n(&w->tc_back, __ATOMIC_RELAXED) != NULL;
+}
+
+int tc_toxic_drain(struct worker *w, int final)
+{
+	if (!__atomic_load_n(&w->tc_back, __ATOMIC_RELAXED))
+		return 0; /* the common case: one load, no locked instruction */
+	struct tc_pkt *list = __atomic_exchange_n(&w->tc_back, NULL, __ATOMIC_ACQUIRE);
+	if (!list)
+		return 0;
+	/* oldest first (not needed for order, which the stages keep) */
+	struct tc_pkt *rev = NULL;
+	while (list) {
+		struct tc_pkt *n = list->back_next;
+		list->back_next = rev;
+		rev = list;
+		list = n;
+	}
+	uint64_t now = final ? 0 : pw_now_ns(w->pl->rt);
+	while (rev) {
+		struct tc_pkt *p = rev;
+		rev = p->back_next;
+		struct conn *c = p->c;
+		c->tc_refs--;
+		if (c->state != CONN_CLOSED && !final) {
+			struct dir *d = &c->d[p->dir];
+			int r = d->done ? 0 : stream_tc_back(&d->s, p->dev, p->id, p->how, now);
+			if (r == 2) {
+				/* a drop a byte stream cannot repair: reset */
+				c->linger0 = 1;
+				tcp_conn_close(c);
+			} else if (r) {
+				run_add(w, c);
+			}
+		}
+		if (c->state == CONN_CLOSED && c->dead && !conn_busy(c))
+			free(c);
+		free(p);
+	}
+	return 1;
+}
+
+/* ------------------------------------------------------------ devices */
+
+int tc_dev_matches(const struct tc_dev *d, const struct toxic *t)
+{
+	const char *w = t->a.tc.qdisc ? t->a.tc.qdisc : t->a.tc.batch;
+	return t->type == TOXIC_TC && d->stream == t->stream && !strcmp(d->toxic, t->name) &&
+	       d->batch == !t->a.tc.qdisc && w && !strcmp(d->words, w);
+}
+
+/* One batch command with the word after "dev" replaced by @dev.
+ * Return: the command (malloc'd); NULL (no memory). */
+static char *with_dev(const char *cmd, size_t n, const char *dev)
+{
+	char *out = malloc(n + strlen(dev) + 2);
+	if (!out)
+		return NULL;
+	size_t o = 0, i = 0;
+	int next_is_dev = 0;
+	while (i < n) {
+		if (cmd[i] == ' ' || cmd[i] == '\t') {
+			out[o++] = ' ';
+			while (i < n && (cmd[i] == ' ' || cmd[i] == '\t'))
+				i++;
+			continue;
+		}
+		size_t s = i;
+		while (i < n && cmd[i] != ' ' && cmd[i] != '\t')
+			i++;
+		if (next_is_dev) {
+			memcpy(out + o, dev, strlen(dev));
+			o += strlen(dev);
+		} else {
+			memcpy(out + o, cmd + s, i - s);
+			o += i - s;
+		}
+		next_is_dev = i - s == 3 && !strncmp(cmd + s, "dev", 3);
+	}
+	out[o] = '\0';
+	return out;
+}
+
+/* Run @t's words on @d's device.  Return: 0; a negative errno, @err set. */
+static int run_words(struct tcp_plane *pl, struct tc_dev *d, const struct toxic *t, char *err,
+		     size_t errlen)
+{
+	char msg[256] = "";
+	if (!d->batch) {
+		char *cmd = NULL;
+		if (asprintf(&cmd, "qdisc add dev %s root %s", d->devname, d->words) < 0)
+			return -ENOMEM;
+		int r = pw_tc(pl->rt, cmd, 0, NULL, 0, msg, sizeof(msg));
+		free(cmd);
+		if (r) {
+			snprintf(err, errlen, "toxic %s: tc refused \"%s\": %s", t->name, d->words,
+				 msg[0] ? msg : strerror(-r));
+			return -EINVAL;
+		}
+		return 0;
+	}
+	const char *p = d->words;
+	unsigned line = 0;
+	while (*p) {
+		const char *nl = strchr(p, '\n');
+		size_t n = nl ? (size_t)(nl - p) : strlen(p);
+		const char *s = p;
+		p = nl ? nl + 1 : p + n;
+		line++;
+		const char *hash = memchr(s, '#', n);
+		if (hash)
+			n = (size_t)(hash - s);
+		while (n && (*s == ' ' || *s == '\t')) {
+			s++;
+			n--;
+		}
+		while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r'))
+			n--;
+		if (n >= 3 && !strncmp(s, "tc", 2) && (s[2] == ' ' || s[2] == '\t')) {
+			s += 3;
+			n -= 3;
+		}
+		if (!n)
+			continue;
+		char *cmd = with_dev(s, n, d->devname);
+		if (!cmd)
+			return -ENOMEM;
+		int r = pw_tc(pl->rt, cmd, 0, NULL, 0, msg, sizeof(msg));
+		if (r) {
+			snprintf(err, errlen, "toxic %s: tc refused batch line %u \"%.*s\": %s", t->name,
+				 line, (int)(n > 120 ? 120 : n), s, msg[0] ? msg : strerror(-r));
+			free(cmd);
+			return -EINVAL;
+		}
+		free(cmd);
+	}
+	return 0;
+}
+
+int tc_dev_create(struct tcp_plane *pl, const struct toxic *t, uint64_t serial,
+		  struct tc_dev **out, char *err, size_t errlen)
+{
+	const char *w = t->a.tc.qdisc ? t->a.tc.qdisc : t->a.tc.batch;
+	if (!w) {
+		snprintf(err, errlen, "toxic %s: a tc toxic needs a qdisc or a batch", t->name);
+		return -EINVAL;
+	}
+	struct tc_dev *d = calloc(1, sizeof(*d));
+	if (d)
+		d->words = strdup(w);
+	if (!d || !d->words) {
+		free(d);
+		snprintf(err, errlen, "toxic %s: no memory for its device", t->name);
+		return -ENOMEM;
+	}
+	snprintf(d->toxic, sizeof(d->toxic), "%s", t->name);
+	snprintf(d->devname, sizeof(d->devname), "tcx%llu", (unsigned long long)serial);
+	d->stream = t->stream;
+	d->batch = !t->a.tc.qdisc;
+	int r = pw_netdev_create(pl->rt, d->devname, 1, &drv_ops, d, &d->dev);
+	if (r) {
+		snprintf(err, errlen, "toxic %s: cannot make its device: %s", t->name, strerror(-r));
+		free(d->words);
+		free(d);
+		return r;
+	}
+	r = run_words(pl, d, t, err, errlen);
+	if (r) {
+		if (r == -ENOMEM)
+			snprintf(err, errlen, "toxic %s: no memory for its tc commands", t->name);
+		tc_dev_destroy(d);
+		return r;
+	}
+	*out = d;
+	return 0;
+}
+
+void tc_dev_destroy(struct tc_dev *d)
+{
+	if (!d)
+		return;
+	pw_netdev_destroy(d->dev);
+	free(d->words);
+	free(d);
+}

@@ -1,0 +1,184 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pinwheel-netem's TCP data path (tools/netem/tcp.c): proxies that accept
+ * TCP connections, connect each to an upstream server, and move the bytes
+ * both ways through the proxy's toxics (tools/netem/toxic.h) with
+ * toxiproxy's semantics, on worker threads that sleep on their sockets and
+ * their pinned pinwheel timers at once.
+ *
+ * This header is the contract between that data path and its one caller,
+ * the API's registry (tools/netem/proxy.c), which owns the proxies' names,
+ * their JSON and their validation.
+ *
+ * Threads: tcp_plane_create/destroy and every tcp_proxy_* call from one
+ * control thread at a time (the registry serialises them under its lock;
+ * the main thread at start and stop); never from a plane worker.  A call
+ * returns when it has taken effect: a listener is listening, a closed
+ * proxy's connections are closed, a toxic list is the one every
+ * connection uses for the chunks it reads from then on.
+ */
+#ifndef PW_NETEM_TCP_H
+#define PW_NETEM_TCP_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "toxic.h"
+
+struct tcp_plane;
+struct tcp_proxy;
+
+struct tcp_plane_config {
+	unsigned workers;         /* worker threads, one per CPU (0: one per CPU
+				     this process may run on, sched_getaffinity) */
+	size_t dir_bytes;         /* memory a direction of a connection may hold
+				     (its chunks: bytes and headers) before the
+				     proxy stops reading its source
+				     (0: TCP_DEF_DIR_BYTES) */
+	uint64_t max_bytes;       /* all connections' held memory together (0: no
+				     bound); a direction holding less than a
+				     reserve (64 KiB, or dir_bytes / 4 if less)
+				     still reads, and a direction
+				     with no toxic whose sink takes its bytes is
+				     never stopped, so one slow proxy cannot stop
+				     the others */
+	int half_close;           /* 0: toxiproxy's close: once one direction's end
+				     of stream is written, the other side is not
+				     read any more and closes after what it holds;
+				     1: TCP half-close, each direction ends on its
+				     own source's EOF */
+};
+#define TCP_DEF_DIR_BYTES (256u << 10)
+
+/**
+ * tcp_plane_create() - start the workers (a pinwheel runtime of its own,
+ * one CPU per worker, timers pinned).
+ * Context: the control thread.  Return: 0; a negative errno with a
+ * message in @err.
+ */
+int tcp_plane_create(const struct tcp_plane_config *cfg, struct tcp_plane **out, char *err,
+		     size_t errlen);
+
+/**
+ * tcp_plane_destroy() - close every proxy (as tcp_proxy_close), stop the
+ * workers, free @pl (NULL: nothing).
+ * Context: the control thread.  Return: nothing.
+ */
+void tcp_plane_destroy(struct tcp_plane *pl);
+
+/**
+ * tcp_proxy_open() - listen on @listen (port 0: the kernel picks one; the
+ * address bound is written to @bound), one SO_REUSEPORT socket a worker,
+ * and proxy each accepted connection to @upstream (connected from the
+ * worker that accepted it; refused or unreachable: the client's
+ * connection is closed, as toxiproxy closes it).  @name is for messages
+ * and statistics only.  The proxy starts with no toxic.  A port another
+ * socket holds (this plane's, another process's, even one that set
+ * SO_REUSEPORT itself) is refused: the group is bound only after a plain
+ * socket (no SO_REUSEPORT) bound the address, so no one shares it.
+ * Context: the control thread.
+ * Return: 0; -EADDRINUSE, -EACCES, ... with a message naming the address
+ * in @err.
+ */
+int tcp_proxy_open(struct tcp_plane *pl, const char *name, const struct sockaddr *listen,
+		   socklen_t listen_len, const struct sockaddr *upstream, socklen_t upstream_len,
+		   struct tcp_proxy **out, struct sockaddr_storage *bound, socklen_t *bound_len,
+		   char *err, size_t errlen);
+
+/**
+ * tcp_proxy_set_upstream() - where connections accepted from now on go.
+ * Context: the control thread (the workers read it under the proxy's
+ * upstream mutex).  Return: 0; -EINVAL (not IPv4 or IPv6).
+ */
+int tcp_proxy_set_upstream(struct tcp_proxy *p, const struct sockaddr *upstream,
+			   socklen_t upstream_len);
+
+/**
+ * tcp_proxy_set_toxics() - the proxy's toxics from now on: @n of them, both
+ * streams, each stream's in the order given (the order they were added,
+ * toxiproxy's chain order).  The array is copied (a tc toxic's strings
+ * too).  Live connections switch to the new list without losing, doubling
+ * or reordering a byte: what a removed toxic held moves on, what a changed
+ * one holds keeps the time it was given.  Whether a toxic applies to a
+ * connection (its toxicity) is drawn per connection and toxic, from the
+ * toxic's seed when it has one.
+ * A tc toxic gets a device per proxy and stream whose qdiscs all the
+ * proxy's connections share (a rate shared across connections), made
+ * here; one removed or changed drains through its old device, which goes
+ * once empty (tools/netem/tc_toxic.c).
+ * A kept toxic whose attributes changed restarts as toxiproxy's does
+ * (tools/netem/stream.c: stream_switch()).  The switch is all or nothing:
+ * what it needs is allocated before any worker sees it.
+ * Context: the control thread.
+ * Return: 0; -EINVAL with a message in @err (a tc toxic's words that tc
+ * refuses, with tc's message, or netem features a byte stream cannot
+ * carry); -ENOMEM; -EOPNOTSUPP for what this data path does not do, said
+ * in @err.
+ */
+int tcp_proxy_set_toxics(struct tcp_proxy *p, const struct toxic *t, unsigned n, char *err,
+			 size_t errlen);
+
+/**
+ * tcp_proxy_close() - stop listening and close every connection of the
+ * proxy (client and upstream sockets: as toxiproxy does when a proxy is
+ * deleted or disabled); the bytes they held are counted (dropped_bytes).
+ * @p is freed.
+ * Context: the control thread.  Return: nothing.
+ */
+void tcp_proxy_close(struct tcp_proxy *p);
+
+struct tcp_proxy_stats;
+/**
+ * tcp_proxy_close_stats() - tcp_proxy_close(), and @final (unless NULL)
+ * gets @p's counters as the close left them: what its connections held
+ * then counted in bytes_dropped, held 0, active 0 (what the registry
+ * reports for a proxy deleted or disabled with data in flight).
+ * Context: the control thread.  Return: nothing; @p is freed.
+ */
+void tcp_proxy_close_stats(struct tcp_proxy *p, struct tcp_proxy_stats *final);
+
+/* A proxy's statistics: counters since it was opened. */
+struct tcp_dir_stats {
+	uint64_t bytes_in, bytes_out;   /* read from the source, written to the sink */
+	uint64_t chunks_in, chunks_out; /* reads that returned bytes; writes */
+	uint64_t bytes_cut;             /* cut by a toxic on purpose (limit_data,
+					   timeout, reset_peer) */
+	uint64_t bytes_dropped;         /* held when the connection closed */
+	uint64_t held;                  /* held now */
+	uint64_t held_mem;              /* what it costs in memory now (chunks'
+					   headers and allocations: what
+					   dir_bytes and max_bytes bound) */
+	uint64_t delay_count;           /* chunks whose added delay is summed below */
+	uint64_t delay_sum_ns, delay_max_ns; /* written - read time */
+	uint64_t stalls;                /* times the source was not read: held_mem
+					   at dir_bytes, or max_bytes reached */
+};
+struct tcp_proxy_stats {
+	uint64_t accepted, active, closed;
+	uint64_t upstream_failed;       /* connect refused or unreachable */
+	uint64_t fd_exhausted;          /* out of descriptors (EMFILE, ENFILE):
+					   an accept that failed (its listener
+					   paused until a retry round) or an
+					   accepted connection closed for want
+					   of its upstream socket */
+	struct tcp_dir_stats dir[TOXIC_NSTREAMS]; /* [TOXIC_UPSTREAM], [TOXIC_DOWNSTREAM] */
+};
+
+/**
+ * tcp_proxy_stats() - @p's counters now (each exact; not one instant).
+ * Context: the control thread.  Return: nothing (@s filled; zeros for
+ * @p NULL).
+ */
+void tcp_proxy_stats(struct tcp_proxy *p, struct tcp_proxy_stats *s);
+
+/**
+ * tcp_raise_nofile() - raise this process's open-file soft limit to its
+ * hard limit (each connection costs two descriptors), as the UDP path
+ * does; for the server to call once before the plane takes connections.
+ * Context: the main thread, at start.  Return: 0 (raised, or already at
+ * the hard limit); a negative errno from getrlimit/setrlimit.
+ */
+int tcp_raise_nofile(void);
+
+#endif /* PW_NETEM_TCP_H */

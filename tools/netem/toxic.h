@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A toxic, as toxiproxy's API defines it, in plain C: the value the API's
+ * registry (tools/netem/proxy.c) validates and keeps, and the TCP data
+ * path (tools/netem/tcp.c) applies.  No behaviour lives here: the
+ * attributes' meaning is written beside each, toxiproxy's units kept
+ * (milliseconds, KB/s, bytes, microseconds), and the registry refuses a
+ * value outside the ranges below before a data path ever sees it.
+ *
+ * Threads: plain data; whoever holds one owns it.  Locks: none.
+ */
+#ifndef PW_NETEM_TOXIC_H
+#define PW_NETEM_TOXIC_H
+
+#include <stdint.h>
+
+enum toxic_type {
+	TOXIC_LATENCY,      /* latency, jitter (ms) */
+	TOXIC_BANDWIDTH,    /* rate (KB/s: 1000 bytes a second) */
+	TOXIC_SLOW_CLOSE,   /* delay (ms) */
+	TOXIC_TIMEOUT,      /* timeout (ms) */
+	TOXIC_RESET_PEER,   /* timeout (ms) */
+	TOXIC_SLICER,       /* average_size, size_variation (bytes), delay (us) */
+	TOXIC_LIMIT_DATA,   /* bytes */
+	TOXIC_TC,           /* qdisc or batch: tc words (pinwheel's own) */
+	TOXIC_NTYPES
+};
+
+/* toxiproxy's "stream": upstream is client -> server, downstream server ->
+ * client.  Its default is downstream. */
+enum toxic_stream { TOXIC_UPSTREAM = 0, TOXIC_DOWNSTREAM = 1, TOXIC_NSTREAMS = 2 };
+
+#define TOXIC_NAME_MAX 128   /* bytes, with the NUL */
+
+struct toxic {
+	char name[TOXIC_NAME_MAX];   /* default: TYPE_STREAM, as toxiproxy */
+	enum toxic_type type;
+	enum toxic_stream stream;
+	double toxicity;             /* 0..1: the chance it applies to a connection */
+	uint64_t seed;               /* pinwheel's: the random stream of this toxic */
+	int has_seed;
+	union {
+		struct { int64_t latency_ms, jitter_ms; } latency;
+		struct { int64_t rate_kbps; } bandwidth;
+		struct { int64_t delay_ms; } slow_close;
+		struct { int64_t timeout_ms; } timeout, reset_peer;
+		struct { int64_t average_size, size_variation, delay_us; } slicer;
+		struct { int64_t bytes; } limit_data;
+		struct {
+			char *qdisc;         /* what follows "qdisc add dev DEV root", or NULL */
+			char *batch;         /* whole tc commands, one a line, or NULL */
+		} tc;                    /* exactly one of the two; owned (malloc'd) */
+	} a;
+};
+
+/* The ranges the registry accepts (a value outside: 400, named). */
+#define TOXIC_MAX_MS        (24ll * 3600 * 1000)  /* a day */
+#define TOXIC_MAX_RATE_KBPS (100ll * 1000 * 1000) /* 100 GB/s */
+#define TOXIC_MAX_BYTES     (1ll << 50)
+
+/* toxiproxy's name of @t ("latency", ... "limit_data", "tc"); NULL past the
+ * end.  Any thread. */
+const char *toxic_type_name(enum toxic_type t);
+
+#endif /* PW_NETEM_TOXIC_H */
