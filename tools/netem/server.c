@@ -175,29 +175,10 @@ static int tcp_validate(void *ctx, const struct toxic *t, char *err, size_t errl
 			snprintf(err, errlen, "toxic %s: tc refused \"%s\": %s", t->name, words, msg);
 		return rc;
 	}
-	const char *p = words;
+	const char *p = words, *b;
 	unsigned line = 0;
-	while (*p) {
-		const char *nl = strchr(p, '\n');
-		size_t n = nl ? (size_t)(nl - p) : strlen(p);
-		const char *b = p;
-		p = nl ? nl + 1 : p + n;
-		line++;
-		const char *hash = memchr(b, '#', n);
-		if (hash)
-			n = (size_t)(hash - b);
-		while (n && (*b == ' ' || *b == '\t')) {
-			b++;
-			n--;
-		}
-		while (n && (b[n - 1] == ' ' || b[n - 1] == '\t' || b[n - 1] == '\r'))
-			n--;
-		if (n >= 3 && !strncmp(b, "tc", 2) && (b[2] == ' ' || b[2] == '\t')) {
-			b += 3;
-			n -= 3;
-		}
-		if (!n)
-			continue;
+	size_t n;
+	while (toxic_tc_next_line(&p, &line, &b, &n)) {
 		char *cmd = strndup(b, n);
 		if (!cmd)
 			return -ENOMEM;

@@ -255,29 +255,10 @@ static int run_words(struct tcp_plane *pl, struct tc_dev *d, const struct toxic 
 		}
 		return 0;
 	}
-	const char *p = d->words;
+	const char *p = d->words, *s;
 	unsigned line = 0;
-	while (*p) {
-		const char *nl = strchr(p, '\n');
-		size_t n = nl ? (size_t)(nl - p) : strlen(p);
-		const char *s = p;
-		p = nl ? nl + 1 : p + n;
-		line++;
-		const char *hash = memchr(s, '#', n);
-		if (hash)
-			n = (size_t)(hash - s);
-		while (n && (*s == ' ' || *s == '\t')) {
-			s++;
-			n--;
-		}
-		while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r'))
-			n--;
-		if (n >= 3 && !strncmp(s, "tc", 2) && (s[2] == ' ' || s[2] == '\t')) {
-			s += 3;
-			n -= 3;
-		}
-		if (!n)
-			continue;
+	size_t n;
+	while (toxic_tc_next_line(&p, &line, &s, &n)) {
 		char *cmd = with_dev(s, n, d->devname);
 		if (!cmd)
 			return -ENOMEM;

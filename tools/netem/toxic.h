@@ -12,7 +12,9 @@
 #ifndef PW_NETEM_TOXIC_H
 #define PW_NETEM_TOXIC_H
 
+#include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 enum toxic_type {
 	TOXIC_LATENCY,      /* latency, jitter (ms) */
@@ -61,5 +63,44 @@ struct toxic {
 /* toxiproxy's name of @t ("latency", ... "limit_data", "tc"); NULL past the
  * end.  Any thread. */
 const char *toxic_type_name(enum toxic_type t);
+
+/**
+ * toxic_tc_next_line() - the next command of a tc toxic's batch text, read
+ * as tc -batch reads a line: '#' starts a comment, blanks around it go, a
+ * leading "tc" word is dropped, blank lines are skipped.  *@p walks the
+ * text, *@line counts its lines (the command's line when it returns 1).
+ * Context: any thread.
+ * Return: 1 with the command at *@cmd, *@len bytes (not NUL-terminated);
+ * 0 at the end of the text.
+ */
+static inline int toxic_tc_next_line(const char **p, unsigned *line, const char **cmd,
+				     size_t *len)
+{
+	while (**p) {
+		const char *b = *p, *nl = strchr(b, '\n');
+		size_t n = nl ? (size_t)(nl - b) : strlen(b);
+		*p = nl ? nl + 1 : b + n;
+		(*line)++;
+		const char *hash = memchr(b, '#', n);
+		if (hash)
+			n = (size_t)(hash - b);
+		while (n && (*b == ' ' || *b == '\t')) {
+			b++;
+			n--;
+		}
+		while (n && (b[n - 1] == ' ' || b[n - 1] == '\t' || b[n - 1] == '\r'))
+			n--;
+		if (n >= 3 && !strncmp(b, "tc", 2) && (b[2] == ' ' || b[2] == '\t')) {
+			b += 3;
+			n -= 3;
+		}
+		if (n) {
+			*cmd = b;
+			*len = n;
+			return 1;
+		}
+	}
+	return 0;
+}
 
 #endif /* PW_NETEM_TOXIC_H */
