@@ -46,6 +46,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "now.h"
+
 #define BUF (1u << 20)
 
 static struct {
@@ -59,13 +61,6 @@ static struct {
 	unsigned accepted;     /* atomic */
 	volatile int stop;
 } G;
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static int parse_addr(const char *s, struct sockaddr_in *a)
 {
