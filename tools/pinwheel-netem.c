@@ -1371,54 +1371,6 @@ static void periodic_report(void)
 
 /* ------------------------------------------------------------ setup */
 
-/* A batch file's text (malloc'd), or NULL with the reason in @err.  Main. */
-static char *read_file(const char *path, char *err, size_t errlen)
-{
-	FILE *f = fopen(path, "r");
-	if (!f) {
-		snprintf(err, errlen, "cannot open \"%s\": %s", path, strerror(errno));
-		return NULL;
-	}
-	size_t cap = 4096, len = 0;
-	char *buf = malloc(cap);
-	while (buf) {
-		size_t n = fread(buf + len, 1, cap - len - 1, f);
-		len += n;
-		if (len < cap - 1)
-			break;
-		if (cap >= (64u << 20)) {
-			snprintf(err, errlen, "\"%s\" is larger than 64 MiB", path);
-			free(buf);
-			fclose(f);
-			return NULL;
-		}
-		char *nb = realloc(buf, cap * 2);
-		if (!nb)
-			free(buf);
-		buf = nb;
-		cap *= 2;
-	}
-	if (!buf) {
-		snprintf(err, errlen, "\"%s\": out of memory", path);
-		fclose(f);
-		return NULL;
-	}
-	if (ferror(f)) {
-		snprintf(err, errlen, "cannot read \"%s\": %s", path, strerror(errno));
-		free(buf);
-		fclose(f);
-		return NULL;
-	}
-	buf[len] = '\0';
-	fclose(f);
-	if (memchr(buf, '\0', len)) {
-		snprintf(err, errlen, "\"%s\" is not a text file (a NUL byte)", path);
-		free(buf);
-		return NULL;
-	}
-	return buf;
-}
-
 /* Run direction @d's commands (@change: the SIGHUP form).  0, or -1 with
  * the failing command's origin and pw_tc's message printed.  Context: main. */
 static int apply_dir(enum relay_dir d, int change, const char *who)
@@ -1577,7 +1529,7 @@ static int setup(char *err, size_t errlen)
 {
 	for (int d = 0; d < RELAY_NDIR; d++)
 		if (R.cfg.batch[d]) {
-			R.batch_text[d] = read_file(R.cfg.batch[d], err, errlen);
+			R.batch_text[d] = relay_read_file(R.cfg.batch[d], err, errlen);
 			if (!R.batch_text[d])
 				return -1;
 		}
@@ -1665,7 +1617,7 @@ static int setup(char *err, size_t errlen)
 		}
 		if (!R.cfg.schedule[d])
 			continue;
-		char *text = read_file(R.cfg.schedule[d], err, errlen);
+		char *text = relay_read_file(R.cfg.schedule[d], err, errlen);
 		if (!text)
 			return -1;
 		/* every line checked now: a bad one stops the start */
@@ -1704,7 +1656,7 @@ static void reload(void)
 		if (!R.cfg.batch[d])
 			continue;
 		char err[512];
-		char *text = read_file(R.cfg.batch[d], err, sizeof(err));
+		char *text = relay_read_file(R.cfg.batch[d], err, sizeof(err));
 		if (!text) {
 			fprintf(stderr, "pinwheel-netem: SIGHUP: %s (kept the old configuration)\n",
 				err);

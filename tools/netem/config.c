@@ -3,8 +3,9 @@
  * pinwheel-netem's configuration: the command line (relay_parse_args),
  * addresses (relay_parse_addr), and the tc commands each direction's device
  * is set up with (relay_dir_cmds), from a spec or a batch file's text.
- * Every function here is pure: it reads its arguments, writes its outputs
- * and allocates only what it returns, so the fuzzer can run it.
+ * Every function here but relay_read_file() (the one that reads a file:
+ * batch files, schedules, --config) is pure: it reads its arguments, writes
+ * its outputs and allocates only what it returns, so the fuzzer can run it.
  * Threads: the caller's (the main thread; the fuzzer's).  Locks: none.
  */
 #define _GNU_SOURCE
@@ -735,4 +736,53 @@ done:
 oom:
 	relay_cmds_free(out);
 	return fail(err, errlen, "out of memory");
+}
+
+/* ------------------------------------------------------------ files */
+
+char *relay_read_file(const char *path, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "r");
+	if (!f) {
+		snprintf(err, errlen, "cannot open \"%s\": %s", path, strerror(errno));
+		return NULL;
+	}
+	size_t cap = 4096, len = 0;
+	char *buf = malloc(cap);
+	while (buf) {
+		size_t n = fread(buf + len, 1, cap - len - 1, f);
+		len += n;
+		if (len < cap - 1)
+			break;
+		if (cap >= (64u << 20)) {
+			snprintf(err, errlen, "\"%s\" is larger than 64 MiB", path);
+			free(buf);
+			fclose(f);
+			return NULL;
+		}
+		char *nb = realloc(buf, cap * 2);
+		if (!nb)
+			free(buf);
+		buf = nb;
+		cap *= 2;
+	}
+	if (!buf) {
+		snprintf(err, errlen, "\"%s\": out of memory", path);
+		fclose(f);
+		return NULL;
+	}
+	if (ferror(f)) {
+		snprintf(err, errlen, "cannot read \"%s\": %s", path, strerror(errno));
+		free(buf);
+		fclose(f);
+		return NULL;
+	}
+	buf[len] = '\0';
+	fclose(f);
+	if (memchr(buf, '\0', len)) {
+		snprintf(err, errlen, "\"%s\" is not a text file (a NUL byte)", path);
+		free(buf);
+		return NULL;
+	}
+	return buf;
 }

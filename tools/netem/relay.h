@@ -141,6 +141,14 @@ int relay_has_word(const char *s, const char *w);
 
 void relay_format_addr(const struct sockaddr_storage *ss, char *buf, size_t len);
 
+/**
+ * relay_read_file() - a text file (batch file, schedule, --config) whole,
+ * at most 64 MiB and no NUL byte, into a malloc'd NUL-terminated buffer.
+ * Context: any thread.  Return: the text; NULL with the reason, naming
+ * @path, in @err.
+ */
+char *relay_read_file(const char *path, char *err, size_t errlen);
+
 /* The --help text. */
 extern const char relay_help_text[];
 

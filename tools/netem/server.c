@@ -236,58 +236,12 @@ static void *resolver_main(void *arg)
 
 /* ------------------------------------------------------------ main */
 
-/* @path's text (at most 16 MiB) into a malloc'd buffer.  Return: 0 or a
- * negative errno. */
-static int read_file(const char *path, char **out, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return -errno;
-	size_t cap = 4096, n = 0;
-	char *b = malloc(cap);
-	while (b) {
-		size_t got = fread(b + n, 1, cap - n, f);
-		n += got;
-		if (n < cap)
-			break;
-		if (cap >= (16u << 20)) {
-			free(b);
-			fclose(f);
-			return -EFBIG;
-		}
-		char *nb = realloc(b, cap * 2);
-		if (!nb) {
-			free(b);
-			b = NULL;
-			break;
-		}
-		b = nb;
-		cap *= 2;
-	}
-	int bad = ferror(f);
-	fclose(f);
-	if (!b || bad) {
-		free(b);
-		return b ? -EIO : -ENOMEM;
-	}
-	*out = b;
-	*len = n;
-	return 0;
-}
-
-static void format_addr(const struct sockaddr_storage *ss, char *buf, size_t len)
-{
-	relay_format_addr(ss, buf, len);
-}
-
 int netem_server_main(const struct relay_config *cfg)
 {
 	char err[512] = "", *text = NULL;
-	size_t text_len = 0;
 	int rc;
-	if (cfg->config_file && (rc = read_file(cfg->config_file, &text, &text_len))) {
-		fprintf(stderr, "pinwheel-netem: --config %s: %s\n", cfg->config_file,
-			strerror(-rc));
+	if (cfg->config_file && !(text = relay_read_file(cfg->config_file, err, sizeof(err)))) {
+		fprintf(stderr, "pinwheel-netem: --config: %s\n", err);
 		return 2;
 	}
 	sigset_t stop;
@@ -331,7 +285,7 @@ int netem_server_main(const struct relay_config *cfg)
 		fprintf(stderr, "pinwheel-netem: out of memory\n");
 		goto out;
 	}
-	if (text && proxy_registry_populate(reg, text, text_len, err, sizeof(err))) {
+	if (text && proxy_registry_populate(reg, text, strlen(text), err, sizeof(err))) {
 		fprintf(stderr, "pinwheel-netem: --config %s: %s\n", cfg->config_file, err);
 		status = 2;
 		goto out;
@@ -350,7 +304,7 @@ int netem_server_main(const struct relay_config *cfg)
 		goto out;
 	}
 	char a[80];
-	format_addr(&bound, a, sizeof(a));
+	relay_format_addr(&bound, a, sizeof(a));
 	unsigned open = 0, n = proxy_registry_count(reg, &open);
 	if (cfg->config_file)
 		fprintf(stderr, "pinwheel-netem: %u proxies from %s (%u listening)\n", n,
