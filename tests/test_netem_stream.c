@@ -20,25 +20,10 @@
 #include <string.h>
 
 #include "check.h"
+#include "netem_tcp_util.h"
 #include "stream.h"
 
 #define MS 1000000ull
-
-static struct toxic mk(enum toxic_type type, enum toxic_stream st, const char *name)
-{
-	struct toxic t;
-	memset(&t, 0, sizeof(t));
-	t.type = type;
-	t.stream = st;
-	t.toxicity = 1.0;
-	snprintf(t.name, sizeof(t.name), "%s", name);
-	return t;
-}
-
-static unsigned char pat(uint64_t i)
-{
-	return (unsigned char)(i * 131 + (i >> 8) * 7 + 3);
-}
 
 /* ============================================================ stream half */
 
@@ -104,7 +89,7 @@ static void sim_pump(struct sim *m)
 			for (;; o++) {
 				CHECK(o + len <= m->in_off);
 				uint32_t k = 0;
-				while (k < len && c->data[c->off + k] == pat(o + k))
+				while (k < len && c->data[c->off + k] == ntu_pat(o + k))
 					k++;
 				if (k == len)
 					break;
@@ -112,7 +97,7 @@ static void sim_pump(struct sim *m)
 			m->out_off = o;
 		}
 		for (uint32_t k = 0; k < len; k++)
-			CHECK_EQ(c->data[c->off + k], pat(m->out_off + k));
+			CHECK_EQ(c->data[c->off + k], ntu_pat(m->out_off + k));
 		m->out_off += len;
 		m->written += len;
 		m->s.held -= len;
@@ -131,7 +116,7 @@ static void sim_push_how(struct sim *m, uint32_t len, int read)
 {
 	unsigned char buf[65536];
 	for (uint32_t k = 0; k < len; k++)
-		buf[k] = pat(m->in_off + k);
+		buf[k] = ntu_pat(m->in_off + k);
 	struct chunk *c = chunk_new(buf, len, m->now);
 	CHECK(c);
 	if (read)
@@ -167,7 +152,7 @@ static void sim_free(struct sim *m)
 
 static void test_stream_latency(void)
 {
-	struct toxic t = mk(TOXIC_LATENCY, TOXIC_DOWNSTREAM, "lat");
+	struct toxic t = ntu_toxic(TOXIC_LATENCY, TOXIC_DOWNSTREAM, "lat");
 	t.a.latency.latency_ms = 10;
 	t.a.latency.jitter_ms = 8;
 	struct sim *m = calloc(1, sizeof(*m));
@@ -193,7 +178,7 @@ static void test_stream_latency(void)
 
 static void test_stream_bandwidth(void)
 {
-	struct toxic t = mk(TOXIC_BANDWIDTH, TOXIC_DOWNSTREAM, "bw");
+	struct toxic t = ntu_toxic(TOXIC_BANDWIDTH, TOXIC_DOWNSTREAM, "bw");
 	t.a.bandwidth.rate_kbps = 10; /* 10,000 B/s: pieces of 1000 bytes, 100 ms */
 	struct sim *m = calloc(1, sizeof(*m));
 	sim_init(m, &t, 1, 1);
@@ -215,7 +200,7 @@ static void test_stream_bandwidth(void)
 
 static void test_stream_slicer(void)
 {
-	struct toxic t = mk(TOXIC_SLICER, TOXIC_DOWNSTREAM, "sl");
+	struct toxic t = ntu_toxic(TOXIC_SLICER, TOXIC_DOWNSTREAM, "sl");
 	t.a.slicer.average_size = 100;
 	t.a.slicer.size_variation = 30;
 	t.a.slicer.delay_us = 50;
@@ -238,7 +223,7 @@ static void test_stream_slicer(void)
 
 static void test_stream_limit_data(void)
 {
-	struct toxic t = mk(TOXIC_LIMIT_DATA, TOXIC_DOWNSTREAM, "lim");
+	struct toxic t = ntu_toxic(TOXIC_LIMIT_DATA, TOXIC_DOWNSTREAM, "lim");
 	t.a.limit_data.bytes = 2500;
 	struct sim *m = calloc(1, sizeof(*m));
 	sim_init(m, &t, 1, 1);
@@ -267,7 +252,7 @@ static void test_stream_limit_data(void)
 
 static void test_stream_timeout(void)
 {
-	struct toxic t = mk(TOXIC_TIMEOUT, TOXIC_DOWNSTREAM, "to");
+	struct toxic t = ntu_toxic(TOXIC_TIMEOUT, TOXIC_DOWNSTREAM, "to");
 	t.a.timeout.timeout_ms = 100;
 	struct sim *m = calloc(1, sizeof(*m));
 	sim_init(m, &t, 1, 1);
@@ -299,7 +284,7 @@ static void test_stream_timeout(void)
 
 static void test_stream_reset_slow_close(void)
 {
-	struct toxic t = mk(TOXIC_RESET_PEER, TOXIC_DOWNSTREAM, "rp");
+	struct toxic t = ntu_toxic(TOXIC_RESET_PEER, TOXIC_DOWNSTREAM, "rp");
 	t.a.reset_peer.timeout_ms = 50;
 	struct sim *m = calloc(1, sizeof(*m));
 	sim_init(m, &t, 1, 1);
@@ -315,7 +300,7 @@ static void test_stream_reset_slow_close(void)
 	sim_free(m);
 	free(m);
 
-	t = mk(TOXIC_SLOW_CLOSE, TOXIC_DOWNSTREAM, "sc");
+	t = ntu_toxic(TOXIC_SLOW_CLOSE, TOXIC_DOWNSTREAM, "sc");
 	t.a.slow_close.delay_ms = 200;
 	m = calloc(1, sizeof(*m));
 	sim_init(m, &t, 1, 1);
@@ -333,7 +318,7 @@ static void test_stream_reset_slow_close(void)
 
 static void test_stream_toxicity(void)
 {
-	struct toxic t = mk(TOXIC_LIMIT_DATA, TOXIC_DOWNSTREAM, "lim");
+	struct toxic t = ntu_toxic(TOXIC_LIMIT_DATA, TOXIC_DOWNSTREAM, "lim");
 	t.a.limit_data.bytes = 10;
 	t.toxicity = 0.0;
 	struct sim *m = calloc(1, sizeof(*m));
@@ -363,13 +348,13 @@ static void test_stream_toxicity(void)
 static void test_stream_switch(void)
 {
 	struct toxic t[3];
-	t[0] = mk(TOXIC_LATENCY, TOXIC_DOWNSTREAM, "lat");
+	t[0] = ntu_toxic(TOXIC_LATENCY, TOXIC_DOWNSTREAM, "lat");
 	t[0].a.latency.latency_ms = 100;
-	t[1] = mk(TOXIC_SLICER, TOXIC_DOWNSTREAM, "sl");
+	t[1] = ntu_toxic(TOXIC_SLICER, TOXIC_DOWNSTREAM, "sl");
 	t[1].a.slicer.average_size = 64;
 	t[1].a.slicer.size_variation = 16;
 	t[1].a.slicer.delay_us = 1000;
-	t[2] = mk(TOXIC_BANDWIDTH, TOXIC_DOWNSTREAM, "bw");
+	t[2] = ntu_toxic(TOXIC_BANDWIDTH, TOXIC_DOWNSTREAM, "bw");
 	t[2].a.bandwidth.rate_kbps = 100;
 	struct sim *m = calloc(1, sizeof(*m));
 	sim_init(m, t, 3, 1);
@@ -452,7 +437,7 @@ static void test_stream_tc(void)
 {
 	int devA, devB;
 	void *da[1] = { &devA };
-	struct toxic t = mk(TOXIC_TC, TOXIC_DOWNSTREAM, "tc");
+	struct toxic t = ntu_toxic(TOXIC_TC, TOXIC_DOWNSTREAM, "tc");
 	struct sim m;
 	sim_init_tc(&m, &t, da, 1);
 	/* pieces of at most TC_MTU, numbered in order; out only in order */
@@ -574,7 +559,7 @@ static struct toxic rand_toxic(uint64_t *x, unsigned k, int cutting)
 	enum toxic_type ty = kinds[rnd(x) % nk];
 	char name[16];
 	snprintf(name, sizeof(name), "t%u", k);
-	struct toxic t = mk(ty, TOXIC_DOWNSTREAM, name);
+	struct toxic t = ntu_toxic(ty, TOXIC_DOWNSTREAM, name);
 	t.toxicity = rnd(x) % 4 ? 1.0 : 0.5;
 	switch (ty) {
 	case TOXIC_LATENCY:
@@ -667,7 +652,7 @@ static void test_stream_random(void)
  * does; one set again unchanged keeps its state. */
 static void test_stream_restart(void)
 {
-	struct toxic t = mk(TOXIC_LATENCY, TOXIC_DOWNSTREAM, "lat");
+	struct toxic t = ntu_toxic(TOXIC_LATENCY, TOXIC_DOWNSTREAM, "lat");
 	t.a.latency.latency_ms = 5000;
 	const struct toxic *pt = &t;
 	struct sim *m = calloc(1, sizeof(*m));
@@ -703,7 +688,7 @@ static void test_stream_restart(void)
 	CHECK_EQ(m->pat_ns[1], 1200 * MS);
 	sim_free(m);
 	/* timeout 0 -> 2000 at 1 s: closes 2 s after the change, not before */
-	struct toxic to = mk(TOXIC_TIMEOUT, TOXIC_DOWNSTREAM, "to");
+	struct toxic to = ntu_toxic(TOXIC_TIMEOUT, TOXIC_DOWNSTREAM, "to");
 	const struct toxic *pto = &to;
 	sim_init(m, &to, 1, 1);
 	sim_run(m, 1000 * MS);
@@ -718,7 +703,7 @@ static void test_stream_restart(void)
 	sim_free(m);
 	/* bandwidth 1 KB/s -> 100 KB/s at 1 s: what is left of the chunk it
 	 * paced goes at once, the pacing starts again at the change */
-	struct toxic bw = mk(TOXIC_BANDWIDTH, TOXIC_DOWNSTREAM, "bw");
+	struct toxic bw = ntu_toxic(TOXIC_BANDWIDTH, TOXIC_DOWNSTREAM, "bw");
 	const struct toxic *pbw = &bw;
 	bw.a.bandwidth.rate_kbps = 1;
 	sim_init(m, &bw, 1, 1);
@@ -743,13 +728,13 @@ static void test_stream_restart(void)
  * goes on as it is drained: every byte once, in order. */
 static void test_stream_qmax(void)
 {
-	struct toxic t = mk(TOXIC_SLICER, TOXIC_DOWNSTREAM, "sl");
+	struct toxic t = ntu_toxic(TOXIC_SLICER, TOXIC_DOWNSTREAM, "sl");
 	t.a.slicer.average_size = 1;
 	struct sim *m = calloc(1, sizeof(*m));
 	sim_init(m, &t, 1, 1);
 	unsigned char buf[65536];
 	for (uint32_t k = 0; k < sizeof(buf); k++)
-		buf[k] = pat(k);
+		buf[k] = ntu_pat(k);
 	stream_push(&m->s, chunk_new(buf, sizeof(buf), 0), 0);
 	m->in_off = m->pushed = sizeof(buf);
 	stream_pump(&m->s, 0);
@@ -768,7 +753,7 @@ static void test_stream_qmax(void)
  * bytes), timed from the last of them: never early, all in order. */
 static void test_stream_gather(void)
 {
-	struct toxic t = mk(TOXIC_LATENCY, TOXIC_DOWNSTREAM, "lat");
+	struct toxic t = ntu_toxic(TOXIC_LATENCY, TOXIC_DOWNSTREAM, "lat");
 	t.a.latency.latency_ms = 100;
 	struct sim *m = calloc(1, sizeof(*m));
 	sim_init(m, &t, 1, 1);

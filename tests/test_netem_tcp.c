@@ -32,277 +32,32 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
-#include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "check.h"
+#include "netem_tcp_util.h"
 #include "tcp.h"
 
 #define MS 1000000ull
 
-static struct toxic mk(enum toxic_type type, enum toxic_stream st, const char *name)
-{
-	struct toxic t;
-	memset(&t, 0, sizeof(t));
-	t.type = type;
-	t.stream = st;
-	t.toxicity = 1.0;
-	snprintf(t.name, sizeof(t.name), "%s", name);
-	return t;
-}
-
-static unsigned char pat(uint64_t i)
-{
-	return (unsigned char)(i * 131 + (i >> 8) * 7 + 3);
-}
-
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static void sleep_ms(int ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-	nanosleep(&ts, NULL);
-}
-
-/* The echo server: one thread, epoll, every connection echoed; EOF or an
- * error closes it. */
-struct echo_conn {
-	int fd;
-	uint32_t len, off;
-	unsigned char buf[16384];
-};
-
-static struct echo {
-	int lfd, ep, stop_fd;
-	uint16_t port;
-	pthread_t th;
-} E;
-
-static void *echo_main(void *arg)
-{
-	(void)arg;
-	struct epoll_event ev[64];
-	for (;;) {
-		int n = epoll_wait(E.ep, ev, 64, 1000);
-		for (int i = 0; i < n; i++) {
-			if (ev[i].data.ptr == &E.stop_fd)
-				return NULL;
-			if (ev[i].data.ptr == &E.lfd) {
-				int fd;
-				while ((fd = accept4(E.lfd, NULL, NULL, SOCK_NONBLOCK)) >= 0) {
-					struct echo_conn *c = calloc(1, sizeof(*c));
-					CHECK(c);
-					c->fd = fd;
-					struct epoll_event e = { .events = EPOLLIN, .data.ptr = c };
-					CHECK_EQ(epoll_ctl(E.ep, EPOLL_CTL_ADD, fd, &e), 0);
-				}
-				continue;
-			}
-			struct echo_conn *c = ev[i].data.ptr;
-			int dead = 0;
-			if (!c->len) {
-				ssize_t r = read(c->fd, c->buf, sizeof(c->buf));
-				if (r > 0) {
-					c->len = (uint32_t)r;
-					c->off = 0;
-				} else if (r == 0 || (errno != EAGAIN && errno != EINTR)) {
-					dead = 1;
-				}
-			}
-			while (!dead && c->off < c->len) {
-				ssize_t w = send(c->fd, c->buf + c->off, c->len - c->off, MSG_NOSIGNAL);
-				if (w > 0) {
-					c->off += (uint32_t)w;
-				} else if (errno == EAGAIN) {
-					break;
-				} else {
-					dead = 1;
-				}
-			}
-			if (dead) {
-				close(c->fd);
-				free(c);
-				continue;
-			}
-			if (c->off == c->len)
-				c->len = c->off = 0;
-			struct epoll_event e = { .events = c->len ? EPOLLOUT : EPOLLIN, .data.ptr = c };
-			epoll_ctl(E.ep, EPOLL_CTL_MOD, c->fd, &e);
-		}
-	}
-}
-
-static void echo_start(void)
-{
-	E.lfd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	CHECK_EQ(bind(E.lfd, (struct sockaddr *)&a, sizeof(a)), 0);
-	CHECK_EQ(listen(E.lfd, 4096), 0);
-	socklen_t len = sizeof(a);
-	getsockname(E.lfd, (struct sockaddr *)&a, &len);
-	E.port = ntohs(a.sin_port);
-	E.ep = epoll_create1(0);
-	E.stop_fd = eventfd(0, 0);
-	struct epoll_event e = { .events = EPOLLIN, .data.ptr = &E.lfd };
-	epoll_ctl(E.ep, EPOLL_CTL_ADD, E.lfd, &e);
-	e.data.ptr = &E.stop_fd;
-	epoll_ctl(E.ep, EPOLL_CTL_ADD, E.stop_fd, &e);
-	CHECK_EQ(pthread_create(&E.th, NULL, echo_main, NULL), 0);
-}
-
-static void echo_stop(void)
-{
-	uint64_t one = 1;
-	CHECK_EQ(write(E.stop_fd, &one, 8), 8);
-	pthread_join(E.th, NULL);
-	close(E.lfd);
-	close(E.ep);
-	close(E.stop_fd);
-}
-
-static struct sockaddr_in loop_addr(uint16_t port)
-{
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port),
-				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	return a;
-}
-
+static struct ntu_echo E;
 static struct tcp_plane *PL;
-
-/* A proxy from 127.0.0.1:0 to the echo server (or @up_port). */
-static struct tcp_proxy *proxy_open(uint16_t up_port, uint16_t *port)
-{
-	struct sockaddr_in l = loop_addr(0), u = loop_addr(up_port ? up_port : E.port);
-	struct sockaddr_storage b;
-	socklen_t blen;
-	char err[256];
-	struct tcp_proxy *p = NULL;
-	int r = tcp_proxy_open(PL, "t", (struct sockaddr *)&l, sizeof(l), (struct sockaddr *)&u,
-			       sizeof(u), &p, &b, &blen, err, sizeof(err));
-	if (r)
-		fprintf(stderr, "%s\n", err);
-	CHECK_EQ(r, 0);
-	*port = ntohs(((struct sockaddr_in *)&b)->sin_port);
-	CHECK(*port != 0);
-	return p;
-}
-
-static void set_toxics(struct tcp_proxy *p, const struct toxic *t, unsigned n)
-{
-	char err[256];
-	int r = tcp_proxy_set_toxics(p, t, n, err, sizeof(err));
-	if (r)
-		fprintf(stderr, "%s\n", err);
-	CHECK_EQ(r, 0);
-}
-
-static int client(uint16_t port)
-{
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	struct sockaddr_in a = loop_addr(port);
-	CHECK_EQ(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-	struct timeval tv = { 20, 0 };
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	int one = 1;
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	return fd;
-}
-
-static void send_pat(int fd, uint64_t off, size_t len)
-{
-	unsigned char buf[65536];
-	while (len) {
-		size_t n = len < sizeof(buf) ? len : sizeof(buf);
-		for (size_t k = 0; k < n; k++)
-			buf[k] = pat(off + k);
-		ssize_t w = send(fd, buf, n, MSG_NOSIGNAL);
-		CHECK(w > 0);
-		off += (uint64_t)w;
-		len -= (size_t)w;
-	}
-}
-
-/* Receive exactly @len bytes of the pattern from @off. */
-static void recv_pat(int fd, uint64_t off, size_t len)
-{
-	unsigned char buf[65536];
-	while (len) {
-		ssize_t r = recv(fd, buf, len < sizeof(buf) ? len : sizeof(buf), 0);
-		if (r <= 0)
-			fprintf(stderr, "recv: %zd (%s), %zu bytes missing\n", r, strerror(errno), len);
-		CHECK(r > 0);
-		for (ssize_t k = 0; k < r; k++)
-			CHECK_EQ(buf[k], pat(off + (uint64_t)k));
-		off += (uint64_t)r;
-		len -= (size_t)r;
-	}
-}
-
-/* Read until EOF or error.  Return: the bytes; *err the errno (0: EOF). */
-static size_t drain(int fd, int *err)
-{
-	unsigned char buf[65536];
-	size_t total = 0;
-	for (;;) {
-		ssize_t r = recv(fd, buf, sizeof(buf), 0);
-		if (r > 0) {
-			total += (size_t)r;
-			continue;
-		}
-		*err = r == 0 ? 0 : errno;
-		return total;
-	}
-}
-
-static void check_ledger(const struct tcp_proxy_stats *s)
-{
-	for (int d = 0; d < TOXIC_NSTREAMS; d++) {
-		const struct tcp_dir_stats *x = &s->dir[d];
-		if (x->bytes_in != x->bytes_out + x->bytes_cut + x->bytes_dropped + x->held)
-			fprintf(stderr, "dir %d: in %llu out %llu cut %llu dropped %llu held %llu\n", d,
-				(unsigned long long)x->bytes_in, (unsigned long long)x->bytes_out,
-				(unsigned long long)x->bytes_cut, (unsigned long long)x->bytes_dropped,
-				(unsigned long long)x->held);
-		CHECK_EQ(x->bytes_in, x->bytes_out + x->bytes_cut + x->bytes_dropped + x->held);
-	}
-}
-
-/* Wait (at most 10 s) until the proxy has no connection left; its final
- * ledger must balance. */
-static void wait_idle(struct tcp_proxy *p, struct tcp_proxy_stats *s)
-{
-	for (int i = 0; i < 1000; i++) {
-		tcp_proxy_stats(p, s);
-		if (s->active == 0 && s->dir[0].held == 0 && s->dir[1].held == 0)
-			break;
-		sleep_ms(10);
-	}
-	CHECK_EQ(s->active, 0);
-	check_ledger(s);
-}
 
 static void test_plain(void)
 {
 	uint16_t port;
-	struct tcp_proxy *p = proxy_open(0, &port);
-	int fd = client(port);
+	struct tcp_proxy *p = ntu_proxy_open(PL, E.port, &port);
+	int fd = ntu_client(port, 0);
 	for (int k = 0; k < 8; k++) {
-		send_pat(fd, (uint64_t)k << 17, 1 << 17);
-		recv_pat(fd, (uint64_t)k << 17, 1 << 17);
+		ntu_send_pat(fd, (uint64_t)k << 17, 1 << 17);
+		ntu_recv_pat(fd, (uint64_t)k << 17, 1 << 17);
 	}
 	close(fd);
 	struct tcp_proxy_stats s;
-	wait_idle(p, &s);
+	ntu_wait_idle(p, &s);
 	CHECK_EQ(s.accepted, 1);
 	CHECK_EQ(s.closed, 1);
 	CHECK_EQ(s.dir[TOXIC_UPSTREAM].bytes_in, 8 << 17);
@@ -314,60 +69,60 @@ static void test_plain(void)
 static void test_latency(void)
 {
 	uint16_t port;
-	struct tcp_proxy *p = proxy_open(0, &port);
-	struct toxic t[2] = { mk(TOXIC_LATENCY, TOXIC_DOWNSTREAM, "down"),
-			      mk(TOXIC_LATENCY, TOXIC_UPSTREAM, "up") };
+	struct tcp_proxy *p = ntu_proxy_open(PL, E.port, &port);
+	struct toxic t[2] = { ntu_toxic(TOXIC_LATENCY, TOXIC_DOWNSTREAM, "down"),
+			      ntu_toxic(TOXIC_LATENCY, TOXIC_UPSTREAM, "up") };
 	t[0].a.latency.latency_ms = 30;
 	t[0].a.latency.jitter_ms = 10;
 	t[1].a.latency.latency_ms = 10;
-	set_toxics(p, t, 2);
-	int fd = client(port);
+	ntu_set_toxics(p, t, 2);
+	int fd = ntu_client(port, 0);
 	/* each message's echo comes back no earlier than 10 + 20 ms */
 	for (int k = 0; k < 20; k++) {
-		double t0 = now_s();
-		send_pat(fd, (uint64_t)k * 1000, 1000);
-		recv_pat(fd, (uint64_t)k * 1000, 1000);
-		CHECK(now_s() - t0 >= 0.030 - 0.0005);
+		double t0 = ntu_now_s();
+		ntu_send_pat(fd, (uint64_t)k * 1000, 1000);
+		ntu_recv_pat(fd, (uint64_t)k * 1000, 1000);
+		CHECK(ntu_now_s() - t0 >= 0.030 - 0.0005);
 	}
 	/* a burst of small writes: every byte, in order */
 	for (int k = 0; k < 200; k++)
-		send_pat(fd, 20000 + (uint64_t)k * 37, 37);
-	recv_pat(fd, 20000, 200 * 37);
+		ntu_send_pat(fd, 20000 + (uint64_t)k * 37, 37);
+	ntu_recv_pat(fd, 20000, 200 * 37);
 	struct tcp_proxy_stats s;
 	tcp_proxy_stats(p, &s);
 	CHECK(s.dir[TOXIC_DOWNSTREAM].delay_count > 0);
 	CHECK(s.dir[TOXIC_DOWNSTREAM].delay_sum_ns >= s.dir[TOXIC_DOWNSTREAM].delay_count * 20 * MS);
 	close(fd);
-	wait_idle(p, &s);
+	ntu_wait_idle(p, &s);
 	tcp_proxy_close(p);
 }
 
 static void test_bandwidth_slicer(void)
 {
 	uint16_t port;
-	struct tcp_proxy *p = proxy_open(0, &port);
-	struct toxic t = mk(TOXIC_BANDWIDTH, TOXIC_DOWNSTREAM, "bw");
+	struct tcp_proxy *p = ntu_proxy_open(PL, E.port, &port);
+	struct toxic t = ntu_toxic(TOXIC_BANDWIDTH, TOXIC_DOWNSTREAM, "bw");
 	t.a.bandwidth.rate_kbps = 1000; /* 1 MB/s */
-	set_toxics(p, &t, 1);
-	int fd = client(port);
-	double t0 = now_s();
-	send_pat(fd, 0, 300000);
-	recv_pat(fd, 0, 300000);
-	CHECK(now_s() - t0 >= 0.3 - 0.001); /* never faster than the rate */
+	ntu_set_toxics(p, &t, 1);
+	int fd = ntu_client(port, 0);
+	double t0 = ntu_now_s();
+	ntu_send_pat(fd, 0, 300000);
+	ntu_recv_pat(fd, 0, 300000);
+	CHECK(ntu_now_s() - t0 >= 0.3 - 0.001); /* never faster than the rate */
 	close(fd);
 	struct tcp_proxy_stats s;
-	wait_idle(p, &s);
+	ntu_wait_idle(p, &s);
 
-	struct toxic sl = mk(TOXIC_SLICER, TOXIC_DOWNSTREAM, "sl");
+	struct toxic sl = ntu_toxic(TOXIC_SLICER, TOXIC_DOWNSTREAM, "sl");
 	sl.a.slicer.average_size = 100;
 	sl.a.slicer.size_variation = 40;
 	sl.a.slicer.delay_us = 100;
-	set_toxics(p, &sl, 1);
-	fd = client(port);
-	send_pat(fd, 0, 20000);
-	recv_pat(fd, 0, 20000); /* every byte, in order */
+	ntu_set_toxics(p, &sl, 1);
+	fd = ntu_client(port, 0);
+	ntu_send_pat(fd, 0, 20000);
+	ntu_recv_pat(fd, 0, 20000); /* every byte, in order */
 	close(fd);
-	wait_idle(p, &s);
+	ntu_wait_idle(p, &s);
 	/* (the pieces' sizes are checked on the simulated clock: here a late
 	 * worker may write several due pieces at once) */
 	CHECK(s.dir[TOXIC_DOWNSTREAM].chunks_out > 1);
@@ -377,21 +132,21 @@ static void test_bandwidth_slicer(void)
 static void test_limit_data(void)
 {
 	uint16_t port;
-	struct tcp_proxy *p = proxy_open(0, &port);
-	struct toxic t = mk(TOXIC_LIMIT_DATA, TOXIC_DOWNSTREAM, "lim");
+	struct tcp_proxy *p = ntu_proxy_open(PL, E.port, &port);
+	struct toxic t = ntu_toxic(TOXIC_LIMIT_DATA, TOXIC_DOWNSTREAM, "lim");
 	t.a.limit_data.bytes = 1000;
-	set_toxics(p, &t, 1);
+	ntu_set_toxics(p, &t, 1);
 	for (int k = 0; k < 5; k++) {
-		int fd = client(port);
-		send_pat(fd, 0, 5000);
-		recv_pat(fd, 0, 1000);
+		int fd = ntu_client(port, 0);
+		ntu_send_pat(fd, 0, 5000);
+		ntu_recv_pat(fd, 0, 1000);
 		int err;
-		size_t more = drain(fd, &err);
+		size_t more = ntu_drain(fd, &err);
 		CHECK_EQ(more, 0); /* exactly 1000, then the close */
 		close(fd);
 	}
 	struct tcp_proxy_stats s;
-	wait_idle(p, &s);
+	ntu_wait_idle(p, &s);
 	CHECK_EQ(s.dir[TOXIC_DOWNSTREAM].bytes_out, 5000);
 	tcp_proxy_close(p);
 }
@@ -399,67 +154,67 @@ static void test_limit_data(void)
 static void test_timeout_reset(void)
 {
 	uint16_t port;
-	struct tcp_proxy *p = proxy_open(0, &port);
-	struct toxic t = mk(TOXIC_TIMEOUT, TOXIC_DOWNSTREAM, "to");
+	struct tcp_proxy *p = ntu_proxy_open(PL, E.port, &port);
+	struct toxic t = ntu_toxic(TOXIC_TIMEOUT, TOXIC_DOWNSTREAM, "to");
 	t.a.timeout.timeout_ms = 100;
-	set_toxics(p, &t, 1);
-	int fd = client(port);
-	double t0 = now_s();
-	send_pat(fd, 0, 100);
+	ntu_set_toxics(p, &t, 1);
+	int fd = ntu_client(port, 0);
+	double t0 = ntu_now_s();
+	ntu_send_pat(fd, 0, 100);
 	int err;
-	CHECK_EQ(drain(fd, &err), 0); /* nothing passes; then it closes */
-	CHECK(now_s() - t0 >= 0.1 - 0.001);
+	CHECK_EQ(ntu_drain(fd, &err), 0); /* nothing passes; then it closes */
+	CHECK(ntu_now_s() - t0 >= 0.1 - 0.001);
 	close(fd);
 	struct tcp_proxy_stats s;
-	wait_idle(p, &s);
+	ntu_wait_idle(p, &s);
 	CHECK_EQ(s.dir[TOXIC_DOWNSTREAM].bytes_cut, 100);
 
 	/* timeout 0: held back (dropped) until removed, which closes */
 	t.a.timeout.timeout_ms = 0;
-	set_toxics(p, &t, 1);
-	fd = client(port);
-	send_pat(fd, 0, 100);
+	ntu_set_toxics(p, &t, 1);
+	fd = ntu_client(port, 0);
+	ntu_send_pat(fd, 0, 100);
 	struct pollfd pf = { fd, POLLIN, 0 };
 	CHECK_EQ(poll(&pf, 1, 200), 0);
-	set_toxics(p, NULL, 0);
-	CHECK_EQ(drain(fd, &err), 0);
+	ntu_set_toxics(p, NULL, 0);
+	CHECK_EQ(ntu_drain(fd, &err), 0);
 	close(fd);
-	wait_idle(p, &s);
+	ntu_wait_idle(p, &s);
 
-	struct toxic r = mk(TOXIC_RESET_PEER, TOXIC_DOWNSTREAM, "rp");
+	struct toxic r = ntu_toxic(TOXIC_RESET_PEER, TOXIC_DOWNSTREAM, "rp");
 	r.a.reset_peer.timeout_ms = 50;
-	set_toxics(p, &r, 1);
-	fd = client(port);
-	send_pat(fd, 0, 100);
-	drain(fd, &err);
+	ntu_set_toxics(p, &r, 1);
+	fd = ntu_client(port, 0);
+	ntu_send_pat(fd, 0, 100);
+	ntu_drain(fd, &err);
 	CHECK_EQ(err, ECONNRESET);
 	close(fd);
-	wait_idle(p, &s);
+	ntu_wait_idle(p, &s);
 
-	struct toxic sc = mk(TOXIC_SLOW_CLOSE, TOXIC_DOWNSTREAM, "sc");
+	struct toxic sc = ntu_toxic(TOXIC_SLOW_CLOSE, TOXIC_DOWNSTREAM, "sc");
 	sc.a.slow_close.delay_ms = 200;
-	set_toxics(p, &sc, 1);
-	fd = client(port);
-	send_pat(fd, 0, 1000);
-	recv_pat(fd, 0, 1000);
-	t0 = now_s();
+	ntu_set_toxics(p, &sc, 1);
+	fd = ntu_client(port, 0);
+	ntu_send_pat(fd, 0, 1000);
+	ntu_recv_pat(fd, 0, 1000);
+	t0 = ntu_now_s();
 	shutdown(fd, SHUT_WR);
-	CHECK_EQ(drain(fd, &err), 0);
+	CHECK_EQ(ntu_drain(fd, &err), 0);
 	CHECK_EQ(err, 0);
-	CHECK(now_s() - t0 >= 0.2 - 0.001); /* the close waited */
+	CHECK(ntu_now_s() - t0 >= 0.2 - 0.001); /* the close waited */
 	close(fd);
-	wait_idle(p, &s);
+	ntu_wait_idle(p, &s);
 
 	/* toxicity 0: no effect */
-	struct toxic z = mk(TOXIC_LIMIT_DATA, TOXIC_DOWNSTREAM, "lim");
+	struct toxic z = ntu_toxic(TOXIC_LIMIT_DATA, TOXIC_DOWNSTREAM, "lim");
 	z.a.limit_data.bytes = 10;
 	z.toxicity = 0.0;
-	set_toxics(p, &z, 1);
-	fd = client(port);
-	send_pat(fd, 0, 5000);
-	recv_pat(fd, 0, 5000);
+	ntu_set_toxics(p, &z, 1);
+	fd = ntu_client(port, 0);
+	ntu_send_pat(fd, 0, 5000);
+	ntu_recv_pat(fd, 0, 5000);
 	close(fd);
-	wait_idle(p, &s);
+	ntu_wait_idle(p, &s);
 	tcp_proxy_close(p);
 }
 
@@ -467,18 +222,18 @@ static void test_timeout_reset(void)
 static void test_backpressure(void)
 {
 	uint16_t port;
-	struct tcp_proxy *p = proxy_open(0, &port);
-	struct toxic t = mk(TOXIC_BANDWIDTH, TOXIC_UPSTREAM, "bw");
+	struct tcp_proxy *p = ntu_proxy_open(PL, E.port, &port);
+	struct toxic t = ntu_toxic(TOXIC_BANDWIDTH, TOXIC_UPSTREAM, "bw");
 	t.a.bandwidth.rate_kbps = 10;
-	set_toxics(p, &t, 1);
-	int fd = client(port);
+	ntu_set_toxics(p, &t, 1);
+	int fd = ntu_client(port, 0);
 	fcntl(fd, F_SETFL, O_NONBLOCK);
 	unsigned char buf[65536];
 	memset(buf, 7, sizeof(buf));
 	uint64_t sent = 0, max_held = 0;
-	double t0 = now_s();
+	double t0 = ntu_now_s();
 	struct tcp_proxy_stats s;
-	while (now_s() - t0 < 1.0) {
+	while (ntu_now_s() - t0 < 1.0) {
 		ssize_t w = send(fd, buf, sizeof(buf), MSG_NOSIGNAL);
 		if (w > 0)
 			sent += (uint64_t)w;
@@ -491,19 +246,19 @@ static void test_backpressure(void)
 		tcp_proxy_stats(p, &s);
 		if (s.dir[TOXIC_UPSTREAM].held > max_held)
 			max_held = s.dir[TOXIC_UPSTREAM].held;
-		sleep_ms(2);
+		ntu_sleep_ms(2);
 	}
 	CHECK(sent > 4 * (64u << 10)); /* the sender did outrun the toxic */
 	CHECK(max_held <= (64u << 10));  /* the plane's dir_bytes (one read at most) */
 	CHECK(s.dir[TOXIC_UPSTREAM].stalls > 0);
 	/* remove the toxic with all that in flight: nothing is lost */
-	set_toxics(p, NULL, 0);
+	ntu_set_toxics(p, NULL, 0);
 	fcntl(fd, F_SETFL, 0);
 	shutdown(fd, SHUT_WR);
 	int err;
-	drain(fd, &err);
+	ntu_drain(fd, &err);
 	close(fd);
-	wait_idle(p, &s);
+	ntu_wait_idle(p, &s);
 	CHECK_EQ(s.dir[TOXIC_UPSTREAM].bytes_in, s.dir[TOXIC_UPSTREAM].bytes_out);
 	tcp_proxy_close(p);
 }
@@ -512,26 +267,26 @@ static void test_backpressure(void)
 static void test_remove_in_flight(void)
 {
 	uint16_t port;
-	struct tcp_proxy *p = proxy_open(0, &port);
-	struct toxic t[2] = { mk(TOXIC_LATENCY, TOXIC_DOWNSTREAM, "lat"),
-			      mk(TOXIC_SLICER, TOXIC_DOWNSTREAM, "sl") };
+	struct tcp_proxy *p = ntu_proxy_open(PL, E.port, &port);
+	struct toxic t[2] = { ntu_toxic(TOXIC_LATENCY, TOXIC_DOWNSTREAM, "lat"),
+			      ntu_toxic(TOXIC_SLICER, TOXIC_DOWNSTREAM, "sl") };
 	t[0].a.latency.latency_ms = 300;
 	t[1].a.slicer.average_size = 500;
 	t[1].a.slicer.delay_us = 2000;
-	set_toxics(p, t, 2);
-	int fd = client(port);
+	ntu_set_toxics(p, t, 2);
+	int fd = ntu_client(port, 0);
 	for (int k = 0; k < 50; k++) {
-		send_pat(fd, (uint64_t)k * 1000, 1000);
-		sleep_ms(1);
+		ntu_send_pat(fd, (uint64_t)k * 1000, 1000);
+		ntu_sleep_ms(1);
 	}
-	sleep_ms(20);
-	set_toxics(p, &t[1], 1); /* the latency goes with 50 chunks in it */
-	sleep_ms(5);
-	set_toxics(p, NULL, 0);
-	recv_pat(fd, 0, 50000);
+	ntu_sleep_ms(20);
+	ntu_set_toxics(p, &t[1], 1); /* the latency goes with 50 chunks in it */
+	ntu_sleep_ms(5);
+	ntu_set_toxics(p, NULL, 0);
+	ntu_recv_pat(fd, 0, 50000);
 	close(fd);
 	struct tcp_proxy_stats s;
-	wait_idle(p, &s);
+	ntu_wait_idle(p, &s);
 	CHECK_EQ(s.dir[TOXIC_DOWNSTREAM].bytes_out, 50000);
 	tcp_proxy_close(p);
 }
@@ -545,11 +300,11 @@ struct churn_arg {
 static void *churn_client(void *arg)
 {
 	struct churn_arg *a = arg;
-	int fd = client(a->port);
+	int fd = ntu_client(a->port, 0);
 	uint64_t off = (uint64_t)a->id << 32;
 	for (int k = 0; k < 40; k++) {
-		send_pat(fd, off, 3000);
-		recv_pat(fd, off, 3000);
+		ntu_send_pat(fd, off, 3000);
+		ntu_recv_pat(fd, off, 3000);
 		off += 3000;
 	}
 	close(fd);
@@ -559,16 +314,16 @@ static void *churn_client(void *arg)
 static void test_switch_churn(void)
 {
 	uint16_t port;
-	struct tcp_proxy *p = proxy_open(0, &port);
+	struct tcp_proxy *p = ntu_proxy_open(PL, E.port, &port);
 	pthread_t th[8];
 	struct churn_arg a[8];
 	for (int i = 0; i < 8; i++) {
 		a[i] = (struct churn_arg){ port, i };
 		CHECK_EQ(pthread_create(&th[i], NULL, churn_client, &a[i]), 0);
 	}
-	struct toxic t[3] = { mk(TOXIC_LATENCY, TOXIC_DOWNSTREAM, "lat"),
-			      mk(TOXIC_SLICER, TOXIC_UPSTREAM, "sl"),
-			      mk(TOXIC_BANDWIDTH, TOXIC_DOWNSTREAM, "bw") };
+	struct toxic t[3] = { ntu_toxic(TOXIC_LATENCY, TOXIC_DOWNSTREAM, "lat"),
+			      ntu_toxic(TOXIC_SLICER, TOXIC_UPSTREAM, "sl"),
+			      ntu_toxic(TOXIC_BANDWIDTH, TOXIC_DOWNSTREAM, "bw") };
 	t[0].a.latency.latency_ms = 1;
 	t[0].a.latency.jitter_ms = 1;
 	t[1].a.slicer.average_size = 200;
@@ -582,14 +337,14 @@ static void test_switch_churn(void)
 		for (unsigned i = 0; i < 3; i++)
 			if (mask & (1u << i))
 				sel[n++] = t[i];
-		set_toxics(p, sel, n);
-		sleep_ms(2);
+		ntu_set_toxics(p, sel, n);
+		ntu_sleep_ms(2);
 	}
-	set_toxics(p, NULL, 0);
+	ntu_set_toxics(p, NULL, 0);
 	for (int i = 0; i < 8; i++)
 		pthread_join(th[i], NULL);
 	struct tcp_proxy_stats s;
-	wait_idle(p, &s);
+	ntu_wait_idle(p, &s);
 	CHECK_EQ(s.dir[TOXIC_UPSTREAM].bytes_out, 8 * 40 * 3000);
 	CHECK_EQ(s.dir[TOXIC_DOWNSTREAM].bytes_out, 8 * 40 * 3000);
 	tcp_proxy_close(p);
@@ -598,20 +353,20 @@ static void test_switch_churn(void)
 static void test_refused(void)
 {
 	int tmp = socket(AF_INET, SOCK_STREAM, 0);
-	struct sockaddr_in a = loop_addr(0);
+	struct sockaddr_in a = ntu_loop_addr(0);
 	CHECK_EQ(bind(tmp, (struct sockaddr *)&a, sizeof(a)), 0);
 	socklen_t len = sizeof(a);
 	getsockname(tmp, (struct sockaddr *)&a, &len);
 	uint16_t dead = ntohs(a.sin_port);
 	close(tmp); /* nothing listens there now */
 	uint16_t port;
-	struct tcp_proxy *p = proxy_open(dead, &port);
-	int fd = client(port);
+	struct tcp_proxy *p = ntu_proxy_open(PL, dead, &port);
+	int fd = ntu_client(port, 0);
 	int err;
-	CHECK_EQ(drain(fd, &err), 0); /* closed */
+	CHECK_EQ(ntu_drain(fd, &err), 0); /* closed */
 	close(fd);
 	struct tcp_proxy_stats s;
-	wait_idle(p, &s);
+	ntu_wait_idle(p, &s);
 	CHECK_EQ(s.upstream_failed, 1);
 	CHECK_EQ(s.closed, 1);
 	tcp_proxy_close(p);
@@ -626,7 +381,7 @@ static void test_v6_upstream(void)
 	int have6 = probe >= 0 && bind(probe, (struct sockaddr *)&l6, sizeof(l6)) == 0;
 	if (probe >= 0)
 		close(probe);
-	struct sockaddr_in u = loop_addr(E.port);
+	struct sockaddr_in u = ntu_loop_addr(E.port);
 	struct sockaddr_storage b;
 	socklen_t blen;
 	char err[256];
@@ -642,35 +397,35 @@ static void test_v6_upstream(void)
 		struct sockaddr_in6 a = l6;
 		a.sin6_port = htons(port);
 		CHECK_EQ(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-		send_pat(fd, 0, 30000);
-		recv_pat(fd, 0, 30000);
+		ntu_send_pat(fd, 0, 30000);
+		ntu_recv_pat(fd, 0, 30000);
 		close(fd);
 		struct tcp_proxy_stats s;
-		wait_idle(p, &s);
+		ntu_wait_idle(p, &s);
 		tcp_proxy_close(p);
 	} else {
 		printf("# no ::1 here: the IPv6 half skipped\n");
 	}
 	/* a dead upstream, then the echo server again */
 	int tmp = socket(AF_INET, SOCK_STREAM, 0);
-	struct sockaddr_in a = loop_addr(0);
+	struct sockaddr_in a = ntu_loop_addr(0);
 	CHECK_EQ(bind(tmp, (struct sockaddr *)&a, sizeof(a)), 0);
 	socklen_t len = sizeof(a);
 	getsockname(tmp, (struct sockaddr *)&a, &len);
 	close(tmp);
-	p = proxy_open(0, &port);
+	p = ntu_proxy_open(PL, E.port, &port);
 	CHECK_EQ(tcp_proxy_set_upstream(p, (struct sockaddr *)&a, sizeof(a)), 0);
-	int fd = client(port);
+	int fd = ntu_client(port, 0);
 	int e;
-	CHECK_EQ(drain(fd, &e), 0);
+	CHECK_EQ(ntu_drain(fd, &e), 0);
 	close(fd);
 	CHECK_EQ(tcp_proxy_set_upstream(p, (struct sockaddr *)&u, sizeof(u)), 0);
-	fd = client(port);
-	send_pat(fd, 0, 1000);
-	recv_pat(fd, 0, 1000);
+	fd = ntu_client(port, 0);
+	ntu_send_pat(fd, 0, 1000);
+	ntu_recv_pat(fd, 0, 1000);
 	close(fd);
 	struct tcp_proxy_stats s;
-	wait_idle(p, &s);
+	ntu_wait_idle(p, &s);
 	CHECK_EQ(s.upstream_failed, 1);
 	CHECK_EQ(s.accepted, 2);
 	tcp_proxy_close(p);
@@ -680,14 +435,14 @@ static void test_many(void)
 {
 	enum { N = 1000, LEN = 10000 };
 	uint16_t port;
-	struct tcp_proxy *p = proxy_open(0, &port);
+	struct tcp_proxy *p = ntu_proxy_open(PL, E.port, &port);
 	int *fd = calloc(N, sizeof(int));
 	for (int i = 0; i < N; i++) {
-		fd[i] = client(port);
-		send_pat(fd[i], (uint64_t)i * LEN, LEN);
+		fd[i] = ntu_client(port, 0);
+		ntu_send_pat(fd[i], (uint64_t)i * LEN, LEN);
 	}
 	for (int i = 0; i < N; i++)
-		recv_pat(fd[i], (uint64_t)i * LEN, LEN);
+		ntu_recv_pat(fd[i], (uint64_t)i * LEN, LEN);
 	struct tcp_proxy_stats s;
 	tcp_proxy_stats(p, &s);
 	CHECK_EQ(s.accepted, N);
@@ -695,7 +450,7 @@ static void test_many(void)
 	for (int i = 0; i < N; i++)
 		close(fd[i]);
 	free(fd);
-	wait_idle(p, &s);
+	ntu_wait_idle(p, &s);
 	CHECK_EQ(s.closed, N);
 	for (int d = 0; d < TOXIC_NSTREAMS; d++) {
 		CHECK_EQ(s.dir[d].bytes_in, (uint64_t)N * LEN);
@@ -707,31 +462,25 @@ static void test_many(void)
 static void test_close_in_flight(void)
 {
 	uint16_t port;
-	struct tcp_proxy *p = proxy_open(0, &port);
-	struct toxic t = mk(TOXIC_LATENCY, TOXIC_DOWNSTREAM, "lat");
+	struct tcp_proxy *p = ntu_proxy_open(PL, E.port, &port);
+	struct toxic t = ntu_toxic(TOXIC_LATENCY, TOXIC_DOWNSTREAM, "lat");
 	t.a.latency.latency_ms = 10000;
-	set_toxics(p, &t, 1);
+	ntu_set_toxics(p, &t, 1);
 	int fd[3];
 	for (int i = 0; i < 3; i++) {
-		fd[i] = client(port);
-		send_pat(fd[i], 0, 5000);
+		fd[i] = ntu_client(port, 0);
+		ntu_send_pat(fd[i], 0, 5000);
 	}
 	struct tcp_proxy_stats s;
-	for (int i = 0; i < 1000; i++) {
-		tcp_proxy_stats(p, &s);
-		if (s.dir[TOXIC_DOWNSTREAM].held == 15000)
-			break;
-		sleep_ms(5);
-	}
-	CHECK_EQ(s.dir[TOXIC_DOWNSTREAM].held, 15000);
+	ntu_wait_held(p, TOXIC_DOWNSTREAM, 15000, &s);
 	tcp_proxy_close_stats(p, &s);
 	CHECK_EQ(s.dir[TOXIC_DOWNSTREAM].bytes_dropped, 15000);
 	CHECK_EQ(s.dir[TOXIC_DOWNSTREAM].held, 0);
 	CHECK_EQ(s.active, 0);
-	check_ledger(&s);
+	ntu_check_ledger(&s);
 	for (int i = 0; i < 3; i++) {
 		int err;
-		CHECK_EQ(drain(fd[i], &err), 0); /* closed, nothing delivered */
+		CHECK_EQ(ntu_drain(fd[i], &err), 0); /* closed, nothing delivered */
 		close(fd[i]);
 	}
 }
@@ -746,16 +495,16 @@ static void test_half_close(void)
 		char err[256];
 		CHECK_EQ(tcp_plane_create(&cfg, &PL, err, sizeof(err)), 0);
 		uint16_t port;
-		struct tcp_proxy *p = proxy_open(0, &port);
-		int fd = client(port);
-		send_pat(fd, 0, 200000);
+		struct tcp_proxy *p = ntu_proxy_open(PL, E.port, &port);
+		int fd = ntu_client(port, 0);
+		ntu_send_pat(fd, 0, 200000);
 		shutdown(fd, SHUT_WR);
 		unsigned char buf[65536];
 		uint64_t got = 0;
 		ssize_t r;
 		while ((r = recv(fd, buf, sizeof(buf), 0)) > 0) {
 			for (ssize_t k = 0; k < r; k++)
-				CHECK_EQ(buf[k], pat(got + (uint64_t)k));
+				CHECK_EQ(buf[k], ntu_pat(got + (uint64_t)k));
 			got += (uint64_t)r;
 		}
 		CHECK(r == 0); /* a FIN, never a reset */
@@ -764,7 +513,7 @@ static void test_half_close(void)
 		CHECK(got <= 200000);
 		close(fd);
 		struct tcp_proxy_stats s;
-		wait_idle(p, &s);
+		ntu_wait_idle(p, &s);
 		CHECK_EQ(s.dir[TOXIC_UPSTREAM].bytes_out, 200000);
 		CHECK_EQ(s.dir[TOXIC_DOWNSTREAM].bytes_out, got);
 		tcp_plane_destroy(PL);
@@ -780,27 +529,27 @@ static void test_max_bytes(void)
 	char err[256];
 	CHECK_EQ(tcp_plane_create(&cfg, &PL, err, sizeof(err)), 0);
 	uint16_t port;
-	struct tcp_proxy *p = proxy_open(0, &port);
-	struct toxic t = mk(TOXIC_LATENCY, TOXIC_UPSTREAM, "lat");
+	struct tcp_proxy *p = ntu_proxy_open(PL, E.port, &port);
+	struct toxic t = ntu_toxic(TOXIC_LATENCY, TOXIC_UPSTREAM, "lat");
 	t.a.latency.latency_ms = 100;
-	set_toxics(p, &t, 1);
+	ntu_set_toxics(p, &t, 1);
 	int fd[4];
 	for (int i = 0; i < 4; i++) {
-		fd[i] = client(port);
+		fd[i] = ntu_client(port, 0);
 		fcntl(fd[i], F_SETFL, O_NONBLOCK);
 	}
 	uint64_t sent[4] = { 0 }, got[4] = { 0 }, max_held = 0;
 	enum { LEN = 300000 };
 	unsigned char buf[65536];
-	double t0 = now_s();
+	double t0 = ntu_now_s();
 	int done = 0;
-	while (done < 4 && now_s() - t0 < 30) {
+	while (done < 4 && ntu_now_s() - t0 < 30) {
 		done = 0;
 		for (int i = 0; i < 4; i++) {
 			if (sent[i] < LEN) {
 				size_t n = LEN - sent[i] < sizeof(buf) ? LEN - sent[i] : sizeof(buf);
 				for (size_t k = 0; k < n; k++)
-					buf[k] = pat(sent[i] + k);
+					buf[k] = ntu_pat(sent[i] + k);
 				ssize_t w = send(fd[i], buf, n, MSG_NOSIGNAL);
 				if (w > 0)
 					sent[i] += (uint64_t)w;
@@ -808,7 +557,7 @@ static void test_max_bytes(void)
 			ssize_t r;
 			while ((r = recv(fd[i], buf, sizeof(buf), 0)) > 0) {
 				for (ssize_t k = 0; k < r; k++)
-					CHECK_EQ(buf[k], pat(got[i] + (uint64_t)k));
+					CHECK_EQ(buf[k], ntu_pat(got[i] + (uint64_t)k));
 				got[i] += (uint64_t)r;
 			}
 			done += got[i] == LEN;
@@ -817,7 +566,7 @@ static void test_max_bytes(void)
 		tcp_proxy_stats(p, &s);
 		uint64_t h = s.dir[0].held_mem + s.dir[1].held_mem;
 		max_held = h > max_held ? h : max_held;
-		sleep_ms(1);
+		ntu_sleep_ms(1);
 	}
 	CHECK_EQ(done, 4);
 	/* max_bytes bounds memory (held <= held_mem); a direction holding
@@ -827,7 +576,7 @@ static void test_max_bytes(void)
 	for (int i = 0; i < 4; i++)
 		close(fd[i]);
 	struct tcp_proxy_stats s;
-	wait_idle(p, &s);
+	ntu_wait_idle(p, &s);
 	CHECK_EQ(s.dir[TOXIC_UPSTREAM].bytes_out, 4 * LEN);
 	CHECK(s.dir[TOXIC_UPSTREAM].stalls > 0);
 	tcp_plane_destroy(PL); /* closes p */
@@ -837,9 +586,9 @@ static void test_max_bytes(void)
 static void test_refusals(void)
 {
 	uint16_t port;
-	struct tcp_proxy *p = proxy_open(0, &port);
+	struct tcp_proxy *p = ntu_proxy_open(PL, E.port, &port);
 	char err[256];
-	struct toxic t = mk(TOXIC_TC, TOXIC_DOWNSTREAM, "tc");
+	struct toxic t = ntu_toxic(TOXIC_TC, TOXIC_DOWNSTREAM, "tc");
 	char q1[] = "netem delay 10ms loss 1%";
 	t.a.tc.qdisc = q1;
 	CHECK_EQ(tcp_proxy_set_toxics(p, &t, 1, err, sizeof(err)), -EINVAL);
@@ -868,13 +617,13 @@ static void test_refusals(void)
 	t.a.tc.batch = b2;
 	CHECK_EQ(tcp_proxy_set_toxics(p, &t, 1, err, sizeof(err)), -EINVAL);
 	CHECK(strstr(err, "line 2"));
-	set_toxics(p, NULL, 0);
-	struct toxic l = mk(TOXIC_LATENCY, TOXIC_DOWNSTREAM, "neg");
+	ntu_set_toxics(p, NULL, 0);
+	struct toxic l = ntu_toxic(TOXIC_LATENCY, TOXIC_DOWNSTREAM, "neg");
 	l.a.latency.latency_ms = -1;
 	CHECK_EQ(tcp_proxy_set_toxics(p, &l, 1, err, sizeof(err)), -EINVAL);
 	CHECK(strstr(err, "latency"));
 	/* the same port twice: refused (SO_REUSEPORT would share it) */
-	struct sockaddr_in a = loop_addr(port), u = loop_addr(E.port);
+	struct sockaddr_in a = ntu_loop_addr(port), u = ntu_loop_addr(E.port);
 	struct tcp_proxy *q = NULL;
 	CHECK_EQ(tcp_proxy_open(PL, "dup", (struct sockaddr *)&a, sizeof(a), (struct sockaddr *)&u,
 				sizeof(u), &q, NULL, NULL, err, sizeof(err)),
@@ -894,17 +643,17 @@ struct sink {
 static void test_slicer_writes(void)
 {
 	uint16_t port;
-	struct tcp_proxy *p = proxy_open(0, &port);
-	struct toxic t = mk(TOXIC_SLICER, TOXIC_DOWNSTREAM, "sl");
+	struct tcp_proxy *p = ntu_proxy_open(PL, E.port, &port);
+	struct toxic t = ntu_toxic(TOXIC_SLICER, TOXIC_DOWNSTREAM, "sl");
 	t.a.slicer.average_size = 16;
 	t.a.slicer.size_variation = 8;
-	set_toxics(p, &t, 1);
-	int fd = client(port);
-	send_pat(fd, 0, 20000);
-	recv_pat(fd, 0, 20000);
+	ntu_set_toxics(p, &t, 1);
+	int fd = ntu_client(port, 0);
+	ntu_send_pat(fd, 0, 20000);
+	ntu_recv_pat(fd, 0, 20000);
 	close(fd);
 	struct tcp_proxy_stats s;
-	wait_idle(p, &s);
+	ntu_wait_idle(p, &s);
 	CHECK(s.dir[TOXIC_DOWNSTREAM].chunks_out >= 20000 / 24);
 	tcp_proxy_close(p);
 }
@@ -925,10 +674,10 @@ static void *sink_main(void *arg)
 static double bench_one(uint16_t sink_port, uint16_t via_port, uint64_t total)
 {
 	(void)sink_port;
-	int fd = client(via_port);
+	int fd = ntu_client(via_port, 0);
 	static unsigned char buf[1 << 20];
 	memset(buf, 1, sizeof(buf));
-	double t0 = now_s();
+	double t0 = ntu_now_s();
 	for (uint64_t sent = 0; sent < total;) {
 		ssize_t w = send(fd, buf, sizeof(buf), MSG_NOSIGNAL);
 		CHECK(w > 0);
@@ -938,7 +687,7 @@ static double bench_one(uint16_t sink_port, uint16_t via_port, uint64_t total)
 	char c;
 	while (recv(fd, &c, 1, 0) > 0) {
 	}
-	double dt = now_s() - t0;
+	double dt = ntu_now_s() - t0;
 	close(fd);
 	return dt;
 }
@@ -957,7 +706,7 @@ static int bench(double gib)
 		ext_sink = ext_via = 0;
 	for (int via = 0; via < (ext_via ? 3 : 2); via++) {
 		struct sink k = { socket(AF_INET, SOCK_STREAM, 0), 0 };
-		struct sockaddr_in a = loop_addr(via == 2 ? (uint16_t)ext_sink : 0);
+		struct sockaddr_in a = ntu_loop_addr(via == 2 ? (uint16_t)ext_sink : 0);
 		int one = 1;
 		setsockopt(k.lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 		CHECK_EQ(bind(k.lfd, (struct sockaddr *)&a, sizeof(a)), 0);
@@ -968,7 +717,7 @@ static int bench(double gib)
 		struct tcp_proxy *p = NULL;
 		if (via == 1) {
 			E.port = sport;
-			p = proxy_open(sport, &port);
+			p = ntu_proxy_open(PL, sport, &port);
 		} else if (via == 2) {
 			port = (uint16_t)ext_via;
 		}
@@ -998,7 +747,7 @@ int main(int argc, char **argv)
 		rl.rlim_cur = rl.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
-	echo_start();
+	ntu_echo_start(&E);
 	struct tcp_plane_config cfg = { .workers = 2, .dir_bytes = 64u << 10 };
 	char err[256];
 	int r = tcp_plane_create(&cfg, &PL, err, sizeof(err));
@@ -1022,6 +771,6 @@ int main(int argc, char **argv)
 	RUN(test_half_close);
 	RUN(test_slicer_writes);
 	tcp_plane_destroy(PL);
-	echo_stop();
+	ntu_echo_stop(&E);
 	return 0;
 }

@@ -34,147 +34,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
-#include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "check.h"
+#include "netem_tcp_util.h"
 #include "tcp.h"
 #include "tcp_priv.h"
 
-static struct toxic mk(enum toxic_type type, enum toxic_stream st, const char *name)
-{
-	struct toxic t;
-	memset(&t, 0, sizeof(t));
-	t.type = type;
-	t.stream = st;
-	t.toxicity = 1.0;
-	snprintf(t.name, sizeof(t.name), "%s", name);
-	return t;
-}
-
-static unsigned char pat(uint64_t i)
-{
-	return (unsigned char)(i * 131 + (i >> 8) * 7 + 3);
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static void sleep_ms(int ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-	nanosleep(&ts, NULL);
-}
-
-/* ------------------------------------------------------------ echo server */
-
-struct echo_conn {
-	int fd;
-	uint32_t len, off;
-	unsigned char buf[16384];
-};
-
-static struct {
-	int lfd, ep, stop_fd;
-	uint16_t port;
-	pthread_t th;
-} E;
-
-static void *echo_main(void *arg)
-{
-	(void)arg;
-	struct epoll_event ev[64];
-	for (;;) {
-		int n = epoll_wait(E.ep, ev, 64, 1000);
-		for (int i = 0; i < n; i++) {
-			if (ev[i].data.ptr == &E.stop_fd)
-				return NULL;
-			if (ev[i].data.ptr == &E.lfd) {
-				int fd;
-				while ((fd = accept4(E.lfd, NULL, NULL, SOCK_NONBLOCK)) >= 0) {
-					struct echo_conn *c = calloc(1, sizeof(*c));
-					CHECK(c);
-					c->fd = fd;
-					struct epoll_event e = { .events = EPOLLIN, .data.ptr = c };
-					CHECK_EQ(epoll_ctl(E.ep, EPOLL_CTL_ADD, fd, &e), 0);
-				}
-				continue;
-			}
-			struct echo_conn *c = ev[i].data.ptr;
-			int dead = 0;
-			if (!c->len) {
-				ssize_t r = read(c->fd, c->buf, sizeof(c->buf));
-				if (r > 0) {
-					c->len = (uint32_t)r;
-					c->off = 0;
-				} else if (r == 0 || (errno != EAGAIN && errno != EINTR)) {
-					dead = 1;
-				}
-			}
-			while (!dead && c->off < c->len) {
-				ssize_t w = send(c->fd, c->buf + c->off, c->len - c->off, MSG_NOSIGNAL);
-				if (w > 0)
-					c->off += (uint32_t)w;
-				else if (errno == EAGAIN)
-					break;
-				else
-					dead = 1;
-			}
-			if (dead) {
-				close(c->fd);
-				free(c);
-				continue;
-			}
-			if (c->off == c->len)
-				c->len = c->off = 0;
-			struct epoll_event e = { .events = c->len ? EPOLLOUT : EPOLLIN, .data.ptr = c };
-			epoll_ctl(E.ep, EPOLL_CTL_MOD, c->fd, &e);
-		}
-	}
-}
-
-static struct sockaddr_in loop_addr(uint16_t port)
-{
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port),
-				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	return a;
-}
-
-static void echo_start(void)
-{
-	E.lfd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
-	struct sockaddr_in a = loop_addr(0);
-	CHECK_EQ(bind(E.lfd, (struct sockaddr *)&a, sizeof(a)), 0);
-	CHECK_EQ(listen(E.lfd, 4096), 0);
-	socklen_t len = sizeof(a);
-	getsockname(E.lfd, (struct sockaddr *)&a, &len);
-	E.port = ntohs(a.sin_port);
-	E.ep = epoll_create1(0);
-	E.stop_fd = eventfd(0, 0);
-	struct epoll_event e = { .events = EPOLLIN, .data.ptr = &E.lfd };
-	epoll_ctl(E.ep, EPOLL_CTL_ADD, E.lfd, &e);
-	e.data.ptr = &E.stop_fd;
-	epoll_ctl(E.ep, EPOLL_CTL_ADD, E.stop_fd, &e);
-	CHECK_EQ(pthread_create(&E.th, NULL, echo_main, NULL), 0);
-}
-
-static void echo_stop(void)
-{
-	uint64_t one = 1;
-	CHECK_EQ(write(E.stop_fd, &one, 8), 8);
-	pthread_join(E.th, NULL);
-	close(E.lfd);
-	close(E.ep);
-	close(E.stop_fd);
-}
+static struct ntu_echo E;
 
 /* ------------------------------------------------------------ helpers */
 
@@ -191,46 +61,6 @@ static struct tcp_plane *plane(unsigned workers, size_t dir_bytes, uint64_t max_
 	return pl;
 }
 
-static struct tcp_proxy *proxy_open(struct tcp_plane *pl, uint16_t *port)
-{
-	struct sockaddr_in l = loop_addr(0), u = loop_addr(E.port);
-	struct sockaddr_storage b;
-	socklen_t blen;
-	char err[256];
-	struct tcp_proxy *p = NULL;
-	int r = tcp_proxy_open(pl, "t", (struct sockaddr *)&l, sizeof(l), (struct sockaddr *)&u,
-			       sizeof(u), &p, &b, &blen, err, sizeof(err));
-	if (r)
-		fprintf(stderr, "%s\n", err);
-	CHECK_EQ(r, 0);
-	*port = ntohs(((struct sockaddr_in *)&b)->sin_port);
-	return p;
-}
-
-static void set_toxics(struct tcp_proxy *p, const struct toxic *t, unsigned n)
-{
-	char err[256];
-	int r = tcp_proxy_set_toxics(p, t, n, err, sizeof(err));
-	if (r)
-		fprintf(stderr, "%s\n", err);
-	CHECK_EQ(r, 0);
-}
-
-static int client(uint16_t port, int nonblock)
-{
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	CHECK(fd >= 0);
-	struct sockaddr_in a = loop_addr(port);
-	CHECK_EQ(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-	struct timeval tv = { 20, 0 };
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	int one = 1;
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	if (nonblock)
-		fcntl(fd, F_SETFL, O_NONBLOCK);
-	return fd;
-}
-
 /* Send @len pattern bytes from @off and read them back (blocking, steps
  * of @step): the echo through a proxy works. */
 static void echo_round(int fd, uint64_t len, size_t step)
@@ -239,7 +69,7 @@ static void echo_round(int fd, uint64_t len, size_t step)
 	for (uint64_t off = 0; off < len; off += step) {
 		size_t n = len - off < step ? (size_t)(len - off) : step;
 		for (size_t k = 0; k < n; k++)
-			buf[k] = pat(off + k);
+			buf[k] = ntu_pat(off + k);
 		CHECK_EQ(send(fd, buf, n, MSG_NOSIGNAL), (ssize_t)n);
 		size_t got = 0;
 		while (got < n) {
@@ -249,7 +79,7 @@ static void echo_round(int fd, uint64_t len, size_t step)
 					(unsigned long long)(off + got));
 			CHECK(r > 0);
 			for (ssize_t k = 0; k < r; k++)
-				CHECK_EQ(buf[k], pat(off + got + (uint64_t)k));
+				CHECK_EQ(buf[k], ntu_pat(off + got + (uint64_t)k));
 			got += (size_t)r;
 		}
 	}
@@ -272,14 +102,14 @@ static void *slicer_main(void *arg)
 {
 	struct slicer_run *sr = arg;
 	enum { LEN = 512 << 10 };
-	int a = client(sr->port, 1);
+	int a = ntu_client(sr->port, 1);
 	unsigned char *buf = malloc(LEN), in[65536];
 	CHECK(buf);
 	for (uint64_t k = 0; k < LEN; k++)
-		buf[k] = pat(k);
+		buf[k] = ntu_pat(k);
 	uint64_t sent = 0, got = 0;
-	double t0 = now_s();
-	while (got < LEN && now_s() - t0 < 120) {
+	double t0 = ntu_now_s();
+	while (got < LEN && ntu_now_s() - t0 < 120) {
 		if (sent < LEN) {
 			ssize_t w = send(a, buf + sent, LEN - sent, MSG_NOSIGNAL);
 			if (w > 0)
@@ -288,11 +118,11 @@ static void *slicer_main(void *arg)
 		ssize_t r;
 		while ((r = recv(a, in, sizeof(in), 0)) > 0) {
 			for (ssize_t k = 0; k < r; k++)
-				CHECK_EQ(in[k], pat(got + (uint64_t)k));
+				CHECK_EQ(in[k], ntu_pat(got + (uint64_t)k));
 			got += (uint64_t)r;
 		}
 		if (r < 0 && errno == EAGAIN)
-			sleep_ms(1);
+			ntu_sleep_ms(1);
 	}
 	sr->got = got;
 	CHECK_EQ(got, LEN);
@@ -307,18 +137,18 @@ static void test_fair_slicer(void)
 	struct tcp_plane *pl = plane(1, 0, 0);
 	struct slicer_run sr = { 0, 0, 0 };
 	uint16_t pport;
-	struct tcp_proxy *slow = proxy_open(pl, &sr.port);
-	struct tcp_proxy *plain = proxy_open(pl, &pport);
-	struct toxic t = mk(TOXIC_SLICER, TOXIC_UPSTREAM, "sl");
+	struct tcp_proxy *slow = ntu_proxy_open(pl, E.port, &sr.port);
+	struct tcp_proxy *plain = ntu_proxy_open(pl, E.port, &pport);
+	struct toxic t = ntu_toxic(TOXIC_SLICER, TOXIC_UPSTREAM, "sl");
 	t.a.slicer.average_size = 1;
-	set_toxics(slow, &t, 1);
-	int b = client(pport, 0);
+	ntu_set_toxics(slow, &t, 1);
+	int b = ntu_client(pport, 0);
 	pthread_t th;
 	CHECK_EQ(pthread_create(&th, NULL, slicer_main, &sr), 0);
 	/* wait until the slicer is at work */
 	struct tcp_proxy_stats s;
 	do {
-		sleep_ms(1);
+		ntu_sleep_ms(1);
 		tcp_proxy_stats(slow, &s);
 	} while (!s.dir[TOXIC_UPSTREAM].chunks_out);
 	unsigned pongs = 0;
@@ -349,33 +179,33 @@ static void test_budget(void)
 	enum { BUDGET = 128 << 10, DIRB = 64 << 10 };
 	struct tcp_plane *pl = plane(2, DIRB, BUDGET);
 	uint16_t sport, pport, lport;
-	struct tcp_proxy *slow = proxy_open(pl, &sport);
-	struct tcp_proxy *plain = proxy_open(pl, &pport);
-	struct tcp_proxy *lat = proxy_open(pl, &lport);
-	struct toxic bw = mk(TOXIC_BANDWIDTH, TOXIC_UPSTREAM, "bw");
+	struct tcp_proxy *slow = ntu_proxy_open(pl, E.port, &sport);
+	struct tcp_proxy *plain = ntu_proxy_open(pl, E.port, &pport);
+	struct tcp_proxy *lat = ntu_proxy_open(pl, E.port, &lport);
+	struct toxic bw = ntu_toxic(TOXIC_BANDWIDTH, TOXIC_UPSTREAM, "bw");
 	bw.a.bandwidth.rate_kbps = 1;
-	set_toxics(slow, &bw, 1);
-	struct toxic lt[2] = { mk(TOXIC_LATENCY, TOXIC_UPSTREAM, "lu"),
-			       mk(TOXIC_LATENCY, TOXIC_DOWNSTREAM, "ld") };
+	ntu_set_toxics(slow, &bw, 1);
+	struct toxic lt[2] = { ntu_toxic(TOXIC_LATENCY, TOXIC_UPSTREAM, "lu"),
+			       ntu_toxic(TOXIC_LATENCY, TOXIC_DOWNSTREAM, "ld") };
 	lt[0].a.latency.latency_ms = lt[1].a.latency.latency_ms = 1;
-	set_toxics(lat, lt, 2);
+	ntu_set_toxics(lat, lt, 2);
 	int fl[4];
 	unsigned char buf[65536];
 	memset(buf, 7, sizeof(buf));
 	for (int i = 0; i < 4; i++)
-		fl[i] = client(sport, 1);
+		fl[i] = ntu_client(sport, 1);
 	/* flood until the slow proxy stops reading (the budget is spent) */
 	struct tcp_proxy_stats s;
-	double t0 = now_s();
+	double t0 = ntu_now_s();
 	do {
 		for (int i = 0; i < 4; i++)
 			while (send(fl[i], buf, sizeof(buf), MSG_NOSIGNAL) > 0) {
 			}
-		sleep_ms(5);
+		ntu_sleep_ms(5);
 		tcp_proxy_stats(slow, &s);
-	} while (s.dir[TOXIC_UPSTREAM].stalls < 4 && now_s() - t0 < 10);
+	} while (s.dir[TOXIC_UPSTREAM].stalls < 4 && ntu_now_s() - t0 < 10);
 	CHECK(s.dir[TOXIC_UPSTREAM].held_mem >= BUDGET / 2);
-	int pc = client(pport, 0), lc = client(lport, 0);
+	int pc = ntu_client(pport, 0), lc = ntu_client(lport, 0);
 	echo_round(pc, 1 << 20, 65536); /* no toxic: never stopped by the budget */
 	echo_round(lc, 256 << 10, 16384); /* holds less than the reserve */
 	tcp_proxy_stats(slow, &s);
@@ -412,22 +242,22 @@ static void test_mem_bound(void)
 	enum { DIRB = 256 << 10, N = 200000 };
 	struct tcp_plane *pl = plane(1, DIRB, 0);
 	uint16_t port;
-	struct tcp_proxy *p = proxy_open(pl, &port);
-	struct toxic t = mk(TOXIC_LATENCY, TOXIC_UPSTREAM, "lat");
+	struct tcp_proxy *p = ntu_proxy_open(pl, E.port, &port);
+	struct toxic t = ntu_toxic(TOXIC_LATENCY, TOXIC_UPSTREAM, "lat");
 	t.a.latency.latency_ms = 20000;
-	set_toxics(p, &t, 1);
-	int fd = client(port, 1);
+	ntu_set_toxics(p, &t, 1);
+	int fd = ntu_client(port, 1);
 	long rss0 = rss_kib();
 	struct tcp_proxy_stats s;
 	uint64_t max_mem = 0;
-	double t0 = now_s();
+	double t0 = ntu_now_s();
 	int i = 0;
-	while (i < N && now_s() - t0 < 10) {
-		unsigned char c = pat((uint64_t)i);
+	while (i < N && ntu_now_s() - t0 < 10) {
+		unsigned char c = ntu_pat((uint64_t)i);
 		if (send(fd, &c, 1, MSG_NOSIGNAL) == 1)
 			i++;
 		else
-			sleep_ms(1);
+			ntu_sleep_ms(1);
 		if (i % 256 == 0) {
 			tcp_proxy_stats(p, &s);
 			if (s.dir[TOXIC_UPSTREAM].held_mem > max_mem)
@@ -435,7 +265,7 @@ static void test_mem_bound(void)
 			CHECK(s.dir[TOXIC_UPSTREAM].held_mem <= DIRB);
 		}
 	}
-	sleep_ms(50);
+	ntu_sleep_ms(50);
 	tcp_proxy_stats(p, &s);
 	long rss1 = rss_kib();
 	uint64_t held = s.dir[TOXIC_UPSTREAM].held, mem = s.dir[TOXIC_UPSTREAM].held_mem;
@@ -456,13 +286,13 @@ static void test_mem_bound(void)
 
 static int open_on(struct tcp_plane *pl, uint16_t port)
 {
-	struct sockaddr_in l = loop_addr(port), u = loop_addr(E.port);
+	struct sockaddr_in l = ntu_loop_addr(port), u = ntu_loop_addr(E.port);
 	struct tcp_proxy *p = NULL;
 	char err[256];
 	int r = tcp_proxy_open(pl, "dup", (struct sockaddr *)&l, sizeof(l), (struct sockaddr *)&u,
 			       sizeof(u), &p, NULL, NULL, err, sizeof(err));
 	if (!r) {
-		int fd = client(port, 0);
+		int fd = ntu_client(port, 0);
 		echo_round(fd, 4096, 4096);
 		close(fd);
 		tcp_proxy_close(p);
@@ -479,7 +309,7 @@ static void test_reuseport(void)
 		int one = 1;
 		if (reuse)
 			CHECK_EQ(setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)), 0);
-		struct sockaddr_in a = loop_addr(0);
+		struct sockaddr_in a = ntu_loop_addr(0);
 		CHECK_EQ(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
 		CHECK_EQ(listen(fd, 16), 0);
 		socklen_t len = sizeof(a);
@@ -498,7 +328,7 @@ static void test_fd_exhausted(void)
 {
 	struct tcp_plane *pl = plane(1, 0, 0);
 	uint16_t port;
-	struct tcp_proxy *p = proxy_open(pl, &port);
+	struct tcp_proxy *p = ntu_proxy_open(pl, E.port, &port);
 	struct rlimit keep, rl;
 	CHECK_EQ(getrlimit(RLIMIT_NOFILE, &keep), 0);
 	int probe = dup(0); /* the lowest free descriptor */
@@ -510,14 +340,14 @@ static void test_fd_exhausted(void)
 	CHECK_EQ(setrlimit(RLIMIT_NOFILE, &rl), 0);
 	int fd = socket(AF_INET, SOCK_STREAM, 0);
 	CHECK(fd >= 0);
-	struct sockaddr_in a = loop_addr(port);
+	struct sockaddr_in a = ntu_loop_addr(port);
 	CHECK_EQ(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0); /* the backlog takes it */
 	struct tcp_proxy_stats s;
-	double t0 = now_s();
+	double t0 = ntu_now_s();
 	do {
-		sleep_ms(2);
+		ntu_sleep_ms(2);
 		tcp_proxy_stats(p, &s);
-	} while (!s.fd_exhausted && now_s() - t0 < 10);
+	} while (!s.fd_exhausted && ntu_now_s() - t0 < 10);
 	CHECK(s.fd_exhausted >= 1);
 	CHECK_EQ(s.upstream_failed, 0);
 	CHECK_EQ(setrlimit(RLIMIT_NOFILE, &keep), 0);
@@ -547,24 +377,24 @@ static void test_limits(void)
 	CHECK_EQ(sched_getaffinity(0, sizeof(set), &set), 0);
 	CHECK_EQ(pl->nw, CPU_COUNT(&set));
 	uint16_t port;
-	struct tcp_proxy *p = proxy_open(pl, &port);
+	struct tcp_proxy *p = ntu_proxy_open(pl, E.port, &port);
 	char err[256];
-	struct toxic t = mk(TOXIC_BANDWIDTH, TOXIC_DOWNSTREAM, "bw");
+	struct toxic t = ntu_toxic(TOXIC_BANDWIDTH, TOXIC_DOWNSTREAM, "bw");
 	t.a.bandwidth.rate_kbps = (int64_t)1 << 62;
 	CHECK_EQ(tcp_proxy_set_toxics(p, &t, 1, err, sizeof(err)), -EINVAL);
 	CHECK(strstr(err, "rate"));
 	t.a.bandwidth.rate_kbps = TOXIC_MAX_RATE_KBPS;
 	CHECK_EQ(tcp_proxy_set_toxics(p, &t, 1, err, sizeof(err)), 0);
-	struct toxic l = mk(TOXIC_LATENCY, TOXIC_UPSTREAM, "l");
+	struct toxic l = ntu_toxic(TOXIC_LATENCY, TOXIC_UPSTREAM, "l");
 	l.a.latency.latency_ms = TOXIC_MAX_MS + 1;
 	CHECK_EQ(tcp_proxy_set_toxics(p, &l, 1, err, sizeof(err)), -EINVAL);
 	l.a.latency.latency_ms = 0;
 	l.a.latency.jitter_ms = INT64_MAX;
 	CHECK_EQ(tcp_proxy_set_toxics(p, &l, 1, err, sizeof(err)), -EINVAL);
-	struct toxic sl = mk(TOXIC_SLICER, TOXIC_UPSTREAM, "s");
+	struct toxic sl = ntu_toxic(TOXIC_SLICER, TOXIC_UPSTREAM, "s");
 	sl.a.slicer.delay_us = TOXIC_MAX_MS * 1000 + 1;
 	CHECK_EQ(tcp_proxy_set_toxics(p, &sl, 1, err, sizeof(err)), -EINVAL);
-	struct toxic ld = mk(TOXIC_LIMIT_DATA, TOXIC_UPSTREAM, "ld");
+	struct toxic ld = ntu_toxic(TOXIC_LIMIT_DATA, TOXIC_UPSTREAM, "ld");
 	ld.a.limit_data.bytes = TOXIC_MAX_BYTES + 1;
 	CHECK_EQ(tcp_proxy_set_toxics(p, &ld, 1, err, sizeof(err)), -EINVAL);
 	tcp_proxy_close(p);
@@ -578,13 +408,13 @@ int main(void)
 		rl.rlim_cur = rl.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
-	echo_start();
+	ntu_echo_start(&E);
 	RUN(test_mem_bound); /* first: its RSS figure is the plane's own */
 	RUN(test_limits);
 	RUN(test_reuseport);
 	RUN(test_fd_exhausted);
 	RUN(test_fair_slicer);
 	RUN(test_budget);
-	echo_stop();
+	ntu_echo_stop(&E);
 	return 0;
 }

@@ -5,6 +5,7 @@
  *   pinwheel-tc [-s] [-j] [-p] [-d] [-force] [-dev NAME[:TXQUEUES]]... -batch FILE|-
  *   pinwheel-tc [OPTIONS] OBJECT COMMAND ...       (one command)
  *   pinwheel-tc [-A] [-check] [-load PPS [-size BYTES] [-for TIME] [-real]] ...
+ *   pinwheel-tc [-s] -schedule FILE -load PPS [-for TIME] [-real] ...
  *
  * Accuracy (not iproute2's; docs/design/net.md "Accuracy"): -A keeps each
  * qdisc's achieved figures (pw_netdev_accuracy_enable()) and adds them to
@@ -30,10 +31,28 @@
  * otherwise, 2 for a bad command line of pinwheel-tc itself, 3 when
  * -check found a qdisc whose achieved left its configured.
  *
+ * Schedules (a pinwheel extension; docs/relay.md "Links that change"):
+ * -schedule FILE is a file of timed tc commands, `TIME COMMAND` and an
+ * optional last line `loop`, each command naming its device; every line
+ * is checked (pw_tc_schedule_load()) before the commands run, a bad one
+ * ends the run with "FILE:LINE: ..." and exit 1.  It starts when the
+ * commands are done and runs during -load on the load's clock: on the
+ * simulated clock its steps run inside the timer's callback
+ * (PW_TC_SCHED_INLINE), at their exact times between the load's packets;
+ * with -real on the schedule's own thread.  After the load each device is
+ * shown (`qdisc show`, with -s its counters), and after each device that
+ * a step names, one line iproute2 never prints: `schedule FILE dev NAME:
+ * step I of N (line L) in force, looped C times; applied A, failed F` (a
+ * JSON object {"schedule":{...}} under -j).  Without -load only the steps
+ * at time 0 run (on the simulated clock, at once) and a note on stderr
+ * says how many wait for -load: the schedule's later steps have no clock
+ * to run on, and the commands' effect at time 0 is still worth showing.
+ *
  * Batch lines as tc reads them: '#' starts a comment, a trailing '\'
  * joins the next line, a leading "tc" is allowed.
  * Threads: one (main); with -load -real, the runtime's worker too (the
- * packet pool's lock between them).
+ * packet pool's lock between them) and a -schedule's thread (tc's
+ * configuration lock).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -136,10 +155,15 @@ static void usage(FILE *f)
 		"where  OBJECT := { qdisc | class }\n"
 		"       OPTIONS := { -s[tatistics] | -d[etails] | -j[son] | -p[retty] |\n"
 		"                    -f[orce] | -dev NAME[:TXQUEUES] (repeatable; default eth0:1) |\n"
-		"                    -A | -check | -load PPS [-size BYTES] [-for TIME] [-real] }\n"
+		"                    -A | -check | -load PPS [-size BYTES] [-for TIME] [-real] |\n"
+		"                    -schedule FILE }\n"
 		"Devices live in this process, on pinwheel's simulated clock (-real: this\n"
 		"machine's).  -A: each qdisc's achieved beside its configured in show;\n"
-		"-check: exit 3 when one left it; -load: offer PPS packets/s for TIME.\n");
+		"-check: exit 3 when one left it; -load: offer PPS packets/s for TIME.\n"
+		"-schedule: FILE's timed tc commands (TIME COMMAND, optional last line\n"
+		"\"loop\") run from the end of the commands on the load's clock; after\n"
+		"-load each device is shown with a \"schedule\" line (pinwheel's, not\n"
+		"tc's).  Without -load only its time-0 steps run (no clock moves them on).\n");
 }
 
 /* One tc command: run it, print its output and errors.  0 or -errno. */
@@ -323,6 +347,156 @@ static int run_load(struct pw_runtime *rt, const char *const *names, unsigned n,
 	return 0;
 }
 
+/* ------------------------------------------------------------ -schedule */
+
+/* The whole of @path, NUL-terminated (a schedule is small text); NULL with
+ * a message naming the file. */
+static char *read_text(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	if (!f) {
+		fprintf(stderr, "pinwheel-tc: -schedule: cannot open \"%s\": %s\n", path,
+			strerror(errno));
+		return NULL;
+	}
+	size_t len = 0, cap = 4096;
+	char *t = malloc(cap);
+	while (t) {
+		len += fread(t + len, 1, cap - len - 1, f);
+		if (ferror(f) || len < cap - 1)
+			break;
+		char *nt = cap < (64u << 20) ? realloc(t, cap * 2) : NULL;
+		if (!nt) {
+			free(t);
+			t = NULL;
+			break;
+		}
+		t = nt;
+		cap *= 2;
+	}
+	int e = ferror(f) ? errno : 0;
+	bool bad = !t || e || memchr(t, '\0', len);
+	fclose(f);
+	if (bad) {
+		fprintf(stderr, "pinwheel-tc: -schedule: cannot read \"%s\": %s\n", path,
+			!t ? "out of memory or over 64 MiB" : e ? strerror(e) : "not a text file");
+		free(t);
+		return NULL;
+	}
+	t[len] = '\0';
+	return t;
+}
+
+/* Whether @cmd's `dev NAME` is @dev. */
+static bool names_dev(const char *cmd, const char *dev)
+{
+	size_t dl = strlen(dev);
+	for (const char *w = cmd; (w = strstr(w, "dev")); w += 3) {
+		if (w != cmd && w[-1] != ' ' && w[-1] != '\t')
+			continue;
+		const char *n = w + 3;
+		if (*n != ' ' && *n != '\t')
+			continue;
+		n += strspn(n, " \t");
+		if (!strncmp(n, dev, dl) && (!n[dl] || n[dl] == ' ' || n[dl] == '\t'))
+			return true;
+	}
+	return false;
+}
+
+/* The step in force on @dev: the last step naming it that tc accepted, at
+ * or before the schedule's step in force (in this pass of a loop, or the
+ * one before).  Return: its index; -1 none yet; -2 no step names @dev. */
+static int dev_step(struct pw_tc_schedule *s, const struct pw_tc_schedule_status *st,
+		    const char *dev)
+{
+	int any = -2;
+	struct pw_tc_schedule_step step;
+	for (unsigned i = 0; i < st->nsteps; i++)
+		if (!pw_tc_schedule_step(s, i, &step) && names_dev(step.cmd, dev))
+			any = -1;
+	if (any == -2 || st->step < 0)
+		return any;
+	for (int k = 0; k < (int)st->nsteps; k++) {
+		int i = st->step - k;
+		if (i < 0) {
+			if (!st->cycle)
+				break;
+			i += (int)st->nsteps;
+		}
+		if (!pw_tc_schedule_step(s, (unsigned)i, &step) && step.applied &&
+		    names_dev(step.cmd, dev))
+			return i;
+	}
+	return -1;
+}
+
+/* After a device's show: where @s stands for @dev (nothing when no step
+ * names it), a line iproute2 never prints, or a JSON object under -j. */
+static void print_sched(struct pw_tc_schedule *s, const char *file, const char *dev,
+			unsigned flags)
+{
+	struct pw_tc_schedule_status st;
+	if (pw_tc_schedule_status(s, &st))
+		return;
+	int i = dev_step(s, &st, dev);
+	if (i == -2)
+		return;
+	struct pw_tc_schedule_step step = { 0 };
+	if (i >= 0)
+		pw_tc_schedule_step(s, (unsigned)i, &step);
+	if (flags & PW_TC_JSON) {
+		printf("{\"schedule\":{\"file\":\"");
+		for (const char *c = file; *c; c++) {
+			if (*c == '"' || *c == '\\')
+				putchar('\\');
+			putchar((unsigned char)*c < 0x20 ? '?' : *c);
+		}
+		printf("\",\"dev\":\"%s\",\"step\":%d,\"steps\":%u,\"line\":%u,"
+		       "\"cycle\":%" PRIu64 ",\"applied\":%" PRIu64 ",\"failed\":%" PRIu64 "}}\n",
+		       dev, i + 1, st.nsteps, i >= 0 ? step.line : 0, st.cycle, st.applied,
+		       st.failed);
+	} else if (i >= 0) {
+		printf("schedule %s dev %s: step %d of %u (line %u) in force, looped %" PRIu64
+		       " times; applied %" PRIu64 ", failed %" PRIu64 "\n", file, dev, i + 1,
+		       st.nsteps, step.line, st.cycle, st.applied, st.failed);
+	} else {
+		printf("schedule %s dev %s: no step in force yet, looped %" PRIu64
+		       " times; applied %" PRIu64 ", failed %" PRIu64 "\n", file, dev, st.cycle,
+		       st.applied, st.failed);
+	}
+	fflush(stdout);
+}
+
+/* A step tc refused while the schedule ran: say which.  Return: 1 if any. */
+static int sched_failed(struct pw_tc_schedule *s, const char *file)
+{
+	struct pw_tc_schedule_status st;
+	if (pw_tc_schedule_status(s, &st) || !st.failed)
+		return 0;
+	fprintf(stderr, "pinwheel-tc: -schedule %s:%u: refused: %s (%" PRIu64 " refusals in all)\n",
+		file, st.failed_line, st.failed_msg, st.failed);
+	return 1;
+}
+
+/* `qdisc show dev NAME` of every device, each followed by @sched's line
+ * (NULL: none).  Return: 0; 1 if a show failed. */
+static int show_devs(struct pw_runtime *rt, const char *const *devs, unsigned ndevs,
+		     unsigned flags, struct pw_tc_schedule *sched, const char *sched_file)
+{
+	int status = 0;
+	for (unsigned i = 0; i < ndevs; i++) {
+		char cmd[128], name[64];
+		snprintf(name, sizeof(name), "%.*s", (int)strcspn(devs[i], ":"), devs[i]);
+		snprintf(cmd, sizeof(cmd), "qdisc show dev %s", name);
+		if (run_cmd(rt, cmd, flags))
+			status = 1;
+		if (sched)
+			print_sched(sched, sched_file, name, flags);
+	}
+	return status;
+}
+
 static int matches(const char *arg, const char *full)
 {
 	size_t n = strlen(arg);
@@ -333,7 +507,8 @@ int main(int argc, char **argv)
 {
 	unsigned flags = 0;
 	int force = 0;
-	const char *batch = NULL;
+	const char *batch = NULL, *sched_file = NULL;
+	struct pw_tc_schedule *sched = NULL;
 	const char *devs[64];
 	unsigned ndevs = 0;
 	bool acc = false, check = false, load = false;
@@ -357,6 +532,13 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			batch = argv[1];
+			argc--, argv++;
+		} else if (!strcmp(o, "schedule")) {
+			if (argc < 2 || sched_file) {
+				fprintf(stderr, "pinwheel-tc: %s takes one FILE, once\n", argv[0]);
+				return 2;
+			}
+			sched_file = argv[1];
 			argc--, argv++;
 		} else if (!strcmp(o, "A") || !strcmp(o, "accuracy")) {
 			flags |= PW_TC_ACCURACY;
@@ -414,6 +596,12 @@ int main(int argc, char **argv)
 		return 2;
 	}
 
+	if (sched_file && ld.real && !load) {
+		fprintf(stderr, "pinwheel-tc: -schedule with -real needs -load (the clock that"
+			" runs it)\n");
+		return 2;
+	}
+
 	struct pw_config cfg;
 	pw_config_init(&cfg);
 	cfg.ncpus = 1;
@@ -444,12 +632,28 @@ int main(int argc, char **argv)
 		}
 	}
 
+	/* the schedule: every line checked before any command runs */
+	if (sched_file) {
+		char *text = read_text(sched_file), err[1024];
+		rc = text ? pw_tc_schedule_load(rt, text, sched_file, NULL,
+						ld.real ? 0 : PW_TC_SCHED_INLINE, &sched, err,
+						sizeof(err)) : -EIO;
+		free(text);
+		if (rc) {
+			if (rc != -EIO)
+				fprintf(stderr, "pinwheel-tc: -schedule %s\n", err);
+			pw_runtime_destroy(rt);
+			return 1;
+		}
+	}
+
 	if (!batch) {
 		size_t len = 1;
 		for (int i = 0; i < argc; i++)
 			len += strlen(argv[i]) + 3;
 		char *cmd = malloc(len);
 		if (!cmd) {
+			pw_tc_schedule_free(sched);
 			pw_runtime_destroy(rt);
 			return 2;
 		}
@@ -472,6 +676,7 @@ int main(int argc, char **argv)
 		if (!f) {
 			fprintf(stderr, "Cannot open file \"%s\" for reading: %s\n", batch,
 				strerror(errno));
+			pw_tc_schedule_free(sched);
 			pw_runtime_destroy(rt);
 			return 1;
 		}
@@ -490,22 +695,51 @@ int main(int argc, char **argv)
 		if (f != stdin)
 			fclose(f);
 	}
+	if (sched && !load && status == 0) {
+		/* no load, no clock moving: the steps at time 0 only */
+		rc = pw_tc_schedule_start(sched);
+		if (!rc)
+			rc = pw_sim_advance(rt, 0);
+		pw_tc_schedule_stop(sched);
+		struct pw_tc_schedule_status st;
+		if (rc || pw_tc_schedule_status(sched, &st)) {
+			fprintf(stderr, "pinwheel-tc: -schedule %s: %s\n", sched_file,
+				strerror(rc ? -rc : EINVAL));
+			status = 1;
+		} else {
+			if (sched_failed(sched, sched_file))
+				status = 1;
+			if (st.due < st.nsteps)
+				fprintf(stderr, "pinwheel-tc: -schedule %s: %" PRIu64 " of %u steps "
+					"applied (those at time 0); the rest need -load\n", sched_file,
+					st.applied, st.nsteps);
+			if (show_devs(rt, devs, ndevs, flags, sched, sched_file))
+				status = 1;
+		}
+	}
 	if (load && status == 0) {
 		rc = ld.real ? pw_runtime_start(rt) : 0;
-		if (rc || run_load(rt, devs, ndevs, &ld)) {
+		/* time 0 of the schedule is the load's first packet */
+		int srccode = rc || !sched ? 0 : pw_tc_schedule_start(sched);
+		if (srccode)
+			fprintf(stderr, "pinwheel-tc: -schedule %s: cannot start: %s\n", sched_file,
+				strerror(-srccode));
+		bool loaded = !rc && !srccode && !run_load(rt, devs, ndevs, &ld);
+		if (!loaded) {
 			fprintf(stderr, "pinwheel-tc: -load failed%s%s\n", rc ? ": " : "",
 				rc ? strerror(-rc) : "");
 			status = 1;
 		}
+		if (sched) {
+			pw_tc_schedule_stop(sched);
+			if (sched_failed(sched, sched_file))
+				status = 1; /* the show still says where it stands */
+		}
 		if (ld.real)
 			pw_runtime_stop(rt);
-		for (unsigned i = 0; acc && status == 0 && i < ndevs && (flags & PW_TC_ACCURACY); i++) {
-			char cmd[128];
-			snprintf(cmd, sizeof(cmd), "qdisc show dev %.*s", (int)strcspn(devs[i], ":"),
-				 devs[i]);
-			if (run_cmd(rt, cmd, flags))
-				status = 1;
-		}
+		if (loaded && ((flags & PW_TC_ACCURACY) || sched) &&
+		    show_devs(rt, devs, ndevs, flags, sched, sched_file))
+			status = 1;
 	}
 	if (check && status == 0) {
 		for (unsigned i = 0; i < ndevs; i++) {
@@ -523,6 +757,7 @@ int main(int argc, char **argv)
 			}
 		}
 	}
+	pw_tc_schedule_free(sched);
 	pw_runtime_destroy(rt);
 	pool_free();
 	return status;

@@ -20,6 +20,8 @@
 #   include  optional: a batch file (relative to the case) whose lines go
 #            before cmd's, e.g. ../../seed003.tc
 #   env      optional: NAME=VALUE lines exported for this case only
+#   *.sched  optional: schedule files (pinwheel-tc -schedule), copied beside
+#            cmd so that args can name them
 # The batch is assembled in a scratch directory under the name "cmd", so a
 # failure reads "Command failed cmd:LINE" wherever the tree lives.
 #
@@ -47,6 +49,11 @@ assemble() {
 		cat "$dir/$(head -n1 "$dir/include")" >>"$out/cmd" || return 1
 	fi
 	cat "$dir/cmd" >>"$out/cmd"
+	local f
+	for f in "$dir"/*.sched; do
+		[[ -f $f ]] && { cp "$f" "$out/" || return 1; }
+	done
+	return 0
 }
 
 if [[ $# -gt 0 ]]; then
