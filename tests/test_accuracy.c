@@ -434,6 +434,42 @@ static void test_buckets(void)
 	}
 	CHECK_EQ(next, 0); /* wrapped: every uint64_t is covered */
 	CHECK_EQ(pw__acc_bucket(UINT64_MAX), PW__ACC_NBUCKETS - 1);
+	/* values of every magnitude, each in the bucket whose range holds it */
+	uint64_t x = 88172645463325252ull;
+	for (unsigned i = 0; i < 200000; i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		uint64_t v = x >> (i % 64), lo, w;
+		unsigned b = (unsigned)pw__acc_bucket(v);
+		CHECK(b < PW__ACC_NBUCKETS);
+		pw__acc_bucket_range(b, &lo, &w);
+		CHECK(v >= lo && v - lo < w);
+	}
+}
+
+/* The simulated clock at 0: the root lock's cached reading is 0 ("not
+ * read"), so releases take the slow path, which reads it: every packet
+ * still counts, at sojourn 0. */
+static void test_time_zero(void)
+{
+	const char *cmds[] = { "qdisc add dev eth0 root pfifo limit 100", NULL };
+	struct pw_netdev *dev = setup(1, cmds, true);
+	for (unsigned i = 0; i < 5; i++)
+		send(dev, i, 100);
+	pw_sim_advance(rt, 1000000);
+	for (unsigned i = 5; i < 10; i++)
+		send(dev, i, 100);
+	CHECK_EQ(sent, 10);
+	struct pw__acc *s = malloc(sizeof(*s));
+	CHECK(s);
+	CHECK_EQ(pw__acc_snapshot(dev->qdisc, s), 0);
+	CHECK_EQ(s->sojourn.n, 10);
+	CHECK_EQ(s->sojourn.b[0], 10);
+	CHECK_EQ(s->sojourn.min, 0);
+	CHECK_EQ(s->sojourn.max, 0);
+	CHECK_EQ(s->sojourn.sum, 0);
+	CHECK_EQ(s->offered, 10);
+	free(s);
+	teardown(dev);
 }
 
 /* ------------------------------------------------------------- bench */
@@ -548,6 +584,7 @@ int main(int argc, char **argv)
 		return bench(argc > 2 ? (unsigned)strtoul(argv[2], NULL, 10) : 1000000,
 			     argc > 3 ? !strcmp(argv[3], "on") : -1); /* "on"/"off": one side */
 	RUN(test_buckets);
+	RUN(test_time_zero);
 	RUN(test_netem_delay_exact);
 	RUN(test_netem_jitter);
 	RUN(test_tbf_rate);

@@ -28,10 +28,21 @@
  * allocation, no stamp (pkt->pw_acc_ns is not written).  On: a stamp
  * after the root's enqueue (the clock reading that enqueue took), a walk
  * of the drops it made (when it made some), and per release by each
- * qdisc one histogram and one window update (inline, accuracy.h; the
- * rest, a new window or a backlog after idle, out of line); 60 kB of
- * counters per qdisc.  docs/design/net.md "Accuracy" has the measured
- * figures.
+ * qdisc, inline (accuracy.h): two compares that keep the common case
+ * (inside the open window, the clock read, the packet stamped since
+ * counting began), the histogram (a branch-free bucket from one clz, the
+ * sum, min and max) and a test of the backlog.  The rate windows cost a
+ * release nothing: a window's bytes are the difference of the qdisc's
+ * own st.bytes (which its kind's dequeue keeps) between the releases
+ * that open and close it, taken on the out-of-line path with the rest (a
+ * new window, a backlog after idle, the clock not read yet, an unstamped
+ * packet).  60 kB of counters per qdisc.  docs/benchmarks.md "Accuracy's
+ * cost (issue 25)" has the measured figures and their commands.
+ *
+ * One consequence of taking bytes from st.bytes: a packet a parent
+ * peeked (dequeued from the kind, counted there) and then flushed instead
+ * of released (a reset, a teardown) counts in the open window's bytes;
+ * the window is closed by a later release, if any.
  *
  * Stamps are the clock plus one (0 = no stamp: a packet enqueued before
  * counting began, or under a root without accuracy), so that the
@@ -143,8 +154,11 @@ static void win_close(struct pw__acc_win *w, uint64_t start, uint64_t bytes)
 	w->judged_bytes += bytes;
 }
 
-static void win_release(struct pw__acc_win *w, uint64_t now, uint64_t stamp, uint32_t len,
-			uint32_t qlen_after)
+/* A release that the inline path left here: @released is the qdisc's
+ * st.bytes before this packet (the bytes of every release since counting
+ * began, and before); @len is this packet's. */
+static void win_release(struct pw__acc_win *w, uint64_t now, uint64_t stamp, uint64_t released,
+			uint32_t len, uint32_t qlen_after)
 {
 	if (w->idle) {
 		/* the backlog began when its first packet came in (its stamp:
@@ -154,7 +168,7 @@ static void win_release(struct pw__acc_win *w, uint64_t now, uint64_t stamp, uin
 	}
 	uint64_t W = w->window_ns;
 	if (now - w->start >= W) {
-		win_close(w, w->start, w->bytes);
+		win_close(w, w->start, released - w->bytes_base);
 		uint64_t k = (now - w->start) / W; /* windows that ended */
 		/* windows 1..k-1 after the open one released nothing: the
 		 * first is judged (at 0 bytes: a backlog that stalled) when the
@@ -162,14 +176,13 @@ static void win_release(struct pw__acc_win *w, uint64_t now, uint64_t stamp, uin
 		if (k > 1)
 			win_close(w, w->start + W, 0);
 		w->start += k * W;
-		w->bytes = 0;
+		w->bytes_base = released;
 	}
-	w->bytes += len;
 	if (len > w->max_pkt)
 		w->max_pkt = len;
 	if (qlen_after == 0)
 		w->idle = true;
-	w->end = w->idle ? 0 : w->start + W;
+	w->last = w->idle ? 0 : w->start + W - 1;
 }
 
 /* ---------------------------------------------------------------- hooks */
@@ -242,12 +255,16 @@ void pw__acc_drops(struct pw__qdisc *q, const struct pw__drops *d)
 void pw__acc_release_slow(struct pw__qdisc *q, const struct pw_pkt *p, uint64_t now)
 {
 	struct pw__acc *a = q->acc;
+	if (!now)
+		now = pw__net_now(q);
 	uint64_t stamp = p->pw_acc_ns;
 	if (stamp && stamp - 1 >= a->since_ns && now >= stamp - 1)
 		pw__acc_hist_add(&a->sojourn, now - (stamp - 1));
 	else
 		stamp = 0; /* enqueued before counting began */
-	win_release(&a->win, now, stamp, p->len, q->st.qlen);
+	/* st.bytes counts @p already: its kind's dequeue (or a peek, which
+	 * dequeued it from the kind: then q->peeked was @p and is clear) */
+	win_release(&a->win, now, stamp, q->st.bytes - p->len, p->len, q->st.qlen);
 }
 
 void pw__acc_fired(struct pw__watchdog *wd)
@@ -274,7 +291,9 @@ static void acc_begin(struct pw__qdisc *q, struct pw__acc *a)
 	a->win.start = now;
 	a->win.busy_from = now;
 	a->win.idle = q->st.qlen == 0;
-	a->win.end = a->win.idle ? 0 : now + PW__ACC_WINDOW_NS;
+	a->win.last = a->win.idle ? 0 : now + PW__ACC_WINDOW_NS - 1;
+	/* a packet a parent peeked is in st.bytes but not released yet */
+	a->win.bytes_base = q->st.bytes - (q->peeked ? q->peeked->len : 0);
 	a->base_packets = q->st.packets;
 	a->base_drops = q->st.drops;
 	a->base_qlen = q->st.qlen;

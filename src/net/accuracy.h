@@ -35,14 +35,15 @@ struct pw__acc_hist {
 	uint64_t b[PW__ACC_NBUCKETS];
 };
 
-/* The bucket of @v. */
-static inline unsigned pw__acc_bucket(uint64_t v)
+/* The bucket of @v, without a branch: with s = max(0, k - SUB_BITS) for
+ * the power of two 2^k <= v (v | SUB makes k >= SUB_BITS, so values
+ * below 2 * SUB get s = 0 and a bucket each), the bucket is the s-th run
+ * of SUB buckets past the first plus the top SUB_BITS + 1 bits of v:
+ * (s << SUB_BITS) + (v >> s).  One clz, two shifts and an add. */
+static inline size_t pw__acc_bucket(uint64_t v)
 {
-	if (v < PW__ACC_SUB)
-		return (unsigned)v;
-	unsigned k = 63u - (unsigned)__builtin_clzll(v);
-	unsigned sub = (unsigned)(v >> (k - PW__ACC_SUB_BITS)) - PW__ACC_SUB;
-	return PW__ACC_SUB + (k - PW__ACC_SUB_BITS) * PW__ACC_SUB + sub;
+	unsigned s = (63u - PW__ACC_SUB_BITS) - (unsigned)__builtin_clzll(v | PW__ACC_SUB);
+	return ((size_t)s << PW__ACC_SUB_BITS) + (size_t)(v >> s);
 }
 
 /* Count @v in @h (the data path: no branch but min and max). */
@@ -73,9 +74,15 @@ uint64_t pw__acc_quantile(const struct pw__acc_hist *h, double p);
 struct pw__acc_win {
 	uint64_t window_ns;
 	uint64_t start;          /* the open window's start */
-	uint64_t end;            /* start + window_ns, or 0 while idle: a
-				  * release at or past it takes the slow path */
-	uint64_t bytes;          /* released in the open window */
+	uint64_t last;           /* start + window_ns - 1 (the open window's
+				  * last ns), or 0 while idle: a release at
+				  * now with now - 1 >= last takes the slow
+				  * path (past the window, idle, or now 0:
+				  * the clock not read yet, now - 1 wraps) */
+	uint64_t bytes_base;     /* the qdisc's st.bytes (it counts each
+				  * packet it releases) when the open window
+				  * began: the window's bytes are the
+				  * difference, so a release adds nothing */
 	uint64_t busy_from;      /* the current backlog began (an estimate:
 				  * the stamp of the first packet released
 				  * after the qdisc went empty) */
@@ -127,30 +134,34 @@ static inline void pw__acc_enqueued(struct pw__qdisc *q, struct pw_pkt *pkt,
 	if (__builtin_expect(d->q.head != NULL, 0))
 		pw__acc_drops(q, d);
 }
+/* @now: the root lock's reading, 0 when not read yet (read here). */
 void pw__acc_release_slow(struct pw__qdisc *q, const struct pw_pkt *p, uint64_t now);
 void pw__acc_fired(struct pw__watchdog *wd);
 
 /* The common release (inline: it is most of accuracy's cost): inside the
- * open window, the qdisc busy, the packet stamped; else the slow path. */
-static inline void pw__acc_release(struct pw__qdisc *q, const struct pw_pkt *p)
+ * open window, the qdisc busy, the clock read by this lock hold, the
+ * packet stamped since counting began; else the slow path.  Per packet:
+ * the sojourn's histogram (a bucket, the sum, min and max) and a test of
+ * the backlog; the window's bytes come from the qdisc's own st.bytes
+ * when a window closes (the slow path).  @root is @q's root (the caller
+ * knows it: a root's own release passes @q).  A stamp is never from the
+ * future: the stamp and @now are the one clock's readings under @root's
+ * lock, the release's later (the slow path still checks). */
+static inline void pw__acc_release(struct pw__qdisc *q, struct pw__qdisc *root,
+				   const struct pw_pkt *p)
 {
 	struct pw__acc *a = q->acc;
-	uint64_t now = q->root->lock.now; /* the dequeue read it, mostly */
-	if (!now)
-		now = pw__net_now(q);
-	struct pw__acc_win *w = &a->win;
-	/* wraps above now - since for a packet without a stamp, one stamped
-	 * before counting began, or (never) one from the future */
-	uint64_t v = now - (p->pw_acc_ns - 1);
-	if (__builtin_expect(now >= w->end || v > now - a->since_ns, 0)) {
+	uint64_t now = root->lock.now; /* the dequeue read it, mostly */
+	uint64_t stamp = p->pw_acc_ns;
+	/* stamp <= since: no stamp (0), or one from before counting began */
+	if (__builtin_expect(now - 1 >= a->win.last || stamp <= a->since_ns, 0)) {
 		pw__acc_release_slow(q, p, now);
 		return;
 	}
-	pw__acc_hist_add(&a->sojourn, v);
-	w->bytes += p->len;
+	pw__acc_hist_add(&a->sojourn, now + 1 - stamp);
 	if (q->st.qlen == 0) {
-		w->idle = true;
-		w->end = 0;
+		a->win.idle = true;
+		a->win.last = 0;
 	}
 }
 

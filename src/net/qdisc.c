@@ -395,7 +395,7 @@ struct pw_pkt *pw__qdisc_dequeue_peeked(struct pw__qdisc *q)
 		p = q->ops->dequeue(q);
 	}
 	if (__builtin_expect(q->acc != NULL, 0) && p) /* a child's release */
-		pw__acc_release(q, p);
+		pw__acc_release(q, q->root, p);
 	return p;
 }
 
@@ -507,8 +507,10 @@ static void qdisc_run_locked(struct pw__qdisc *q)
 			pw__q_backlog_dec(q, p);
 		} else {
 			p = q->ops->dequeue(q);
-			if (__builtin_expect(q->acc != NULL, 0) && p) /* a root's release */
-				pw__acc_release(q, p);
+			if (!p)
+				break;
+			if (__builtin_expect(q->acc != NULL, 0)) /* a root's release */
+				pw__acc_release(q, q, p);
 		}
 		if (!p)
 			break;
