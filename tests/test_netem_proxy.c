@@ -28,6 +28,7 @@ struct fake_proxy {
 	char tox_names[PROXY_MAX_TOXICS][TOXIC_NAME_MAX];
 	unsigned set_upstreams;
 	unsigned up_port;
+	socklen_t up_len;            /* 0: no upstream yet (the plane's state) */
 };
 
 static struct fake {
@@ -48,7 +49,6 @@ static int f_open(void *ctx, const char *name, const struct sockaddr *listen, so
 		  struct sockaddr_storage *bound, socklen_t *bound_len, char *err, size_t errlen)
 {
 	(void)ctx;
-	(void)upstream_len;
 	CHECK(listen->sa_family == AF_INET || listen->sa_family == AF_INET6);
 	int v6 = listen->sa_family == AF_INET6;
 	unsigned port = v6 ? ntohs(((const struct sockaddr_in6 *)listen)->sin6_port)
@@ -64,7 +64,12 @@ static int f_open(void *ctx, const char *name, const struct sockaddr *listen, so
 	CHECK(p);
 	snprintf(p->name, sizeof(p->name), "%s", name);
 	p->port = port;
-	p->up_port = upstream->sa_family == AF_INET6
+	/* no upstream yet is upstream_len 0, never a placeholder address */
+	CHECK(!upstream_len || upstream->sa_family == AF_INET ||
+	      upstream->sa_family == AF_INET6);
+	p->up_len = upstream_len;
+	p->up_port = !upstream_len ? 0
+		     : upstream->sa_family == AF_INET6
 			     ? ntohs(((const struct sockaddr_in6 *)upstream)->sin6_port)
 			     : ntohs(((const struct sockaddr_in *)upstream)->sin_port);
 	unsigned i = 0;
@@ -107,10 +112,10 @@ static void f_close(void *ctx, void *handle, struct tcp_proxy_stats *final)
 static int f_set_upstream(void *ctx, void *handle, const struct sockaddr *up, socklen_t len)
 {
 	(void)ctx;
-	(void)len;
 	struct fake_proxy *p = handle;
 	p->set_upstreams++;
-	p->up_port = ntohs(((const struct sockaddr_in *)up)->sin_port);
+	p->up_len = len;
+	p->up_port = len ? ntohs(((const struct sockaddr_in *)up)->sin_port) : 0;
 	return 0;
 }
 
@@ -720,13 +725,15 @@ static void test_addresses(void)
 	CHECK_EQ(fake_find("lh")->up_port, 9);
 	EXPECT_HAS("POST", "/proxies", "{\"name\":\"b\",\"listen\":\"[::1]:x\",\"upstream\":\":9\"}",
 		   400, "expected HOST:PORT");
-	/* a name that does not resolve (yet): made, open, its text kept, on
-	 * the placeholder that refuses every connection (127.0.0.1 port 0);
-	 * looked up again by proxy_registry_resolve() */
+	/* a name that does not resolve (yet): made, open, its text kept, with
+	 * no upstream address (upstream_len 0: the plane closes each
+	 * connection at once, counted upstream_failed); looked up again by
+	 * proxy_registry_resolve() */
 	EXPECT_HAS("POST", "/proxies",
 		   "{\"name\":\"later\",\"listen\":\"127.0.0.1:0\",\"upstream\":\"nosuch.invalid:80\"}",
 		   201, "\"upstream\":\"nosuch.invalid:80\",\"enabled\":true");
 	CHECK_EQ(fake_find("later")->up_port, 0);
+	CHECK_EQ(fake_find("later")->up_len, 0);
 	unsigned pending = 99;
 	CHECK_EQ(proxy_registry_resolve(R, &pending), 0);
 	CHECK_EQ(pending, 1);
@@ -735,12 +742,14 @@ static void test_addresses(void)
 	EXPECT_HAS("PATCH", "/proxies/later", "{\"upstream\":\"127.0.0.1:81\"}", 200,
 		   "\"upstream\":\"127.0.0.1:81\"");
 	CHECK_EQ(fake_find("later")->up_port, 81);
+	CHECK_EQ(fake_find("later")->up_len, sizeof(struct sockaddr_in));
 	CHECK_EQ(proxy_registry_resolve(R, &pending), 0);
 	CHECK_EQ(pending, 0);
 	/* and back to a name that does not resolve */
 	EXPECT_HAS("PATCH", "/proxies/later", "{\"upstream\":\"nosuch.invalid:82\"}", 200,
 		   "\"upstream\":\"nosuch.invalid:82\"");
 	CHECK_EQ(fake_find("later")->up_port, 0);
+	CHECK_EQ(fake_find("later")->up_len, 0);
 	/* a syntax error stays a 400 */
 	EXPECT_HAS("POST", "/proxies", "{\"name\":\"c\",\"upstream\":\"nosuch.invalid\"}", 400,
 		   "missing port");

@@ -737,6 +737,53 @@ static int bench(double gib)
 	return 0;
 }
 
+/* No upstream yet (a name that does not resolve: no address given):
+ * each connection is closed at once, with no connect tried, and counted
+ * in upstream_failed; given an address, the next one goes through.  A
+ * proxy opened with none behaves the same. */
+static void test_no_upstream(void)
+{
+	uint16_t port;
+	struct tcp_proxy *p = ntu_proxy_open(PL, E.port, &port);
+	CHECK_EQ(tcp_proxy_set_upstream(p, NULL, 0), 0);
+	for (int i = 0; i < 3; i++) {
+		int e, fd = ntu_client(port, 0);
+		CHECK_EQ(ntu_drain(fd, &e), 0);
+		close(fd);
+	}
+	struct tcp_proxy_stats s;
+	ntu_wait_idle(p, &s);
+	CHECK_EQ(s.accepted, 3);
+	CHECK_EQ(s.upstream_failed, 3);
+	CHECK_EQ(s.closed, 3);
+	struct sockaddr_in u = ntu_loop_addr(E.port);
+	CHECK_EQ(tcp_proxy_set_upstream(p, (struct sockaddr *)&u, sizeof(u)), 0);
+	int fd = ntu_client(port, 0);
+	ntu_send_pat(fd, 0, 1000);
+	ntu_recv_pat(fd, 0, 1000);
+	close(fd);
+	ntu_wait_idle(p, &s);
+	CHECK_EQ(s.accepted, 4);
+	CHECK_EQ(s.upstream_failed, 3);
+	tcp_proxy_close(p);
+
+	struct sockaddr_in l = ntu_loop_addr(0);
+	struct sockaddr_storage b;
+	socklen_t blen = sizeof(b);
+	char err[256];
+	CHECK_EQ(tcp_proxy_open(PL, "none", (struct sockaddr *)&l, sizeof(l), NULL, 0, &p, &b, &blen,
+				err, sizeof(err)),
+		 0);
+	fd = ntu_client(ntohs(((struct sockaddr_in *)&b)->sin_port), 0);
+	int e;
+	CHECK_EQ(ntu_drain(fd, &e), 0);
+	close(fd);
+	ntu_wait_idle(p, &s);
+	CHECK_EQ(s.accepted, 1);
+	CHECK_EQ(s.upstream_failed, 1);
+	tcp_proxy_close(p);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "bench"))
@@ -770,6 +817,7 @@ int main(int argc, char **argv)
 	RUN(test_max_bytes);
 	RUN(test_half_close);
 	RUN(test_slicer_writes);
+	RUN(test_no_upstream);
 	tcp_plane_destroy(PL);
 	ntu_echo_stop(&E);
 	return 0;

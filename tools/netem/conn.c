@@ -8,11 +8,11 @@
  * tools/netem/tcp.c; the contract tools/netem/tcp.h.
  *
  * A connection lives on the worker that accepted it: a non-blocking
- * connect to the upstream (refused or unreachable: the client's socket is
- * closed, counted upstream_failed), then both directions.  Both sockets
- * are edge-triggered in the worker's epoll set; a direction remembers
- * whether its source is readable and its sink writable, so stopping a
- * read costs no system call.  A turn (tcp_conn_service) reads, pumps the
+ * connect to the upstream (refused or unreachable, or no upstream address
+ * yet: the client's socket is closed, counted upstream_failed), then both
+ * directions.  Both sockets are edge-triggered in the worker's epoll set;
+ * a direction remembers whether its source is readable and its sink
+ * writable, so stopping a read costs no system call.  A turn (tcp_conn_service) reads, pumps the
  * stream and writes, both ways, until nothing moves, for at most 16
  * rounds, TURN_WRITES writes or TURN_BYTES bytes read or written (struct
  * turn), whichever comes first; a connection with more to do then goes to
@@ -195,6 +195,17 @@ struct conn *tcp_conn_new(struct slot *sl, int cfd, uint64_t now)
 	up = p->up;
 	uplen = p->uplen;
 	pthread_mutex_unlock(&p->ulock);
+	if (!uplen) {
+		/* no upstream yet (a name that does not resolve): the client is
+		 * closed at once, with no connect tried, as toxiproxy closes a
+		 * client whose upstream it cannot dial */
+		ctr_add(&sl->st.accepted, 1);
+		ctr_add(&sl->st.upstream_failed, 1);
+		ctr_add(&sl->st.closed, 1);
+		close(cfd);
+		free(c);
+		return NULL;
+	}
 	int ufd = c ? socket(up.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0) : -1;
 	ctr_add(&sl->st.accepted, 1);
 	if (ufd < 0) {
@@ -342,6 +353,7 @@ static void out_consume(struct dir *d, size_t n, uint64_t now)
 			uint64_t delay = now - h->read_ns;
 			ctr_add(&d->st->delay_count, 1);
 			ctr_add(&d->st->delay_sum_ns, delay);
+			ctr_add(&d->st->delay_hist[tcp_delay_bucket(delay)], 1);
 			if (delay > ctr_get(&d->st->delay_max_ns))
 				__atomic_store_n(&d->st->delay_max_ns, delay, __ATOMIC_RELAXED);
 			stream_chunk_free(&d->s, chunkq_pop(q));

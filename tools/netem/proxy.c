@@ -46,7 +46,8 @@
  *
  * Locking: one mutex, taken for the whole of each entry point; the plane's
  * calls are made under it, which serialises them as tools/netem/tcp.h
- * asks.  Host names are resolved under it too (getaddrinfo).  The HTTP
+ * asks.  Host names are resolved by tools/netem/resolve.c (getaddrinfo,
+ * with the entries' lock dropped, req_lock still held).  The HTTP
  * front calls proxy_api_request() on libmicrohttpd's one polling thread,
  * so everything a request does here runs there: a slow resolver, or a
  * plane call that waits for its workers (a close of a proxy with many
@@ -58,48 +59,18 @@
  * JSON, both ways, in tools/netem/toxic.c).
  */
 #define _GNU_SOURCE
-#include "proxy.h"
+#include "proxy_priv.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
-#include <netdb.h>
 #include <netinet/in.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <time.h>
-
-struct entry {
-	char name[PROXY_NAME_MAX];
-	char *listen;                 /* shown: as given while closed, bound while open */
-	char *upstream;               /* as given */
-	struct sockaddr_storage lis, up;
-	socklen_t lis_len, up_len;
-	int enabled;
-	struct toxic tox[PROXY_MAX_TOXICS];
-	char stext[PROXY_MAX_TOXICS][16];  /* each toxic's "stream" as given
-					      ("UpStream"), shown as given */
-	unsigned ntox;
-	int up_state;                 /* UP_NUMERIC, UP_NAME (resolved), UP_LATER */
-	int64_t up_at;                /* CLOCK_MONOTONIC s of the last resolution */
-	void *handle;                 /* the plane's, NULL while closed */
-	struct tcp_proxy_stats base;  /* what the plane proxies closed before counted */
-};
-
-struct proxy_registry {
-	pthread_mutex_t req_lock;     /* one request (or populate) at a time */
-	pthread_mutex_t lock;         /* the entries; dropped around getaddrinfo */
-	const struct proxy_plane_ops *ops;
-	void *ctx;
-	unsigned flags;
-	struct entry **e;             /* sorted by name */
-	unsigned n;
-};
 
 /* One request's answer. */
 struct answer {
@@ -110,8 +81,6 @@ struct answer {
 static const char CT_JSON[] = "application/json";
 static const char CT_TEXT[] = "text/plain; charset=utf-8";
 static const char CT_VERSION[] = "application/json;charset=utf-8";
-
-#define ERRLEN 512
 
 /* ------------------------------------------------------------ answers */
 
@@ -153,16 +122,6 @@ static int answer_error(struct answer *a, int status, const char *msg, json_t *p
 	return status;
 }
 
-static int errf(char *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int errf(char *err, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, ERRLEN, fmt, ap);
-	va_end(ap);
-	return 400;
-}
-
 /* ------------------------------------------------------------ addresses */
 
 static void format_addr(const struct sockaddr_storage *ss, char *buf, size_t len)
@@ -179,127 +138,9 @@ static void format_addr(const struct sockaddr_storage *ss, char *buf, size_t len
 	}
 }
 
-/* An upstream's address: a number (never looked up again), a name
- * resolved, or a name that did not resolve yet (the placeholder below). */
-enum { UP_NUMERIC, UP_NAME, UP_LATER };
-
-static int64_t mono_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec;
-}
-
-/* Where an upstream that does not resolve yet points: 127.0.0.1 port 0,
- * which no socket can listen on, so the kernel refuses every connect to
- * it at once (the plane closes the client's connection and counts it in
- * upstream_failed), and nothing else can ever answer there. */
-static void placeholder(struct sockaddr_storage *ss, socklen_t *len)
-{
-	struct sockaddr_in *s4 = (struct sockaddr_in *)ss;
-	memset(ss, 0, sizeof(*ss));
-	s4->sin_family = AF_INET;
-	s4->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	*len = sizeof(*s4);
-}
-
-/* getaddrinfo's first IPv4 answer (else its first) for @node:@port into
- * @ss.  No lock.  Return: 0 or getaddrinfo's error. */
-static int lookup(unsigned flags, const char *node, const char *port, int passive,
-		  struct sockaddr_storage *ss, socklen_t *len)
-{
-	struct addrinfo hints = { 0 }, *res = NULL;
-	hints.ai_family = AF_UNSPEC;
-	hints.ai_socktype = SOCK_STREAM;
-	hints.ai_flags = AI_NUMERICSERV | (passive ? AI_PASSIVE : 0) |
-			 ((flags & PROXY_NUMERIC_HOSTS) ? AI_NUMERICHOST : 0);
-	int rc = getaddrinfo(node, port, &hints, &res);
-	if (rc || !res)
-		return rc ? rc : EAI_NONAME;
-	const struct addrinfo *pick = res;
-	for (const struct addrinfo *x = res; x; x = x->ai_next)
-		if (x->ai_family == AF_INET) {
-			pick = x;
-			break;
-		}
-	memcpy(ss, pick->ai_addr, pick->ai_addrlen);
-	*len = pick->ai_addrlen;
-	freeaddrinfo(res);
-	return 0;
-}
-
-/* "HOST:PORT" into @host and @port.  Return: 0 or 400 with @err. */
-static int split_hostport(const char *what, const char *s, int passive, char *host, size_t hlen,
-			  char *port, size_t plen, char *err)
-{
-	const char *colon, *orig = s;
-	size_t hl;
-	if (s[0] == '[') {
-		const char *rb = strchr(s, ']');
-		if (!rb || rb[1] != ':')
-			return errf(err, "%s \"%s\": expected HOST:PORT", what, s);
-		colon = rb + 1;
-		hl = (size_t)(rb - s - 1);
-		s++;
-	} else {
-		colon = strrchr(s, ':');
-		if (!colon)
-			return errf(err, "%s \"%s\": missing port (HOST:PORT)", what, s);
-		hl = (size_t)(colon - s);
-	}
-	const char *p = colon + 1;
-	size_t pl = strlen(p);
-	if (hl >= hlen || !pl || pl >= plen || strspn(p, "0123456789") != pl || atoi(p) > 65535)
-		return errf(err, "%s \"%.200s\": expected HOST:PORT with a port 0..65535", what,
-			    orig);
-	memcpy(host, s, hl);
-	host[hl] = '\0';
-	memcpy(port, p, pl + 1);
-	if (!passive && atoi(port) == 0)
-		return errf(err, "%s \"%.200s\": port 0 is no server port", what, host);
-	return 0;
-}
-
-/*
- * "HOST:PORT", "[V6]:PORT" or ":PORT" (@what names it in messages) into
- * @ss.  An empty host is every address for a listener (the user wrote it;
- * "::", which takes IPv4 too, as toxiproxy's "[::]:PORT") and the loopback
- * for an upstream, as Go's net package reads them.  A name with IPv4 and
- * IPv6 addresses gives its first IPv4 one ("localhost" is 127.0.0.1, as
- * toxiproxy listens on it).
- */
-static int resolve(struct proxy_registry *r, const char *what, const char *s, int passive,
-		   struct sockaddr_storage *ss, socklen_t *len, int *state, char *err)
-{
-	char host[256], port[8];
-	int rc = split_hostport(what, s, passive, host, sizeof(host), port, sizeof(port), err);
-	if (rc)
-		return rc;
-	const char *node = host[0] ? host : (passive ? "::" : "127.0.0.1");
-	struct in6_addr a6;
-	int numeric = inet_pton(AF_INET, node, &a6) == 1 || inet_pton(AF_INET6, node, &a6) == 1;
-	/* the name service may take seconds: the entries are not held meanwhile
-	 * (requests are serialised by req_lock, which stays held) */
-	pthread_mutex_unlock(&r->lock);
-	rc = lookup(r->flags, node, port, passive, ss, len);
-	pthread_mutex_lock(&r->lock);
-	if (state)
-		*state = numeric ? UP_NUMERIC : UP_NAME;
-	if (rc && state && !numeric && !(r->flags & PROXY_NUMERIC_HOSTS)) {
-		/* toxiproxy takes a name that does not resolve yet (a container
-		 * not up): kept, looked up again by proxy_registry_resolve() */
-		placeholder(ss, len);
-		*state = UP_LATER;
-		return 0;
-	}
-	if (rc)
-		return errf(err, "%s \"%.200s\": %s", what, host, gai_strerror(rc));
-	return 0;
-}
-
 /* ------------------------------------------------------------ registry */
 
-static struct entry *find(const struct proxy_registry *r, const char *name, unsigned *pos)
+struct entry *proxy__find(const struct proxy_registry *r, const char *name, unsigned *pos)
 {
 	unsigned lo = 0, hi = r->n;
 	while (lo < hi) {
@@ -340,6 +181,8 @@ static void stats_add(struct tcp_proxy_stats *b, const struct tcp_proxy_stats *s
 		x->held = now ? y->held : 0;
 		x->delay_count += y->delay_count;
 		x->delay_sum_ns += y->delay_sum_ns;
+		for (unsigned k = 0; k < TCP_DELAY_BUCKETS; k++)
+			x->delay_hist[k] += y->delay_hist[k];
 		if (y->delay_max_ns > x->delay_max_ns)
 			x->delay_max_ns = y->delay_max_ns;
 		x->stalls += y->stalls;
@@ -487,7 +330,39 @@ static json_t *proxy_json(const struct entry *e)
 	return j;
 }
 
-static json_t *dir_stats_json(const struct entry *e, const struct tcp_dir_stats *d, int stream)
+/* The reports of @e's tc toxics on @stream (a JSON array: each device's
+ * qdiscs with their accuracy, its check and its schedule's step), and the
+ * stream's check over them in *@check: "fail" when one failed, else
+ * "pass" when one passed, else "not judged". */
+static json_t *tc_json(struct proxy_registry *r, const struct entry *e, int stream,
+		       const char **check)
+{
+	*check = "not judged";
+	json_t *l = NULL;
+	char *text = e->handle && r->ops->tc_report ?
+			     r->ops->tc_report(r->ctx, e->handle, (enum toxic_stream)stream) :
+			     NULL;
+	if (text)
+		l = json_loads(text, 0, NULL);
+	free(text);
+	if (!json_is_array(l)) {
+		json_decref(l);
+		return json_array();
+	}
+	size_t i;
+	json_t *v;
+	json_array_foreach(l, i, v) {
+		const char *c = json_string_value(json_object_get(v, "check"));
+		if (c && !strcmp(c, "fail"))
+			*check = "fail";
+		else if (c && !strcmp(c, "pass") && strcmp(*check, "fail"))
+			*check = "pass";
+	}
+	return l;
+}
+
+static json_t *dir_stats_json(struct proxy_registry *r, const struct entry *e,
+			      const struct tcp_dir_stats *d, int stream)
 {
 	json_t *j = json_object();
 	json_object_set_new(j, "bytes_in", json_integer((json_int_t)d->bytes_in));
@@ -502,6 +377,19 @@ static json_t *dir_stats_json(const struct entry *e, const struct tcp_dir_stats 
 	double mean = d->delay_count ? (double)d->delay_sum_ns / (double)d->delay_count / 1e6 : 0;
 	json_object_set_new(j, "delay_mean_ms", json_real(mean));
 	json_object_set_new(j, "delay_max_ms", json_real((double)d->delay_max_ns / 1e6));
+	/* quantiles from the histogram (each within 1/16 of the value) */
+	uint64_t n = 0;
+	for (unsigned k = 0; k < TCP_DELAY_BUCKETS; k++)
+		n += d->delay_hist[k];
+	static const struct { const char *key; double q; } qs[] = {
+		{ "delay_p50_ms", 0.50 }, { "delay_p99_ms", 0.99 } };
+	for (unsigned i = 0; n && i < sizeof(qs) / sizeof(qs[0]); i++) {
+		uint64_t want = (uint64_t)ceil(qs[i].q * (double)n), acc = 0;
+		unsigned k = 0;
+		while (k < TCP_DELAY_BUCKETS - 1 && (acc += d->delay_hist[k]) < want)
+			k++;
+		json_object_set_new(j, qs[i].key, json_real((double)tcp_delay_bucket_ns(k) / 1e6));
+	}
 	/* what the latency toxics of this stream ask for, beside it */
 	int64_t lat = 0, jit = 0;
 	for (unsigned i = 0; i < e->ntox; i++)
@@ -511,6 +399,9 @@ static json_t *dir_stats_json(const struct entry *e, const struct tcp_dir_stats 
 		}
 	json_object_set_new(j, "latency_ms", json_integer(lat));
 	json_object_set_new(j, "jitter_ms", json_integer(jit));
+	const char *check;
+	json_object_set_new(j, "tc", tc_json(r, e, stream, &check));
+	json_object_set_new(j, "check", json_string(check));
 	return j;
 }
 
@@ -529,9 +420,10 @@ static json_t *stats_json(struct proxy_registry *r, const struct entry *e)
 	json_object_set_new(j, "closed", json_integer((json_int_t)s.closed));
 	json_object_set_new(j, "upstream_failed", json_integer((json_int_t)s.upstream_failed));
 	json_object_set_new(j, "fd_exhausted", json_integer((json_int_t)s.fd_exhausted));
-	json_object_set_new(j, "upstream", dir_stats_json(e, &s.dir[TOXIC_UPSTREAM], TOXIC_UPSTREAM));
+	json_object_set_new(j, "upstream",
+			    dir_stats_json(r, e, &s.dir[TOXIC_UPSTREAM], TOXIC_UPSTREAM));
 	json_object_set_new(j, "downstream",
-			    dir_stats_json(e, &s.dir[TOXIC_DOWNSTREAM], TOXIC_DOWNSTREAM));
+			    dir_stats_json(r, e, &s.dir[TOXIC_DOWNSTREAM], TOXIC_DOWNSTREAM));
 	return j;
 }
 
@@ -635,10 +527,11 @@ static int parse_spec(struct proxy_registry *r, json_t *o, int create, struct sp
 	if (s->listen && !s->listen[0])
 		return errf(err, "listen: empty (HOST:PORT)");
 	s->lis_len = s->up_len = 0;
-	if (s->listen && (rc = resolve(r, "listen", s->listen, 1, &s->lis, &s->lis_len, NULL, err)))
+	if (s->listen && (rc = proxy__resolve(r, "listen", s->listen, 1, &s->lis, &s->lis_len,
+					     NULL, err)))
 		return rc;
-	if (s->upstream && (rc = resolve(r, "upstream", s->upstream, 0, &s->up, &s->up_len,
-					 &s->up_state, err)))
+	if (s->upstream && (rc = proxy__resolve(r, "upstream", s->upstream, 0, &s->up, &s->up_len,
+					       &s->up_state, err)))
 		return rc;
 	return 0;
 }
@@ -650,7 +543,7 @@ static int proxy_create(struct proxy_registry *r, const struct spec *s, struct e
 			char *err)
 {
 	unsigned pos;
-	if (find(r, s->name, &pos))
+	if (proxy__find(r, s->name, &pos))
 		return errf(err, "proxy already exists"), 409;
 	if (r->n == PROXY_MAX)
 		return errf(err, "more than %d proxies", PROXY_MAX);
@@ -759,7 +652,7 @@ static int populate(struct proxy_registry *r, const char *body, size_t len, stru
 	}
 	for (size_t i = 0; i < n; i++) {
 		unsigned pos;
-		struct entry *e = find(r, sp[i].name, &pos);
+		struct entry *e = proxy__find(r, sp[i].name, &pos);
 		if (e && !strcmp(e->listen, sp[i].listen) && !strcmp(e->upstream, sp[i].upstream)) {
 			/* as toxiproxy: kept as it is, "enabled" not looked at */
 		} else {
@@ -1050,7 +943,7 @@ static int handle(struct proxy_registry *r, const char *m, const char *path, con
 	if (!known)
 		return 405;
 	unsigned pos;
-	struct entry *e = find(r, c[1], &pos);
+	struct entry *e = proxy__find(r, c[1], &pos);
 	if (!e)
 		return answer_error(a, 404, "proxy not found", NULL);
 	if (n == 2) {
@@ -1119,84 +1012,4 @@ int proxy_registry_populate(struct proxy_registry *r, const char *json, size_t l
 	if (rc)
 		snprintf(err, errlen, "%s", e);
 	return rc ? -EINVAL : 0;
-}
-
-/* One upstream to look up, copied out of its entry. */
-struct job {
-	char name[PROXY_NAME_MAX];
-	char *text;
-	struct sockaddr_storage ss;
-	socklen_t len;
-	int rc;
-};
-
-unsigned proxy_registry_resolve(struct proxy_registry *r, unsigned *pending)
-{
-	int64_t now = mono_s();
-	unsigned nj = 0, changed = 0, later = 0;
-	struct job *j = NULL;
-	pthread_mutex_lock(&r->lock);
-	for (unsigned i = 0; i < r->n; i++) {
-		const struct entry *e = r->e[i];
-		if (e->up_state == UP_LATER ||
-		    (e->up_state == UP_NAME && now - e->up_at >= PROXY_RERESOLVE_S))
-			nj++;
-	}
-	j = nj ? calloc(nj, sizeof(*j)) : NULL;
-	unsigned k = 0;
-	for (unsigned i = 0; j && i < r->n && k < nj; i++) {
-		const struct entry *e = r->e[i];
-		if (!(e->up_state == UP_LATER ||
-		      (e->up_state == UP_NAME && now - e->up_at >= PROXY_RERESOLVE_S)))
-			continue;
-		snprintf(j[k].name, sizeof(j[k].name), "%s", e->name);
-		j[k].text = strdup(e->upstream);
-		if (j[k].text)
-			k++;
-	}
-	nj = k;
-	unsigned flags = r->flags;
-	pthread_mutex_unlock(&r->lock);
-	/* the name service, with no lock held */
-	for (k = 0; k < nj; k++) {
-		char host[256], port[8], err[ERRLEN];
-		j[k].rc = split_hostport("upstream", j[k].text, 0, host, sizeof(host), port,
-					 sizeof(port), err);
-		if (!j[k].rc)
-			j[k].rc = lookup(flags, host, port, 0, &j[k].ss, &j[k].len);
-	}
-	pthread_mutex_lock(&r->lock);
-	for (k = 0; k < nj; k++) {
-		struct entry *e = find(r, j[k].name, NULL);
-		/* gone, or given another upstream meanwhile: that one counts */
-		if (!e || strcmp(e->upstream, j[k].text) || e->up_state == UP_NUMERIC)
-			continue;
-		if (j[k].rc) {
-			/* still nothing (or a failing name service): a name never
-			 * resolved is tried again next pass; a resolved one keeps
-			 * its last address until it resolves again */
-			later += e->up_state == UP_LATER;
-			continue;
-		}
-		int diff = e->up_state == UP_LATER || e->up_len != j[k].len ||
-			   memcmp(&e->up, &j[k].ss, j[k].len);
-		e->up_at = now;
-		e->up_state = UP_NAME;
-		if (!diff)
-			continue;
-		e->up = j[k].ss;
-		e->up_len = j[k].len;
-		changed++;
-		/* connections accepted from now on go there; open ones stay */
-		if (e->handle)
-			r->ops->set_upstream(r->ctx, e->handle, (const struct sockaddr *)&e->up,
-					     e->up_len);
-	}
-	pthread_mutex_unlock(&r->lock);
-	for (k = 0; k < nj; k++)
-		free(j[k].text);
-	free(j);
-	if (pending)
-		*pending = later;
-	return changed;
 }

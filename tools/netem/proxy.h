@@ -30,8 +30,10 @@
  * the resolver's (set_upstream, proxy_registry_resolve()).
  */
 struct proxy_plane_ops {
-	/* listen on @listen, connect to @upstream; the bound address into
-	 * @bound.  Return: 0; a negative errno with a message in @err. */
+	/* listen on @listen, connect to @upstream (@upstream_len 0: no
+	 * upstream yet, each connection closed at once and counted in
+	 * upstream_failed); the bound address into @bound.  Return: 0; a
+	 * negative errno with a message in @err. */
 	int (*open)(void *ctx, const char *name, const struct sockaddr *listen, socklen_t listen_len,
 		    const struct sockaddr *upstream, socklen_t upstream_len, void **handle,
 		    struct sockaddr_storage *bound, socklen_t *bound_len, char *err, size_t errlen);
@@ -39,7 +41,8 @@ struct proxy_plane_ops {
 	 * (never NULL) gets the counters as the close left them: what the
 	 * connections held counted in bytes_dropped, held 0, active 0 */
 	void (*close)(void *ctx, void *handle, struct tcp_proxy_stats *final);
-	/* Return: 0 or a negative errno */
+	/* where connections accepted from now on go (@upstream_len 0:
+	 * nowhere, as open says).  Return: 0 or a negative errno */
 	int (*set_upstream)(void *ctx, void *handle, const struct sockaddr *upstream,
 			    socklen_t upstream_len);
 	/* the proxy's whole toxic list, in the order added.  Return: 0; a
@@ -53,6 +56,10 @@ struct proxy_plane_ops {
 	 * proxy refuses what it could not run once enabled.  NULL: all are.
 	 * Return: 0; -EINVAL, -EOPNOTSUPP with a message in @err (a 400) */
 	int (*validate)(void *ctx, const struct toxic *t, char *err, size_t errlen);
+	/* the reports of the proxy's tc toxics on @stream: a JSON array as
+	 * text (malloc'd), as tcp_proxy_tc_report() writes it; NULL: no
+	 * memory.  NULL op: the plane keeps none (the stats show "tc": []) */
+	char *(*tc_report)(void *ctx, void *handle, enum toxic_stream stream);
 };
 
 struct proxy_registry;
@@ -109,9 +116,10 @@ int proxy_registry_populate(struct proxy_registry *r, const char *json, size_t l
 
 /**
  * proxy_registry_resolve() - look up again the upstream names that did not
- * resolve yet (a proxy made with one is open, on a placeholder address
- * that refuses every connection: the client's is closed at once and
- * counted in upstream_failed) and those resolved PROXY_RERESOLVE_S ago or
+ * resolve yet (a proxy made with one is open with no upstream address:
+ * the plane closes each client's connection at once, with no connect
+ * tried, and counts it in upstream_failed) and those resolved
+ * PROXY_RERESOLVE_S ago or
  * more; an address found or changed is given to the plane for the
  * connections accepted from then on.  The name service is asked with no
  * lock held, so a slow one stalls no request.

@@ -15,7 +15,10 @@
  * The open-file limit is raised to its hard limit first (each proxied
  * connection costs two descriptors).  A resolver thread looks up the
  * upstream names that did not resolve at create (toxiproxy takes them:
- * a docker-compose service not up yet) every PROXY_RESOLVE_RETRY_S, and
+ * a docker-compose service not up yet; until then the proxy is open with
+ * no upstream address, an explicit state of the plane in which each
+ * accepted connection is closed at once, with no connect tried, and
+ * counted in upstream_failed) every PROXY_RESOLVE_RETRY_S, and
  * every resolved name again each PROXY_RERESOLVE_S so that a DNS change
  * is followed (proxy_registry_resolve()).  Toxics are checked for the
  * registry without opening anything (tcp_validate(), on a scratch
@@ -140,7 +143,7 @@ static int tc_parse(struct pw_runtime *scratch, const char *cmd, char *msg, size
  * depends on the device's state (a class whose parent qdisc does not
  * exist) is found when the plane sets the toxic, as before.
  */
-static int tcp_validate(void *ctx, const struct toxic *t, char *err, size_t errlen)
+static int tcp_validate_words(void *ctx, const struct toxic *t, char *err, size_t errlen)
 {
 	struct srv *sv = ctx;
 	if (t->type != TOXIC_TC)
@@ -193,6 +196,21 @@ static int tcp_validate(void *ctx, const struct toxic *t, char *err, size_t errl
 	return 0;
 }
 
+/* ... and a tc toxic's schedule, loaded for a device of its own on the
+ * scratch runtime (tcp_tc_schedule_check()). */
+static int tcp_validate(void *ctx, const struct toxic *t, char *err, size_t errlen)
+{
+	struct srv *sv = ctx;
+	int rc = tcp_validate_words(ctx, t, err, errlen);
+	return rc ? rc : tcp_tc_schedule_check(sv->scratch, t, err, errlen);
+}
+
+static char *tcp_tc_report(void *ctx, void *handle, enum toxic_stream stream)
+{
+	(void)ctx;
+	return tcp_proxy_tc_report(handle, stream);
+}
+
 static const struct proxy_plane_ops tcp_plane_ops = {
 	.open = tcp_open,
 	.close = tcp_close,
@@ -200,6 +218,7 @@ static const struct proxy_plane_ops tcp_plane_ops = {
 	.set_toxics = tcp_set_toxics,
 	.stats = tcp_stats,
 	.validate = tcp_validate,
+	.tc_report = tcp_tc_report,
 };
 
 /* ------------------------------------------------------------ resolver */

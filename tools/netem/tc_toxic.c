@@ -43,12 +43,29 @@
  * or changed is destroyed by the control thread once empty, after every
  * worker stopped sending on it (tcp.c).
  *
+ * Schedules and accuracy.  Every device keeps its qdiscs' accuracy
+ * figures (pw_netdev_accuracy_enable() before its words run, so each
+ * qdisc counts from its creation): always on, because the figures are
+ * about packets gone by, which no later request could count.  A toxic's
+ * "schedule" text, each word after "dev" replaced by the device's name
+ * line by line (the client's line numbers stay), is loaded against the
+ * device and started when the device is made (toxic added, changed or
+ * its proxy enabled); its steps run on a pinwheel timer of the plane's
+ * runtime and the schedule's own thread, each a tc change that keeps
+ * the packets queued; it stops before the device goes.  A disabled
+ * proxy's toxic is checked the same way on a device of its own made on
+ * the validator's scratch runtime (tcp_tc_schedule_check()).  The report
+ * (tc_report_json()) is tc's JSON show with the accuracy, the library's
+ * check over the device and the schedule's status, written as text so
+ * this file needs no JSON library.
+ *
  * Threads: as tc_toxic.h says.  Locks: none of its own.  Costs: a piece is
  * a packet (one malloc), a push (a compare-and-swap) and, when the queue
  * runs on another worker, one eventfd write.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -201,15 +218,18 @@ int tc_toxic_drain(struct worker *w, int final)
 int tc_dev_matches(const struct tc_dev *d, const struct toxic *t)
 {
 	const char *w = t->a.tc.qdisc ? t->a.tc.qdisc : t->a.tc.batch;
+	const char *sc = t->a.tc.schedule;
 	return t->type == TOXIC_TC && d->stream == t->stream && !strcmp(d->toxic, t->name) &&
-	       d->batch == !t->a.tc.qdisc && w && !strcmp(d->words, w);
+	       d->batch == !t->a.tc.qdisc && w && !strcmp(d->words, w) &&
+	       !d->sched_text == !sc && (!sc || !strcmp(d->sched_text, sc));
 }
 
-/* One batch command with the word after "dev" replaced by @dev.
- * Return: the command (malloc'd); NULL (no memory). */
+/* One batch command with each word after "dev" replaced by @dev (a
+ * command may name "dev" more than once: room for a replacement every
+ * other word).  Return: the command (malloc'd); NULL (no memory). */
 static char *with_dev(const char *cmd, size_t n, const char *dev)
 {
-	char *out = malloc(n + strlen(dev) + 2);
+	char *out = malloc(n + (n / 2 + 1) * strlen(dev) + 2);
 	if (!out)
 		return NULL;
 	size_t o = 0, i = 0;
@@ -238,7 +258,7 @@ static char *with_dev(const char *cmd, size_t n, const char *dev)
 }
 
 /* Run @t's words on @d's device.  Return: 0; a negative errno, @err set. */
-static int run_words(struct tcp_plane *pl, struct tc_dev *d, const struct toxic *t, char *err,
+static int run_words(struct pw_runtime *rt, struct tc_dev *d, const struct toxic *t, char *err,
 		     size_t errlen)
 {
 	char msg[256] = "";
@@ -246,7 +266,7 @@ static int run_words(struct tcp_plane *pl, struct tc_dev *d, const struct toxic 
 		char *cmd = NULL;
 		if (asprintf(&cmd, "qdisc add dev %s root %s", d->devname, d->words) < 0)
 			return -ENOMEM;
-		int r = pw_tc(pl->rt, cmd, 0, NULL, 0, msg, sizeof(msg));
+		int r = pw_tc(rt, cmd, 0, NULL, 0, msg, sizeof(msg));
 		free(cmd);
 		if (r) {
 			snprintf(err, errlen, "toxic %s: tc refused \"%s\": %s", t->name, d->words,
@@ -262,7 +282,7 @@ static int run_words(struct tcp_plane *pl, struct tc_dev *d, const struct toxic 
 		char *cmd = with_dev(s, n, d->devname);
 		if (!cmd)
 			return -ENOMEM;
-		int r = pw_tc(pl->rt, cmd, 0, NULL, 0, msg, sizeof(msg));
+		int r = pw_tc(rt, cmd, 0, NULL, 0, msg, sizeof(msg));
 		if (r) {
 			snprintf(err, errlen, "toxic %s: tc refused batch line %u \"%.*s\": %s", t->name,
 				 line, (int)(n > 120 ? 120 : n), s, msg[0] ? msg : strerror(-r));
@@ -270,6 +290,70 @@ static int run_words(struct tcp_plane *pl, struct tc_dev *d, const struct toxic 
 			return -EINVAL;
 		}
 		free(cmd);
+	}
+	return 0;
+}
+
+/* @text with, on each line, every word after "dev" replaced by @dev
+ * (lines kept, so the schedule's line numbers stay the client's).
+ * Return: the text (malloc'd); NULL (no memory). */
+static char *text_with_dev(const char *text, const char *dev)
+{
+	size_t n = strlen(text);
+	char *out = malloc(n + (n / 2 + 1) * strlen(dev) + 2);
+	if (!out)
+		return NULL;
+	size_t o = 0;
+	for (const char *p = text;;) {
+		const char *e = strchr(p, '\n');
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+		char *l = with_dev(p, len, dev);
+		if (!l) {
+			free(out);
+			return NULL;
+		}
+		size_t ll = strlen(l);
+		memcpy(out + o, l, ll);
+		o += ll;
+		free(l);
+		if (!e)
+			break;
+		out[o++] = '\n';
+		p = e + 1;
+	}
+	out[o] = '\0';
+	return out;
+}
+
+int tc_schedule_load_inline(struct pw_runtime *rt, const char *text, const char *devname,
+			    struct pw_tc_schedule **out, char *msg, size_t msglen)
+{
+	*out = NULL;
+	char *t = text_with_dev(text, devname);
+	if (!t)
+		return -ENOMEM;
+	int r = pw_tc_schedule_load(rt, t, "schedule", devname, 0, out, msg, msglen);
+	free(t);
+	return r;
+}
+
+/* Load @t's schedule for @d's device (started by the caller).
+ * Return: 0; a negative errno with the bad line and token in @err. */
+static int sched_load(struct pw_runtime *rt, struct tc_dev *d, const struct toxic *t, char *err,
+		      size_t errlen)
+{
+	d->sched_text = strdup(t->a.tc.schedule);
+	if (!d->sched_text)
+		return -ENOMEM;
+	char msg[512] = "";
+	int r = tc_schedule_load_inline(rt, t->a.tc.schedule, d->devname, &d->sched, msg,
+					sizeof(msg));
+	if (r == -ENOMEM)
+		return r;
+	if (r) {
+		snprintf(err, errlen, "toxic %s: attributes.%s", t->name,
+			 msg[0] ? msg : strerror(-r));
+		return -EINVAL;
 	}
 	return 0;
 }
@@ -301,22 +385,229 @@ int tc_dev_create(struct tcp_plane *pl, const struct toxic *t, uint64_t serial,
 		free(d);
 		return r;
 	}
-	r = run_words(pl, d, t, err, errlen);
+	d->rt = pl->rt;
+	/* accuracy before the qdiscs: each keeps its figures from its start */
+	r = pw_netdev_accuracy_enable(d->dev, 1);
+	if (!r)
+		r = run_words(pl->rt, d, t, err, errlen);
+	if (!r && t->a.tc.schedule)
+		r = sched_load(pl->rt, d, t, err, errlen);
 	if (r) {
 		if (r == -ENOMEM)
 			snprintf(err, errlen, "toxic %s: no memory for its tc commands", t->name);
 		tc_dev_destroy(d);
 		return r;
 	}
+	if (d->sched && (r = pw_tc_schedule_start(d->sched))) {
+		snprintf(err, errlen, "toxic %s: its schedule did not start: %s", t->name,
+			 strerror(-r));
+		tc_dev_destroy(d);
+		return r == -EINVAL ? -ENOMEM : r;
+	}
 	*out = d;
 	return 0;
+}
+
+static void check_drop(struct pw_netdev *dev, struct pw_pkt *pkt, enum pw_drop_reason reason,
+		       void *ctx)
+{
+	(void)dev;
+	(void)pkt;
+	(void)reason;
+	(void)ctx; /* a checking device carries no packet */
+}
+
+static int check_xmit(struct pw_netdev *dev, unsigned txq, struct pw_pkt *pkt, void *ctx)
+{
+	(void)dev;
+	(void)txq;
+	(void)pkt;
+	(void)ctx;
+	return PW_NETDEV_TX_OK;
+}
+
+static const struct pw_netdev_ops check_ops = { .xmit = check_xmit, .drop = check_drop };
+
+int tcp_tc_schedule_check(struct pw_runtime *scratch, const struct toxic *t, char *err,
+			  size_t errlen)
+{
+	if (t->type != TOXIC_TC || !t->a.tc.schedule || !scratch)
+		return 0; /* no scratch runtime: the plane checks it when it sets it */
+	const char *w = t->a.tc.qdisc ? t->a.tc.qdisc : t->a.tc.batch;
+	struct tc_dev d;
+	memset(&d, 0, sizeof(d));
+	static uint64_t serial; /* atomic: names unique among concurrent checks */
+	snprintf(d.devname, sizeof(d.devname), "pwsch%llu",
+		 (unsigned long long)__atomic_fetch_add(&serial, 1, __ATOMIC_RELAXED));
+	d.batch = !t->a.tc.qdisc;
+	d.words = (char *)(uintptr_t)w;
+	int r = pw_netdev_create(scratch, d.devname, 1, &check_ops, NULL, &d.dev);
+	if (r) {
+		snprintf(err, errlen, "toxic %s: cannot check its schedule: %s", t->name,
+			 strerror(-r));
+		return r;
+	}
+	/* the qdiscs first (a step's change needs them); their own errors
+	 * are the validator's to report, so only the schedule's count here */
+	char ignore[256];
+	if (w)
+		run_words(scratch, &d, t, ignore, sizeof(ignore));
+	r = sched_load(scratch, &d, t, err, errlen);
+	if (r == -ENOMEM)
+		snprintf(err, errlen, "toxic %s: no memory to check its schedule", t->name);
+	pw_tc_schedule_free(d.sched);
+	free(d.sched_text);
+	pw_netdev_destroy(d.dev);
+	return r;
 }
 
 void tc_dev_destroy(struct tc_dev *d)
 {
 	if (!d)
 		return;
+	pw_tc_schedule_free(d->sched); /* stopped: no step after this */
 	pw_netdev_destroy(d->dev);
 	free(d->words);
+	free(d->sched_text);
 	free(d);
+}
+
+/* ------------------------------------------------------------ the report */
+
+/* @s as a JSON string on @f (quotes, backslashes and control characters
+ * escaped). */
+static void json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; s && *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+	fputc('"', f);
+}
+
+/* "tc -s -j qdisc show dev D" with the accuracy: malloc'd; NULL (no
+ * memory, or tc failed). */
+static char *qdisc_show(struct pw_runtime *rt, const char *devname)
+{
+	char cmd[64], err[256];
+	snprintf(cmd, sizeof(cmd), "qdisc show dev %s", devname);
+	for (size_t cap = 1 << 14; cap <= (1u << 24); cap *= 4) {
+		char *out = malloc(cap);
+		if (!out)
+			return NULL;
+		out[0] = '\0';
+		int rc = pw_tc(rt, cmd, PW_TC_STATS | PW_TC_JSON | PW_TC_ACCURACY, out, cap, err,
+			       sizeof(err));
+		if (rc == -ENOSPC) {
+			free(out);
+			continue;
+		}
+		if (rc) {
+			free(out);
+			return NULL;
+		}
+		size_t n = strlen(out);
+		while (n && (out[n - 1] == '\n' || out[n - 1] == ' '))
+			out[--n] = '\0';
+		return out;
+	}
+	return NULL;
+}
+
+char *tc_dev_report(struct tc_dev *d)
+{
+	return tc_report_json(d->rt, d->dev, d->devname, d->toxic, d->sched);
+}
+
+char *tc_report_json(struct pw_runtime *rt, struct pw_netdev *dev, const char *devname,
+		     const char *toxic, struct pw_tc_schedule *sched)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	if (!f)
+		return NULL;
+	fputs("{\"toxic\":", f);
+	json_str(f, toxic);
+	fputs(",\"device\":", f);
+	json_str(f, devname);
+	char *q = qdisc_show(rt, devname);
+	fprintf(f, ",\"qdiscs\":%s", q && q[0] ? q : "[]");
+	free(q);
+	char why[2048] = "";
+	int v = pw_netdev_accuracy_check(dev, why, sizeof(why));
+	fprintf(f, ",\"check\":\"%s\",\"why\":",
+		v == PW_ACC_FAIL ? "fail" : v == PW_ACC_PASS ? "pass" :
+		v == PW_ACC_NOT_JUDGED ? "not judged" : "error");
+	size_t wn = strlen(why);
+	while (wn && why[wn - 1] == '\n')
+		why[--wn] = '\0';
+	json_str(f, why);
+	struct pw_tc_schedule_status ss;
+	if (sched && !pw_tc_schedule_status(sched, &ss)) {
+		fprintf(f,
+			",\"schedule\":{\"step\":%d,\"line\":%u,\"loops\":%" PRIu64 ",\"steps\":%u,"
+			"\"due\":%" PRIu64 ",\"applied\":%" PRIu64 ",\"failed\":%" PRIu64
+			",\"finished\":%s",
+			ss.step, ss.line, ss.cycle, ss.nsteps, ss.due, ss.applied, ss.failed,
+			ss.finished ? "true" : "false");
+		if (ss.failed_step >= 0) {
+			fprintf(f, ",\"last_failure\":{\"line\":%u,\"error\":", ss.failed_line);
+			json_str(f, ss.failed_msg);
+			fputc('}', f);
+		}
+		fputc('}', f);
+	}
+	fputc('}', f);
+	if (fclose(f)) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+char *tcp_proxy_tc_report(struct tcp_proxy *p, enum toxic_stream stream)
+{
+	if (!p)
+		return NULL;
+	/* the devices of @stream, in the list's order */
+	unsigned n = 0;
+	for (struct tc_dev *d = p->tcdevs; d; d = d->next)
+		n += d->stream == stream;
+	struct tc_dev **v = n ? calloc(n, sizeof(*v)) : NULL;
+	if (n && !v)
+		return NULL;
+	unsigned k = 0;
+	for (struct tc_dev *d = p->tcdevs; d; d = d->next)
+		if (d->stream == stream)
+			v[k++] = d;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	if (!f) {
+		free(v);
+		return NULL;
+	}
+	fputc('[', f);
+	int ok = 1;
+	for (unsigned i = 0; i < n && ok; i++) {
+		char *r = tc_dev_report(v[i]);
+		ok = r != NULL;
+		if (r)
+			fprintf(f, "%s%s", i ? "," : "", r);
+		free(r);
+	}
+	fputc(']', f);
+	free(v);
+	if (fclose(f) || !ok) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
 }

@@ -6,7 +6,11 @@
  * that stand for a connection's chunks in it; and their way back to the
  * connection's worker.  Private to the TCP plane (tcp.c, conn.c).
  *
- * Threads: tc_dev_create/destroy on the control thread; tc_dev_send and
+ * A tc toxic's "schedule" runs on the device from its creation (a
+ * pw_tc_schedule on the plane's runtime), and every device keeps its
+ * qdiscs' accuracy figures for the API's statistics (tc_dev_report()).
+ *
+ * Threads: tc_dev_create/destroy and the reports on the control thread; tc_dev_send and
  * tc_toxic_drain on a worker; the device's driver callbacks on whichever
  * worker (or the control thread, at destroy) the layer calls them.
  * Locks: none of its own (the layer's queue and configuration locks).
@@ -22,6 +26,8 @@
 struct tcp_plane;
 struct worker;
 struct pw_netdev;
+struct pw_runtime;
+struct pw_tc_schedule;
 
 /* A tc toxic's device. */
 struct tc_dev {
@@ -32,6 +38,9 @@ struct tc_dev {
 	enum toxic_stream stream;
 	char *words;               /* the toxic's qdisc or batch text (a copy) */
 	int batch;                 /* words is a batch */
+	char *sched_text;          /* the toxic's schedule text (a copy), or NULL */
+	struct pw_tc_schedule *sched; /* running from the device's creation */
+	struct pw_runtime *rt;     /* the plane's (tc show for the report) */
 	int pinned;                /* a connection may still use it: destroyed
 				      only with the proxy */
 	uint64_t inflight;         /* atomic: packets in the device */
@@ -55,7 +64,8 @@ int tc_dev_create(struct tcp_plane *pl, const struct toxic *t, uint64_t serial,
  */
 void tc_dev_destroy(struct tc_dev *d);
 
-/* Does @d serve toxic @t as it is now (same name, stream and words)? */
+/* Does @d serve toxic @t as it is now (same name, stream, words and
+ * schedule)? */
 int tc_dev_matches(const struct tc_dev *d, const struct toxic *t);
 
 /**
@@ -78,6 +88,41 @@ int tc_toxic_drain(struct worker *w, int final);
 
 /* Is anything waiting for tc_toxic_drain()?  @w's thread. */
 int tc_toxic_pending(struct worker *w);
+
+/**
+ * tc_dev_report() - @d's report for the API's statistics, a JSON object
+ * (text): {"toxic","device","qdiscs": tc -s -j qdisc show with each
+ * qdisc's accuracy, "check": "pass"|"fail"|"not judged" and "why" (the
+ * library's check over the device: metric and tolerance in
+ * include/pinwheel/net.h), and "schedule": {"step","line","loops","due",
+ * "applied","failed", "last_failure"} when it has one}.
+ * Context: the control thread (any thread but a driver callback).
+ * Return: the text (malloc'd); NULL (no memory).
+ */
+char *tc_dev_report(struct tc_dev *d);
+
+/**
+ * tc_report_json() - tc_dev_report()'s object for any device: @dev named
+ * @devname on @rt (its accuracy on: pw_netdev_accuracy_enable()), shown
+ * as toxic @toxic, with schedule @sched (NULL: none) -- for a UDP
+ * proxy's direction devices as for a TCP proxy's tc toxics.
+ * Context: any thread but a driver callback.  Return: the text
+ * (malloc'd); NULL (no memory).
+ */
+char *tc_report_json(struct pw_runtime *rt, struct pw_netdev *dev, const char *devname,
+		     const char *toxic, struct pw_tc_schedule *sched);
+
+/**
+ * tc_schedule_load_inline() - load the schedule @text (sent inline: its
+ * commands name the device with any word after "dev", replaced by
+ * @devname, line numbers kept) for device @devname of @rt; started by the
+ * caller (pw_tc_schedule_start()).
+ * Context: the control thread.  Return: 0 with *@out set; -EINVAL,
+ * -ENODEV with "schedule:LINE: ..." naming the bad token in @msg;
+ * -ENOMEM.
+ */
+int tc_schedule_load_inline(struct pw_runtime *rt, const char *text, const char *devname,
+			    struct pw_tc_schedule **out, char *msg, size_t msglen);
 
 /* The calling thread is worker @w (NULL: none).  Once, at its start. */
 void tc_toxic_thread(struct worker *w);

@@ -3,7 +3,8 @@
  * pinwheel-netem's TCP data path: the plane (a runtime, its workers and
  * their loops), the control thread's commands, the proxies (listeners,
  * upstream, toxic lists, statistics).  The connections are
- * tools/netem/conn.c, the toxics between their sockets
+ * tools/netem/conn.c, the listening sockets and accepts
+ * tools/netem/listen.c, the toxics between their sockets
  * tools/netem/stream.c, the contract tools/netem/tcp.h, the structures
  * the files share tools/netem/tcp_priv.h.
  *
@@ -254,29 +255,6 @@ static int broadcast(struct tcp_proxy *p, enum cmd_op op, struct toxic_lists *tl
 
 /* ------------------------------------------------------------ workers */
 
-static void do_accept(struct slot *sl)
-{
-	uint64_t now = pw_now_ns(sl->w->pl->rt);
-	for (int i = 0; i < ACCEPT_BATCH; i++) {
-		int fd = accept4(sl->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-		if (fd < 0) {
-			if ((errno == EMFILE || errno == ENFILE) && !sl->paused) {
-				/* out of descriptors: the listener leaves the
-				 * epoll set (it is level-triggered) and comes
-				 * back with a retry round; it stays on the
-				 * worker's paused list until it is back */
-				ctr_add(&sl->st.fd_exhausted, 1);
-				epoll_ctl(sl->w->ep, EPOLL_CTL_DEL, sl->lfd, NULL);
-				sl->paused = 1;
-				sl->pause_next = sl->w->paused;
-				sl->w->paused = sl;
-			}
-			return;
-		}
-		tcp_conn_new(sl, fd, now);
-	}
-}
-
 static void handle_event(struct worker *w, struct epoll_event *ev)
 {
 	struct tag *tag = ev->data.ptr;
@@ -290,7 +268,7 @@ static void handle_event(struct worker *w, struct epoll_event *ev)
 		break;
 	}
 	case TAG_LISTEN:
-		do_accept(pw_container_of(tag, struct slot, tag));
+		tcp_listen_accept(pw_container_of(tag, struct slot, tag));
 		break;
 	case TAG_CLIENT:
 	case TAG_UPSTREAM: {
@@ -326,17 +304,7 @@ static void retry_round(struct worker *w)
 		else if (!conn_busy(c))
 			free(c);
 	}
-	struct slot **pp = &w->paused;
-	while (*pp) {
-		struct slot *sl = *pp;
-		struct epoll_event e = { .events = EPOLLIN, .data.ptr = &sl->tag };
-		if (epoll_ctl(w->ep, EPOLL_CTL_ADD, sl->lfd, &e) == 0) {
-			sl->paused = 0;
-			*pp = sl->pause_next;
-		} else {
-			pp = &sl->pause_next;
-		}
-	}
+	tcp_listen_resume(w);
 }
 
 static void *worker_main(void *arg)
@@ -546,71 +514,17 @@ void tcp_plane_destroy(struct tcp_plane *pl)
 
 /* ------------------------------------------------------------ proxies */
 
-static uint16_t sa_port(const struct sockaddr *sa)
-{
-	if (sa->sa_family == AF_INET)
-		return ntohs(((const struct sockaddr_in *)(const void *)sa)->sin_port);
-	if (sa->sa_family == AF_INET6)
-		return ntohs(((const struct sockaddr_in6 *)(const void *)sa)->sin6_port);
-	return 0;
-}
-
-static int sa_any(const struct sockaddr *sa)
-{
-	if (sa->sa_family == AF_INET)
-		return ((const struct sockaddr_in *)(const void *)sa)->sin_addr.s_addr == htonl(INADDR_ANY);
-	const struct sockaddr_in6 *a = (const void *)sa;
-	return IN6_IS_ADDR_UNSPECIFIED(&a->sin6_addr);
-}
-
-/* Does @a (about to be bound) collide with @b (bound)?  SO_REUSEPORT would
- * let this process bind it twice; toxiproxy's listen would fail. */
-static int sa_collide(const struct sockaddr *a, const struct sockaddr *b)
-{
-	if (sa_port(a) == 0 || sa_port(a) != sa_port(b))
-		return 0;
-	if (sa_any(a) || sa_any(b))
-		return 1;
-	if (a->sa_family != b->sa_family)
-		return 0;
-	if (a->sa_family == AF_INET)
-		return ((const struct sockaddr_in *)(const void *)a)->sin_addr.s_addr ==
-		       ((const struct sockaddr_in *)(const void *)b)->sin_addr.s_addr;
-	return !memcmp(&((const struct sockaddr_in6 *)(const void *)a)->sin6_addr,
-		       &((const struct sockaddr_in6 *)(const void *)b)->sin6_addr, 16);
-}
-
-/* A listening socket of a proxy's group.  The @first binds before it
- * sets SO_REUSEPORT: a bind without it fails on a port any other socket
- * holds (with SO_REUSEPORT or not), and port 0 gets a port no one holds;
- * the others then join it.  Return: the socket; a negative errno. */
-static int listen_one(const struct sockaddr *sa, socklen_t len, int first)
-{
-	int fd = socket(sa->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	int one = 1;
-	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
-	    (!first && setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) < 0) ||
-	    bind(fd, sa, len) < 0 ||
-	    (first && setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) < 0) ||
-	    listen(fd, 4096) < 0) {
-		int e = -errno;
-		close(fd);
-		return e;
-	}
-	return fd;
-}
-
 int tcp_proxy_open(struct tcp_plane *pl, const char *name, const struct sockaddr *listen,
 		   socklen_t listen_len, const struct sockaddr *upstream, socklen_t upstream_len,
 		   struct tcp_proxy **out, struct sockaddr_storage *bound, socklen_t *bound_len,
 		   char *err, size_t errlen)
 {
 	char as[80];
-	if (!pl || !listen || !upstream || !out ||
+	if (!upstream)
+		upstream_len = 0;
+	if (!pl || !listen || !out ||
 	    (listen->sa_family != AF_INET && listen->sa_family != AF_INET6) ||
-	    (upstream->sa_family != AF_INET && upstream->sa_family != AF_INET6) ||
+	    (upstream_len && upstream->sa_family != AF_INET && upstream->sa_family != AF_INET6) ||
 	    listen_len > sizeof(struct sockaddr_storage) ||
 	    upstream_len > sizeof(struct sockaddr_storage)) {
 		snprintf(err, errlen, "proxy %s: listen and upstream must be IPv4 or IPv6 addresses",
@@ -620,7 +534,7 @@ int tcp_proxy_open(struct tcp_plane *pl, const char *name, const struct sockaddr
 	addr_str(listen, as, sizeof(as));
 	pthread_mutex_lock(&pl->lock);
 	for (struct tcp_proxy *q = pl->proxies; q; q = q->next)
-		if (sa_collide(listen, (const struct sockaddr *)&q->bound)) {
+		if (tcp_listen_collide(listen, (const struct sockaddr *)&q->bound)) {
 			pthread_mutex_unlock(&pl->lock);
 			snprintf(err, errlen, "cannot listen on %s: address in use (proxy %s)", as,
 				 q->name);
@@ -636,7 +550,8 @@ int tcp_proxy_open(struct tcp_plane *pl, const char *name, const struct sockaddr
 	p->pl = pl;
 	snprintf(p->name, sizeof(p->name), "%s", name ? name : "");
 	pthread_mutex_init(&p->ulock, NULL);
-	memcpy(&p->up, upstream, upstream_len);
+	if (upstream_len)
+		memcpy(&p->up, upstream, upstream_len);
 	p->uplen = upstream_len;
 	for (unsigned i = 0; i < pl->nw; i++) {
 		p->slot[i].lfd = -1;
@@ -648,7 +563,7 @@ int tcp_proxy_open(struct tcp_plane *pl, const char *name, const struct sockaddr
 	for (unsigned i = 0; i < pl->nw; i++) {
 		const struct sockaddr *sa = i ? (const struct sockaddr *)&p->bound : listen;
 		socklen_t len = i ? p->boundlen : listen_len;
-		int fd = listen_one(sa, len, i == 0);
+		int fd = tcp_listen_one(sa, len, i == 0);
 		if (fd < 0) {
 			r = fd;
 			snprintf(err, errlen, "cannot listen on %s: %s", as, strerror(-r));
@@ -692,12 +607,15 @@ fail:
 int tcp_proxy_set_upstream(struct tcp_proxy *p, const struct sockaddr *upstream,
 			   socklen_t upstream_len)
 {
-	if (!p || !upstream || upstream_len > sizeof(struct sockaddr_storage) ||
-	    (upstream->sa_family != AF_INET && upstream->sa_family != AF_INET6))
+	if (!upstream)
+		upstream_len = 0;
+	if (!p || upstream_len > sizeof(struct sockaddr_storage) ||
+	    (upstream_len && upstream->sa_family != AF_INET && upstream->sa_family != AF_INET6))
 		return -EINVAL;
 	pthread_mutex_lock(&p->ulock);
 	memset(&p->up, 0, sizeof(p->up));
-	memcpy(&p->up, upstream, upstream_len);
+	if (upstream_len)
+		memcpy(&p->up, upstream, upstream_len);
 	p->uplen = upstream_len;
 	pthread_mutex_unlock(&p->ulock);
 	return 0;
@@ -1008,6 +926,8 @@ void tcp_proxy_stats(struct tcp_proxy *p, struct tcp_proxy_stats *s)
 			b->chunks_out += ctr_get(&a->chunks_out);
 			b->delay_count += ctr_get(&a->delay_count);
 			b->delay_sum_ns += ctr_get(&a->delay_sum_ns);
+			for (unsigned k = 0; k < TCP_DELAY_BUCKETS; k++)
+				b->delay_hist[k] += ctr_get(&a->delay_hist[k]);
 			uint64_t m = ctr_get(&a->delay_max_ns);
 			if (m > b->delay_max_ns)
 				b->delay_max_ns = m;

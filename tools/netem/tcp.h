@@ -72,7 +72,11 @@ void tcp_plane_destroy(struct tcp_plane *pl);
  * address bound is written to @bound), one SO_REUSEPORT socket a worker,
  * and proxy each accepted connection to @upstream (connected from the
  * worker that accepted it; refused or unreachable: the client's
- * connection is closed, as toxiproxy closes it).  @name is for messages
+ * connection is closed, as toxiproxy closes it).  No upstream (@upstream
+ * NULL or @upstream_len 0: a name that does not resolve yet): each
+ * connection accepted is closed at once, with no connect tried, and
+ * counted in upstream_failed, until tcp_proxy_set_upstream() gives one.
+ * @name is for messages
  * and statistics only.  The proxy starts with no toxic.  A port another
  * socket holds (this plane's, another process's, even one that set
  * SO_REUSEPORT itself) is refused: the group is bound only after a plain
@@ -87,7 +91,9 @@ int tcp_proxy_open(struct tcp_plane *pl, const char *name, const struct sockaddr
 		   char *err, size_t errlen);
 
 /**
- * tcp_proxy_set_upstream() - where connections accepted from now on go.
+ * tcp_proxy_set_upstream() - where connections accepted from now on go
+ * (@upstream NULL or @upstream_len 0: nowhere, they are closed at once,
+ * as tcp_proxy_open() says).
  * Context: the control thread (the workers read it under the proxy's
  * upstream mutex).  Return: 0; -EINVAL (not IPv4 or IPv6).
  */
@@ -138,6 +144,37 @@ struct tcp_proxy_stats;
  */
 void tcp_proxy_close_stats(struct tcp_proxy *p, struct tcp_proxy_stats *final);
 
+/*
+ * The achieved delay's histogram: bucket 0 below 16 us, then 8 buckets an
+ * octave (each 1/8 of its octave wide, so a quantile read at a bucket's
+ * middle is within 1/16 of the value) up to 2^37 ns, the last bucket
+ * taking anything longer.  8 bytes a bucket, per direction, proxy and
+ * worker.
+ */
+#define TCP_DELAY_MIN_SHIFT 14
+#define TCP_DELAY_OCTAVES   23
+#define TCP_DELAY_BUCKETS   (1 + TCP_DELAY_OCTAVES * 8)
+
+/* The bucket of a delay of @ns. */
+static inline unsigned tcp_delay_bucket(uint64_t ns)
+{
+	if (ns < (1ull << TCP_DELAY_MIN_SHIFT))
+		return 0;
+	unsigned o = 63u - (unsigned)__builtin_clzll(ns);
+	if (o >= TCP_DELAY_MIN_SHIFT + TCP_DELAY_OCTAVES)
+		return TCP_DELAY_BUCKETS - 1;
+	return 1 + (o - TCP_DELAY_MIN_SHIFT) * 8 + (unsigned)((ns >> (o - 3)) & 7);
+}
+
+/* The middle of bucket @i, ns (bucket 0: half its width). */
+static inline uint64_t tcp_delay_bucket_ns(unsigned i)
+{
+	if (i == 0)
+		return 1ull << (TCP_DELAY_MIN_SHIFT - 1);
+	unsigned o = TCP_DELAY_MIN_SHIFT + (i - 1) / 8, sub = (i - 1) % 8;
+	return (1ull << o) + ((2 * sub + 1) << (o - 4));
+}
+
 /* A proxy's statistics: counters since it was opened. */
 struct tcp_dir_stats {
 	uint64_t bytes_in, bytes_out;   /* read from the source, written to the sink */
@@ -151,12 +188,15 @@ struct tcp_dir_stats {
 					   dir_bytes and max_bytes bound) */
 	uint64_t delay_count;           /* chunks whose added delay is summed below */
 	uint64_t delay_sum_ns, delay_max_ns; /* written - read time */
+	uint64_t delay_hist[TCP_DELAY_BUCKETS]; /* the same, by tcp_delay_bucket()
+					   (p50/p99 in the API's stats) */
 	uint64_t stalls;                /* times the source was not read: held_mem
 					   at dir_bytes, or max_bytes reached */
 };
 struct tcp_proxy_stats {
 	uint64_t accepted, active, closed;
-	uint64_t upstream_failed;       /* connect refused or unreachable */
+	uint64_t upstream_failed;       /* connect refused or unreachable, or no
+					   upstream address yet */
 	uint64_t fd_exhausted;          /* out of descriptors (EMFILE, ENFILE):
 					   an accept that failed (its listener
 					   paused until a retry round) or an
@@ -171,6 +211,36 @@ struct tcp_proxy_stats {
  * @p NULL).
  */
 void tcp_proxy_stats(struct tcp_proxy *p, struct tcp_proxy_stats *s);
+
+/**
+ * tcp_proxy_tc_report() - the reports of @p's tc toxics' devices on
+ * stream @stream (tools/netem/tc_toxic.c), a JSON array (text), one
+ * object per tc toxic of the stream: {"toxic","device","qdiscs": tc -s -j
+ * qdisc show with each qdisc's accuracy (achieved sojourn, rate, loss and
+ * the host's lateness beside the configured), "check": "pass", "fail" or
+ * "not judged" with "why" (include/pinwheel/net.h's metric and
+ * tolerance), and "schedule": {"step","line","loops",...} when the toxic
+ * has one}; "[]" when the stream has none.
+ * Context: the control thread.  Return: the text (malloc'd); NULL (no
+ * memory, or @p NULL).
+ */
+char *tcp_proxy_tc_report(struct tcp_proxy *p, enum toxic_stream stream);
+
+struct pw_runtime;
+
+/**
+ * tcp_tc_schedule_check() - would the plane take tc toxic @t's schedule?
+ * Its text is loaded for a device of its own made on @scratch (a runtime
+ * no data path uses) with @t's qdisc or batch, then the device goes; a
+ * toxic with no schedule, or @scratch NULL: 0 at once.  For the registry's validation of a
+ * toxic on a disabled proxy (an enabled one's is checked when the plane
+ * sets it).
+ * Context: the control thread.  Return: 0; -EINVAL with
+ * "toxic NAME: attributes.schedule:LINE: ..." naming the bad token in
+ * @err; -ENOMEM.
+ */
+int tcp_tc_schedule_check(struct pw_runtime *scratch, const struct toxic *t, char *err,
+			  size_t errlen);
 
 /**
  * tcp_raise_nofile() - raise this process's open-file soft limit to its

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What the TCP plane's two files share (tools/netem/tcp.c: the plane, its
- * workers, commands and proxies; tools/netem/conn.c: the connections):
+ * What the TCP plane's files share (tools/netem/tcp.c: the plane, its
+ * workers, commands and proxies; tools/netem/conn.c: the connections;
+ * tools/netem/listen.c: the listeners and accepts):
  * the structures, the per-worker counters' helpers, and conn.c's calls.
  * Private to those files and tools/netem/tc_toxic.c (the tc toxic's
  * devices, which hand pieces back to a connection's worker).
@@ -252,5 +253,35 @@ int tcp_conn_switch_pending(struct conn *c);
  * Context: @sl's worker, running a command.
  */
 void tcp_slot_close(struct slot *sl);
+
+/**
+ * tcp_listen_one() - a listening socket of a proxy's group on @sa: the
+ * @first binds before it sets SO_REUSEPORT, the others join it
+ * (tools/netem/listen.c).
+ * Context: the control thread.  Return: the socket; a negative errno.
+ */
+int tcp_listen_one(const struct sockaddr *sa, socklen_t len, int first);
+
+/**
+ * tcp_listen_collide() - would @a (about to be bound) take the port of
+ * @b (bound)?  The same port on the same address, or either a wildcard.
+ * Context: any thread.  Return: 1 or 0.
+ */
+int tcp_listen_collide(const struct sockaddr *a, const struct sockaddr *b);
+
+/**
+ * tcp_listen_accept() - accept up to ACCEPT_BATCH connections on @sl's
+ * listener, a connection each (tcp_conn_new()); out of descriptors, the
+ * listener leaves the epoll set for the worker's paused list.
+ * Context: @sl's worker.
+ */
+void tcp_listen_accept(struct slot *sl);
+
+/**
+ * tcp_listen_resume() - put @w's paused listeners back in its epoll set
+ * (those that fail stay paused for the next retry round).
+ * Context: @w's thread, in a retry round.
+ */
+void tcp_listen_resume(struct worker *w);
 
 #endif /* PW_NETEM_TCP_PRIV_H */

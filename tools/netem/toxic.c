@@ -9,7 +9,9 @@
  * default), unknown ones ignored (as toxiproxy does), and the ranges of
  * toxic.h enforced (where toxiproxy takes a negative latency or a
  * toxicity of 2: differences listed in docs/relay.md).  pinwheel's own:
- * "seed" on every type, the tc toxic's "qdisc" or "batch".
+ * "seed" on every type, the tc toxic's "qdisc" or "batch" and its
+ * optional "schedule" (texts only: a "trace file" in them is refused,
+ * the API reads no path).
  * The registry (tools/netem/proxy.c) keeps toxics in these terms; the
  * data path (tools/netem/tcp.c) reads them.
  * Threads: any; no state, no locks.
@@ -56,7 +58,9 @@ int toxic_copy(struct toxic *dst, const struct toxic *src)
 		return 0;
 	dst->a.tc.qdisc = src->a.tc.qdisc ? strdup(src->a.tc.qdisc) : NULL;
 	dst->a.tc.batch = src->a.tc.batch ? strdup(src->a.tc.batch) : NULL;
-	if ((src->a.tc.qdisc && !dst->a.tc.qdisc) || (src->a.tc.batch && !dst->a.tc.batch)) {
+	dst->a.tc.schedule = src->a.tc.schedule ? strdup(src->a.tc.schedule) : NULL;
+	if ((src->a.tc.qdisc && !dst->a.tc.qdisc) || (src->a.tc.batch && !dst->a.tc.batch) ||
+	    (src->a.tc.schedule && !dst->a.tc.schedule)) {
 		toxic_release(dst);
 		return -ENOMEM;
 	}
@@ -69,7 +73,8 @@ void toxic_release(struct toxic *t)
 		return;
 	free(t->a.tc.qdisc);
 	free(t->a.tc.batch);
-	t->a.tc.qdisc = t->a.tc.batch = NULL;
+	free(t->a.tc.schedule);
+	t->a.tc.qdisc = t->a.tc.batch = t->a.tc.schedule = NULL;
 }
 
 static int errf(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -132,6 +137,38 @@ static int get_tc(json_t *o, const char *key, char **out, int *given, char *err,
 	return 0;
 }
 
+/* The API reads no file on the server (a path in a request would let a
+ * client read the server's files): a line of @text (attribute @key) with
+ * the word "trace" and, after it, the word "file" is refused, naming the
+ * line; `trace text "..."` carries a trace inline.  NULL: nothing to check. */
+static int no_file(const char *text, const char *key, char *err, size_t errlen)
+{
+	unsigned line = 1;
+	int trace = 0;
+	for (const char *p = text; p && *p;) {
+		if (*p == '\n') {
+			line++;
+			trace = 0;
+			p++;
+			continue;
+		}
+		if (*p == ' ' || *p == '\t' || *p == '\r') {
+			p++;
+			continue;
+		}
+		size_t n = strcspn(p, " \t\r\n");
+		if (n == 5 && !strncmp(p, "trace", 5))
+			trace = 1;
+		else if (trace && n == 4 && !strncmp(p, "file", 4))
+			return errf(err, errlen,
+				    "attributes.%s: line %u: \"trace file\": the API reads no file on "
+				    "the server; send the trace inline: trace text \"1 1 3\"",
+				    key, line);
+		p += n;
+	}
+	return 0;
+}
+
 /* @attrs (an object, or NULL) into @t's attributes; what is absent stays. */
 int toxic_parse_attrs(json_t *attrs, struct toxic *t, char *err, size_t errlen)
 {
@@ -172,13 +209,22 @@ int toxic_parse_attrs(json_t *attrs, struct toxic *t, char *err, size_t errlen)
 		rc = get_int(attrs, "bytes", 0, B, "bytes", &t->a.limit_data.bytes, err, errlen);
 		break;
 	case TOXIC_TC: {
-		int q = 0, b = 0;
-		char *qd = NULL, *bt = NULL;
+		int q = 0, b = 0, sg = 0;
+		char *qd = NULL, *bt = NULL, *sc = NULL;
 		if ((rc = get_tc(attrs, "qdisc", &qd, &q, err, errlen)) ||
-		    (rc = get_tc(attrs, "batch", &bt, &b, err, errlen))) {
+		    (rc = get_tc(attrs, "batch", &bt, &b, err, errlen)) ||
+		    (rc = get_tc(attrs, "schedule", &sc, &sg, err, errlen)) ||
+		    (rc = no_file(qd, "qdisc", err, errlen)) ||
+		    (rc = no_file(bt, "batch", err, errlen)) ||
+		    (rc = no_file(sc, "schedule", err, errlen))) {
 			free(qd);
 			free(bt);
+			free(sc);
 			break;
+		}
+		if (sg) { /* a schedule given replaces the one there was */
+			free(t->a.tc.schedule);
+			t->a.tc.schedule = sc;
 		}
 		if (q && b) {
 			free(qd);
@@ -257,6 +303,8 @@ json_t *toxic_to_json(const struct toxic *t)
 			json_object_set_new(a, "qdisc", json_string(t->a.tc.qdisc));
 		if (t->a.tc.batch)
 			json_object_set_new(a, "batch", json_string(t->a.tc.batch));
+		if (t->a.tc.schedule)
+			json_object_set_new(a, "schedule", json_string(t->a.tc.schedule));
 		break;
 	default:
 		break;

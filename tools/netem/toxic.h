@@ -51,7 +51,11 @@ struct toxic {
 		struct {
 			char *qdisc;         /* what follows "qdisc add dev DEV root", or NULL */
 			char *batch;         /* whole tc commands, one a line, or NULL */
-		} tc;                    /* exactly one of the two; owned (malloc'd) */
+			char *schedule;      /* timed tc commands (a schedule's text,
+						the device named by any word after
+						"dev"), or NULL */
+		} tc;                    /* exactly one of qdisc and batch, schedule
+					    optional; owned (malloc'd) */
 	} a;
 };
 
