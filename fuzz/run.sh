@@ -13,7 +13,7 @@ shift $(( $# >= 2 ? 2 : 1 ))
 here=$(cd "$(dirname "$0")" && pwd)
 targets=("$@")
 if ((${#targets[@]} == 0)); then
-	targets=(timer hrtimer tc dist qdisc trace relay)
+	targets=(timer hrtimer tc dist qdisc trace schedule relay)
 	# the API's target exists only where libmicrohttpd and jansson were found
 	[[ -x $build/fuzz/fuzz_api ]] && targets+=(api)
 fi
