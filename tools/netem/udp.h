@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pinwheel-netem's UDP relay as an instance (tools/netem/udp.c): started
+ * from a struct relay_config, changed in place (tc commands as changes,
+ * packets in flight kept), read (a statistics snapshot, the --stats
+ * report), stopped (drain, join, balance).  The command line runs one;
+ * the API's UDP proxies (not built yet) are meant to run one each.
+ * Threads: each function is called by the relay's controlling thread
+ * (the command line's main thread, or an API thread), one call at a time
+ * per relay (the caller serialises them); the relay's own worker threads
+ * are internal.  Locks: none taken here beyond the layer's configuration
+ * lock inside pw_tc.
+ */
+#ifndef PW_NETEM_UDP_H
+#define PW_NETEM_UDP_H
+
+#include <stddef.h>
+
+#include "relay.h"
+#include "stats.h"
+
+struct udp_relay;
+
+/**
+ * udp_relay_start() - a relay for @cfg (copied; its strings -- spec,
+ * batch and schedule file names -- must outlive the relay): batch files
+ * read, runtime, devices, tc commands, sockets bound (a --listen port 0
+ * is resolved: udp_relay_config() shows it), workers started.  Schedules
+ * wait for udp_relay_start_schedules().
+ * Context: the controlling thread.
+ * Return: 0 and the relay in *@out; -EINVAL (bad configuration: a tc
+ * command, a file, a socket: the message in @err), -ENOMEM, or -EAGAIN (a
+ * worker thread could not start); on failure nothing is left.
+ */
+int udp_relay_start(const struct relay_config *cfg, struct udp_relay **out, char *err,
+		    size_t errlen);
+
+/**
+ * udp_relay_start_schedules() - the schedules' time 0 is now; a schedule
+ * that cannot start is said on stderr.  Context: the controlling thread.
+ * Return: 0, or -1 when one did not start.
+ */
+int udp_relay_start_schedules(struct udp_relay *r);
+
+/**
+ * udp_relay_config() - the relay's configuration (its --listen port
+ * resolved).  Context: any thread while the relay lives.
+ * Return: a pointer into the relay.
+ */
+const struct relay_config *udp_relay_config(const struct udp_relay *r);
+
+/**
+ * udp_relay_workers() - the number of worker threads.  Context: any
+ * thread while the relay lives.  Return: it.
+ */
+unsigned udp_relay_workers(const struct udp_relay *r);
+
+/**
+ * udp_relay_apply() - run @text (tc -batch lines, @name naming it in
+ * messages) on direction @dir as changes ("qdisc add|replace" and "class
+ * add|replace" become "change"): what SIGHUP does with a batch file.
+ * Packets in flight are kept; the workers are kicked after.  @text
+ * becomes the direction's batch text.
+ * Context: the controlling thread.
+ * Return: 0; -EINVAL with the failing command and pw_tc's message in
+ * @err (the commands before it were applied); -ENOMEM.
+ */
+int udp_relay_apply(struct udp_relay *r, enum relay_dir dir, const char *text, const char *name,
+		    char *err, size_t errlen);
+
+/**
+ * udp_relay_tc() - run one tc command (@cmd without "tc") on the relay's
+ * runtime (devices "up" and "down"), then kick the workers.
+ * Context: the controlling thread.
+ * Return: 0; pw_tc's negative errno with its message in @err.
+ */
+int udp_relay_tc(struct udp_relay *r, const char *cmd, char *err, size_t errlen);
+
+/**
+ * udp_relay_reload() - SIGHUP: each direction's batch file read again and
+ * applied as changes (udp_relay_apply()); messages, and the summary
+ * "batch files applied", on stderr.  Context: the controlling thread.
+ * Return: 0, or -1 when a file or a command failed (the rest applied).
+ */
+int udp_relay_reload(struct udp_relay *r);
+
+/**
+ * udp_relay_snapshot() - the relay's counters now into @s (racy while
+ * running: each counter read once), rates since the previous snapshot;
+ * no qdisc text (s->tc NULL), no mem_packets (udp_relay_stop() gives
+ * it).  Context: the controlling thread.
+ * Return: none.
+ */
+void udp_relay_snapshot(struct udp_relay *r, struct udp_stats *s);
+
+/**
+ * udp_relay_report() - a --stats report on stdout (text, or JSON with
+ * --json), the qdiscs' statistics included.  Context: the controlling
+ * thread.  Return: none.
+ */
+void udp_relay_report(struct udp_relay *r);
+
+/**
+ * udp_relay_stop() - stop and free @r: no schedule step, no receiving,
+ * up to --drain ms for what is queued, workers joined, --check judged
+ * (said on stderr), what is left dropped (dev_destroy), then the final
+ * snapshot: printed on stdout with the qdiscs when @print, copied to
+ * *@final when not NULL (its tc NULL).  Context: the controlling thread.
+ * Return: 0; 1 when a direction does not balance; 3 when --check found
+ * the achieved outside the configured (the command line's exit status).
+ */
+int udp_relay_stop(struct udp_relay *r, int print, struct udp_stats *final);
+
+#endif /* PW_NETEM_UDP_H */
