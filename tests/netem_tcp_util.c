@@ -164,6 +164,23 @@ void ntu_echo_stop(struct ntu_echo *e)
 	close(e->stop_fd);
 }
 
+void ntu_plane_start(struct ntu_echo *e, struct tcp_plane **pl)
+{
+	ntu_echo_start(e);
+	struct tcp_plane_config cfg = { .workers = 2, .dir_bytes = 64u << 10 };
+	char err[256];
+	int r = tcp_plane_create(&cfg, pl, err, sizeof(err));
+	if (r)
+		fprintf(stderr, "%s\n", err);
+	CHECK_EQ(r, 0);
+}
+
+void ntu_plane_stop(struct ntu_echo *e, struct tcp_plane *pl)
+{
+	tcp_plane_destroy(pl);
+	ntu_echo_stop(e);
+}
+
 /* ------------------------------------------------------------ proxy, client */
 
 struct tcp_proxy *ntu_proxy_open(struct tcp_plane *pl, uint16_t up_port, uint16_t *port)

@@ -91,6 +91,20 @@ void ntu_echo_start(struct ntu_echo *e);
 void ntu_echo_stop(struct ntu_echo *e);
 
 /**
+ * ntu_plane_start() - the echo server @e started and a plane of two
+ * workers, 64 KiB a direction, into *@pl: the setup the data-path tests
+ * share.  Context: the test's main thread.  Return: nothing (a failure,
+ * printed, ends the test).
+ */
+void ntu_plane_start(struct ntu_echo *e, struct tcp_plane **pl);
+
+/**
+ * ntu_plane_stop() - destroy @pl, then stop the echo server @e.
+ * Context: the test's main thread, no proxy of @pl in use.
+ */
+void ntu_plane_stop(struct ntu_echo *e, struct tcp_plane *pl);
+
+/**
  * ntu_proxy_open() - a proxy named "t" on @pl from 127.0.0.1 (a free
  * port, in *@port) to 127.0.0.1:@up_port.
  * Context: a test thread; tcp_proxy_open()'s locks.

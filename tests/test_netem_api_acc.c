@@ -215,18 +215,11 @@ static void test_accuracy_report(void)
 
 int main(void)
 {
-	ntu_echo_start(&E);
-	struct tcp_plane_config cfg = { .workers = 2, .dir_bytes = 64u << 10 };
-	char err[256];
-	int r = tcp_plane_create(&cfg, &PL, err, sizeof(err));
-	if (r)
-		fprintf(stderr, "%s\n", err);
-	CHECK_EQ(r, 0);
+	ntu_plane_start(&E, &PL);
 	RUN(test_schedule_runs);
 	RUN(test_schedule_bad);
 	RUN(test_schedule_check);
 	RUN(test_accuracy_report);
-	tcp_plane_destroy(PL);
-	ntu_echo_stop(&E);
+	ntu_plane_stop(&E, PL);
 	return 0;
 }

@@ -221,19 +221,12 @@ static void test_tc_oversize(void)
 
 int main(void)
 {
-	ntu_echo_start(&E);
-	struct tcp_plane_config cfg = { .workers = 2, .dir_bytes = 64u << 10 };
-	char err[256];
-	int r = tcp_plane_create(&cfg, &PL, err, sizeof(err));
-	if (r)
-		fprintf(stderr, "%s\n", err);
-	CHECK_EQ(r, 0);
+	ntu_plane_start(&E, &PL);
 	RUN(test_tc_delay);
 	RUN(test_tc_shared_rate);
 	RUN(test_tc_remove_in_flight);
 	RUN(test_tc_close_in_flight);
 	RUN(test_tc_oversize);
-	tcp_plane_destroy(PL);
-	ntu_echo_stop(&E);
+	ntu_plane_stop(&E, PL);
 	return 0;
 }

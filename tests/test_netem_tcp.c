@@ -794,13 +794,7 @@ int main(int argc, char **argv)
 		rl.rlim_cur = rl.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
-	ntu_echo_start(&E);
-	struct tcp_plane_config cfg = { .workers = 2, .dir_bytes = 64u << 10 };
-	char err[256];
-	int r = tcp_plane_create(&cfg, &PL, err, sizeof(err));
-	if (r)
-		fprintf(stderr, "%s\n", err);
-	CHECK_EQ(r, 0);
+	ntu_plane_start(&E, &PL);
 	RUN(test_plain);
 	RUN(test_latency);
 	RUN(test_bandwidth_slicer);
@@ -818,7 +812,6 @@ int main(int argc, char **argv)
 	RUN(test_half_close);
 	RUN(test_slicer_writes);
 	RUN(test_no_upstream);
-	tcp_plane_destroy(PL);
-	ntu_echo_stop(&E);
+	ntu_plane_stop(&E, PL);
 	return 0;
 }
