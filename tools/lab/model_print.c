@@ -217,21 +217,6 @@ void mdl_print_text(FILE *f, const struct mdl_seed *s, int with_claims)
 
 /* ------------------------------------------------------------ JSON */
 
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
-}
-
 static void json_num(FILE *f, double v)
 {
 	if (!isfinite(v))
@@ -245,57 +230,57 @@ static void json_num(FILE *f, double v)
 void mdl_print_json(FILE *f, const struct mdl_seed *s)
 {
 	fprintf(f, "{\"title\":");
-	json_str(f, s->title);
+	lab_json_str(f, s->title);
 	fprintf(f, ",\"scale\":");
-	json_str(f, s->scale);
+	lab_json_str(f, s->scale);
 	fprintf(f, ",\"claims\":[");
 	for (unsigned i = 0; i < s->claims.n; i++) {
 		const struct lab_claim *c = &s->claims.c[i];
 		fprintf(f, "%s{\"id\":", i ? "," : "");
-		json_str(f, c->id);
+		lab_json_str(f, c->id);
 		fprintf(f, ",\"claim\":");
-		json_str(f, c->claim);
+		lab_json_str(f, c->claim);
 		fprintf(f, ",\"mechanism\":");
-		json_str(f, c->mechanism);
+		lab_json_str(f, c->mechanism);
 		fprintf(f, ",\"seed_dir\":%d,\"seed_ratio\":", c->seed_dir);
 		json_num(f, c->seed_ratio);
 		fprintf(f, ",\"model_ratio\":");
 		json_num(f, c->model_run ? c->model_ratio : NAN);
 		fprintf(f, ",\"model\":");
-		json_str(f, c->model_text);
+		lab_json_str(f, c->model_text);
 		fprintf(f, ",\"verdict\":");
-		json_str(f, c->verdict);
+		lab_json_str(f, c->verdict);
 		fprintf(f, "}");
 	}
 	fprintf(f, "],\"rows\":[");
 	for (unsigned i = 0; i < s->nrows; i++) {
 		const struct mdl_row *r = &s->row[i];
 		fprintf(f, "%s{\"config\":", i ? "," : "");
-		json_str(f, r->config);
+		lab_json_str(f, r->config);
 		fprintf(f, ",\"label\":");
-		json_str(f, r->label);
+		lab_json_str(f, r->label);
 		fprintf(f, ",\"cpus\":%u,\"hz\":%u,\"costs\":", r->cpus, r->hz);
-		json_str(f, r->cost_name);
+		lab_json_str(f, r->cost_name);
 		for (unsigned k = 0; k < r->n; k++) {
 			fprintf(f, ",");
-			json_str(f, r->key[k]);
+			lab_json_str(f, r->key[k]);
 			fprintf(f, ":");
 			json_num(f, r->val[k]);
 		}
 		if (r->profile[0]) {
 			fprintf(f, ",\"profile\":");
-			json_str(f, r->profile);
+			lab_json_str(f, r->profile);
 		}
 		fprintf(f, "}");
 	}
 	fprintf(f, "],\"notes\":[");
 	for (unsigned i = 0; i < s->nnotes; i++) {
 		fprintf(f, "%s", i ? "," : "");
-		json_str(f, s->notes[i]);
+		lab_json_str(f, s->notes[i]);
 	}
 	fprintf(f, "],\"invariants\":{\"checked\":%u,\"failed\":%u,\"failure\":", s->nchecks,
 		s->nfailed);
-	json_str(f, s->failure);
+	lab_json_str(f, s->failure);
 	fprintf(f, "},\"simulated_s\":");
 	json_num(f, round(s->runtime_sim_s * 1e6) / 1e6);
 	fprintf(f, "}");
@@ -310,7 +295,7 @@ void mdl_print_costs(FILE *f, const struct mdl_opts *o, int json)
 		for (unsigned i = 0; i < MC_N; i++) {
 			const struct mdl_cost_def *d = &mdl_cost_table[i];
 			fprintf(f, "%s{\"key\":", i ? "," : "");
-			json_str(f, d->key);
+			lab_json_str(f, d->key);
 			fprintf(f, ",\"ns\":");
 			json_num(f, o->costs.ns[i]);
 			fprintf(f, ",\"table_ns\":");
@@ -321,9 +306,9 @@ void mdl_print_costs(FILE *f, const struct mdl_opts *o, int json)
 				json_num(f, v > 0 ? round(v * 10) / 10 : NAN);
 			}
 			fprintf(f, ",\"what\":");
-			json_str(f, d->what);
+			lab_json_str(f, d->what);
 			fprintf(f, ",\"source\":");
-			json_str(f, d->source);
+			lab_json_str(f, d->source);
 			fprintf(f, "}");
 		}
 		fprintf(f, "]");
@@ -423,7 +408,7 @@ void lab_model_json(FILE *f, const struct lab_model *lm)
 {
 	fprintf(f, "{\"seed\":%llu,\"smoke\":%d,\"full\":%d,\"costs_name\":",
 		(unsigned long long)lm->o.seed, lm->o.smoke, lm->o.full);
-	json_str(f, lm->o.costs.name);
+	lab_json_str(f, lm->o.costs.name);
 	fprintf(f, ",\"costs\":");
 	mdl_print_costs(f, &lm->o, 1);
 	for (unsigned k = 0; k < lm->n; k++) {

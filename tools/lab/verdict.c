@@ -100,27 +100,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/json_str.h"
 #include "lab.h"
 
 /* ------------------------------------------------------------ JSON pieces */
 
 void lab_json_str(FILE *f, const char *s)
 {
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-		if (ch == '"' || ch == '\\')
-			fprintf(f, "\\%c", ch);
-		else if (ch == '\n')
-			fputs("\\n", f);
-		else if (ch == '\t')
-			fputs("\\t", f);
-		else if (ch < 0x20)
-			fprintf(f, "\\u%04x", ch);
-		else
-			fputc(ch, f);
-	}
-	fputc('"', f);
+	json_put_str(f, s);
 }
 
 void lab_json_num(FILE *f, double v)

@@ -74,6 +74,7 @@
 #include <pinwheel/net.h>
 #include <pinwheel/runtime.h>
 
+#include "../common/json_str.h"
 #include "tc_toxic.h"
 #include "tcp_priv.h"
 
@@ -474,23 +475,6 @@ void tc_dev_destroy(struct tc_dev *d)
 
 /* ------------------------------------------------------------ the report */
 
-/* @s as a JSON string on @f (quotes, backslashes and control characters
- * escaped). */
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; s && *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
-}
-
 /* "tc -s -j qdisc show dev D" with the accuracy: malloc'd; NULL (no
  * memory, or tc failed). */
 static char *qdisc_show(struct pw_runtime *rt, const char *devname)
@@ -534,9 +518,9 @@ char *tc_report_json(struct pw_runtime *rt, struct pw_netdev *dev, const char *d
 	if (!f)
 		return NULL;
 	fputs("{\"toxic\":", f);
-	json_str(f, toxic);
+	json_put_str(f, toxic);
 	fputs(",\"device\":", f);
-	json_str(f, devname);
+	json_put_str(f, devname);
 	char *q = qdisc_show(rt, devname);
 	fprintf(f, ",\"qdiscs\":%s", q && q[0] ? q : "[]");
 	free(q);
@@ -548,7 +532,7 @@ char *tc_report_json(struct pw_runtime *rt, struct pw_netdev *dev, const char *d
 	size_t wn = strlen(why);
 	while (wn && why[wn - 1] == '\n')
 		why[--wn] = '\0';
-	json_str(f, why);
+	json_put_str(f, why);
 	struct pw_tc_schedule_status ss;
 	if (sched && !pw_tc_schedule_status(sched, &ss)) {
 		fprintf(f,
@@ -559,7 +543,7 @@ char *tc_report_json(struct pw_runtime *rt, struct pw_netdev *dev, const char *d
 			ss.finished ? "true" : "false");
 		if (ss.failed_step >= 0) {
 			fprintf(f, ",\"last_failure\":{\"line\":%u,\"error\":", ss.failed_line);
-			json_str(f, ss.failed_msg);
+			json_put_str(f, ss.failed_msg);
 			fputc('}', f);
 		}
 		fputc('}', f);
