@@ -9,7 +9,9 @@
  * newline, then the body (any bytes).
  * The fake plane: listens on the port asked (or the next free one from
  * 40000), refuses a port already taken (EADDRINUSE), and refuses a tc
- * toxic whose qdisc says "loss" (EINVAL), as the data path would.
+ * toxic whose qdisc says "loss" (EINVAL), as the data path would; the
+ * same fake serves "protocol":"udp" proxies (its own validate and JSON
+ * statistics, as the UDP plane's).
  * Properties, beyond "no crash, no leak, no undefined behaviour":
  *  - the status is one the API answers (200 201 204 400 404 405 409 413
  *    500), a body comes with a content type and without NUL inside, and a
@@ -156,6 +158,34 @@ static const struct proxy_plane_ops ops = {
 	.validate = f_validate,
 };
 
+/* The "protocol":"udp" plane: the same fake proxies, the statistics as
+ * JSON text (as the UDP plane gives them), slicer refused. */
+static int u_validate(void *ctx, const struct toxic *t, char *err, size_t errlen)
+{
+	if (t->type == TOXIC_SLICER) {
+		snprintf(err, errlen, "slicer on a udp proxy");
+		return -EINVAL;
+	}
+	return f_validate(ctx, t, err, errlen);
+}
+
+static char *u_stats_json(void *ctx, void *h)
+{
+	(void)ctx;
+	(void)h;
+	return strdup("{\"clients\":0}");
+}
+
+static const struct proxy_plane_ops udp_ops = {
+	.open = f_open,
+	.close = f_close,
+	.set_upstream = f_set_upstream,
+	.set_toxics = f_set_toxics,
+	.stats = f_stats,
+	.validate = u_validate,
+	.stats_json = u_stats_json,
+};
+
 static void check_answer(int st, const char *body, const char *ctype)
 {
 	must(st == 200 || st == 201 || st == 204 || st == 400 || st == 404 || st == 405 ||
@@ -214,6 +244,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct proxy_registry *r;
 	next_port = 40000;
 	must(proxy_registry_create(&ops, NULL, PROXY_NUMERIC_HOSTS, &r) == 0, "create");
+	proxy_registry_set_udp(r, &udp_ops, NULL);
 	size_t i = 0;
 	unsigned nreq = 0;
 	while (i < size && nreq++ < 64) {

@@ -175,6 +175,42 @@ static const struct proxy_plane_ops fake_ops = {
 	.validate = f_validate,
 };
 
+/* A second fake plane for "protocol":"udp" proxies: the same proxies,
+ * stream-only toxics refused, its statistics as JSON text. */
+static unsigned udp_validated;
+
+static int u_validate(void *ctx, const struct toxic *t, char *err, size_t errlen)
+{
+	(void)ctx;
+	udp_validated++;
+	if (t->type == TOXIC_SLICER) {
+		snprintf(err, errlen, "toxic %s: type slicer acts on a TCP stream", t->name);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static char *u_stats_json(void *ctx, void *handle)
+{
+	(void)ctx;
+	(void)handle;
+	static const char j[] = "{\"clients\":1,\"upstream\":{\"rx\":3}}";
+	char *t = malloc(sizeof(j));
+	if (t)
+		memcpy(t, j, sizeof(j));
+	return t;
+}
+
+static const struct proxy_plane_ops fake_udp_ops = {
+	.open = f_open,
+	.close = f_close,
+	.set_upstream = f_set_upstream,
+	.set_toxics = f_set_toxics,
+	.stats = f_stats,
+	.validate = u_validate,
+	.stats_json = u_stats_json,
+};
+
 /* ------------------------------------------------------------ requests */
 
 static struct proxy_registry *R;
@@ -294,9 +330,9 @@ static void test_proxy_create(void)
 	EXPECT_HAS("POST", "/proxies", "{\"name\":\"b\",\"upstream\":\"127.0.0.1:9\",\"enabled\":\"yes\"}",
 		   400, "enabled: expected true or false");
 	EXPECT_HAS("POST", "/proxies", "{\"name\":\"b\",\"upstream\":\"127.0.0.1:9\",\"protocol\":\"udp\"}",
-		   400, "UDP proxies through the API are not built yet");
+		   400, "protocol udp: no UDP plane in this server");
 	EXPECT_HAS("POST", "/proxies", "{\"name\":\"b\",\"upstream\":\"127.0.0.1:9\",\"protocol\":\"sctp\"}",
-		   400, "expected tcp");
+		   400, "protocol \\\"sctp\\\": expected tcp or udp");
 	EXPECT_HAS("POST", "/proxies", "{\"name\":\"b\",\"upstream\":\"127.0.0.1\"}", 400,
 		   "missing port");
 	EXPECT_HAS("POST", "/proxies", "{\"name\":\"b\",\"upstream\":\"127.0.0.1:0\"}", 400,
@@ -417,7 +453,7 @@ static void test_proxy_update(void)
 	EXPECT_HAS("PATCH", "/proxies/a", "{\"enabled\":1}", 400, "expected true or false");
 	EXPECT_HAS("PATCH", "/proxies/a", "{bad", 400, "bad request body");
 	EXPECT_HAS("PATCH", "/proxies/a", "", 400, "bad request body: EOF");
-	EXPECT_HAS("PATCH", "/proxies/a", "{\"protocol\":\"udp\"}", 400, "UDP proxies");
+	EXPECT_HAS("PATCH", "/proxies/a", "{\"protocol\":\"udp\"}", 400, "no UDP plane");
 	EXPECT("PATCH", "/proxies/zz", "{}", 404, "{\"error\":\"proxy not found\",\"status\":404}\n");
 	EXPECT_HAS("GET", "/proxies/a", NULL, 200,
 		   "\"listen\":\"127.0.0.1:40001\",\"upstream\":\"127.0.0.1:10\",\"enabled\":true");
@@ -765,6 +801,61 @@ static void test_addresses(void)
 	teardown();
 }
 
+/* "protocol": udp proxies go to the udp plane, show "protocol":"udp";
+ * TCP proxies' JSON is unchanged; the protocol cannot change. */
+static void test_protocol(void)
+{
+	setup();
+	proxy_registry_set_udp(R, &fake_udp_ops, NULL);
+	udp_validated = 0;
+	EXPECT("POST", "/proxies",
+	       "{\"name\":\"u\",\"listen\":\"127.0.0.1:0\",\"upstream\":\"127.0.0.1:9\","
+	       "\"protocol\":\"udp\"}",
+	       201, "{\"name\":\"u\",\"listen\":\"127.0.0.1:40000\",\"upstream\":\"127.0.0.1:9\","
+		    "\"enabled\":true,\"protocol\":\"udp\",\"toxics\":[]}");
+	EXPECT("POST", "/proxies", A_JSON, 201,
+	       "{\"name\":\"a\",\"listen\":\"127.0.0.1:40001\",\"upstream\":\"127.0.0.1:9\","
+	       "\"enabled\":true,\"toxics\":[]}");
+	EXPECT_HAS("POST", "/proxies",
+		   "{\"name\":\"x\",\"upstream\":\"127.0.0.1:9\",\"protocol\":\"quic\"}", 400,
+		   "protocol \\\"quic\\\": expected tcp or udp");
+	EXPECT_HAS("POST", "/proxies",
+		   "{\"name\":\"x\",\"upstream\":\"127.0.0.1:9\",\"protocol\":7}", 400,
+		   "protocol: expected a string");
+	/* the udp plane's validate: slicer refused there, taken on tcp */
+	EXPECT_HAS("POST", "/proxies/u/toxics", "{\"type\":\"slicer\",\"attributes\":{}}", 400,
+		   "type slicer acts on a TCP stream");
+	CHECK_EQ(udp_validated, 1);
+	CHECK_EQ(req("POST", "/proxies/a/toxics", "{\"type\":\"slicer\",\"attributes\":{}}"), 200);
+	CHECK_EQ(udp_validated, 1);
+	CHECK_EQ(req("POST", "/proxies/u/toxics", "{\"type\":\"latency\",\"attributes\":{}}"), 200);
+	CHECK_EQ(fake_find("u")->ntox, 1);
+	/* the udp plane's statistics, named */
+	EXPECT("GET", "/proxies/u/stats", NULL, 200,
+	       "{\"clients\":1,\"upstream\":{\"rx\":3},\"name\":\"u\",\"enabled\":true,"
+	       "\"protocol\":\"udp\"}");
+	EXPECT_HAS("GET", "/proxies/a/stats", NULL, 200, "\"accepted\":5");
+	/* the protocol stays: the same one is fine, another 400 */
+	CHECK_EQ(req("PATCH", "/proxies/u", "{\"protocol\":\"udp\"}"), 200);
+	EXPECT_HAS("PATCH", "/proxies/u", "{\"protocol\":\"tcp\"}", 400,
+		   "a proxy's protocol cannot change (it is udp");
+	EXPECT_HAS("PATCH", "/proxies/a", "{\"protocol\":\"udp\"}", 400,
+		   "a proxy's protocol cannot change (it is tcp");
+	/* disable, enable, delete: the plane's opens and closes balance */
+	CHECK_EQ(req("PATCH", "/proxies/u", "{\"enabled\":false}"), 200);
+	EXPECT_HAS("GET", "/proxies/u", NULL, 200, "\"enabled\":false,\"protocol\":\"udp\"");
+	EXPECT("GET", "/proxies/u/stats", NULL, 200,
+	       "{\"name\":\"u\",\"enabled\":false,\"protocol\":\"udp\"}");
+	CHECK_EQ(req("PATCH", "/proxies/u", "{\"enabled\":true}"), 200);
+	CHECK_EQ(fake_find("u")->ntox, 1);
+	CHECK_EQ(req("DELETE", "/proxies/u", NULL), 204);
+	/* populate takes the protocol too */
+	EXPECT_HAS("POST", "/populate",
+		   "[{\"name\":\"p\",\"upstream\":\"127.0.0.1:9\",\"protocol\":\"udp\"}]", 201,
+		   "\"protocol\":\"udp\"");
+	teardown();
+}
+
 int main(void)
 {
 	RUN(test_version_and_paths);
@@ -776,5 +867,6 @@ int main(void)
 	RUN(test_reset);
 	RUN(test_populate);
 	RUN(test_addresses);
+	RUN(test_protocol);
 	return 0;
 }

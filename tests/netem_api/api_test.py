@@ -1150,6 +1150,121 @@ def dir_stats(js, stream):
     return None
 
 
+def udp_echo():
+    """A UDP echo server on a thread: (socket, port); b"quit" stops it."""
+    sk = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sk.bind((HOST, 0))
+
+    def loop():
+        while True:
+            d, a = sk.recvfrom(65535)
+            if d == b"quit":
+                return
+            sk.sendto(d, a)
+    threading.Thread(target=loop, daemon=True).start()
+    return sk, sk.getsockname()[1]
+
+
+def udp_round_trips(listen, n, tag):
+    """@n datagrams through the proxy at @listen, each answered byte-exact;
+    the mean round trip in seconds."""
+    host, port = parse_hostport(listen)
+    c = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    c.settimeout(5)
+    t0 = time.monotonic()
+    for i in range(n):
+        m = ("%s-%d-" % (tag, i)).encode() * 7
+        c.sendto(m, (host, port))
+        d = c.recvfrom(65535)[0]
+        check(d == m, "udp proxy: datagram %d came back as %r, sent %r" % (i, d, m))
+    c.close()
+    return (time.monotonic() - t0) / n
+
+
+def udp_balance(ctx, name):
+    r = expect(ctx, "GET", "/proxies/%s/stats" % name, 200)
+    for d in ("upstream", "downstream"):
+        s = r.json[d]
+        check(s["rx"] + s["clones"] == s["out"] + s["dropped_total"] + s["backlog"],
+              "udp stats %s do not balance: %r" % (d, s))
+    return r.json
+
+
+@test
+def udp_proxy(ctx):
+    """pinwheel's "protocol":"udp" proxies: a UDP relay per proxy."""
+    what = per_server(ctx, 'a proxy created with "protocol":"udp"', "a TCP proxy (the field ignored)",
+                      "a UDP relay", "toxiproxy is TCP-only (toxiproxy#39)")
+    if ctx.kind != "pinwheel":
+        return
+    del what
+    echo, eport = udp_echo()
+    up = "%s:%d" % (HOST, eport)
+    try:
+        expect(ctx, "POST", "/proxies", 400, {"name": "ub", "upstream": up, "protocol": "sctp"})
+        r = expect(ctx, "POST", "/proxies", 201, {"name": "u1", "listen": HOST + ":0", "upstream": up,
+                                                  "protocol": "udp"})
+        check(r.json.get("protocol") == "udp", "udp proxy JSON: %r" % r.json)
+        lis = r.json["listen"]
+        check(parse_hostport(lis)[1] != 0, "udp listen port 0 not resolved: %r" % lis)
+        udp_round_trips(lis, 20, "a")
+        js = udp_balance(ctx, "u1")
+        check(js["upstream"]["rx"] == 20 and js["upstream"]["out"] == 20 and
+              js["downstream"]["out"] == 20, "udp stats counts: %r" % js)
+        expect(ctx, "POST", "/proxies/u1/toxics", 200,
+               {"type": "latency", "attributes": {"latency": 40, "jitter": 0}})
+        rtt = udp_round_trips(lis, 5, "b")
+        check(rtt >= 0.040, "udp latency 40 ms: round trip %.4f s, early" % rtt)
+        check(rtt < 2.0, "udp latency 40 ms: round trip %.4f s" % rtt)
+        expect(ctx, "POST", "/proxies/u1/toxics", 200,
+               {"type": "bandwidth", "stream": "upstream", "attributes": {"rate": 1000}})
+        for t in ("slicer", "slow_close", "timeout", "reset_peer", "limit_data"):
+            r = expect(ctx, "POST", "/proxies/u1/toxics", 400, {"type": t, "attributes": {}})
+            check(t in r.json["error"], "udp %s refusal does not name it: %r" % (t, r.json))
+        r = expect(ctx, "POST", "/proxies/u1/toxics", 400,
+                   {"type": "latency", "name": "half", "toxicity": 0.5, "attributes": {"latency": 1}})
+        check("toxicity" in r.json["error"], "udp toxicity refusal: %r" % r.json)
+        # a replaced root drops what it held, counted: nothing lost silently
+        expect(ctx, "DELETE", "/proxies/u1/toxics/bandwidth_upstream", 204)
+        expect(ctx, "POST", "/proxies/u1/toxics", 200,
+               {"type": "tc", "name": "slow", "stream": "upstream",
+                "attributes": {"qdisc": "netem delay 2000ms"}})
+        host, port = parse_hostport(lis)
+        c = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        for i in range(5):
+            c.sendto(b"held-%d" % i, (host, port))
+        time.sleep(0.2)
+        before = udp_balance(ctx, "u1")["upstream"]
+        # netem to tbf: a replace of the root (netem to netem is a change, kept)
+        expect(ctx, "PATCH", "/proxies/u1/toxics/slow", 200,
+               {"attributes": {"qdisc": "tbf rate 1mbit burst 32kb latency 50ms"}})
+        time.sleep(0.5)
+        after = udp_balance(ctx, "u1")["upstream"]
+        c.close()
+        check(after["dropped_total"] - before["dropped_total"] == 5 and after["backlog"] == 0,
+              "a replaced root's 5 queued datagrams are not counted: %r -> %r" % (before, after))
+        expect(ctx, "PATCH", "/proxies/u1", 400, {"protocol": "tcp"})
+        expect(ctx, "POST", "/proxies/u1", 200, {"enabled": False})
+        expect(ctx, "POST", "/proxies/u1", 200, {"enabled": True})
+        udp_round_trips(lis, 3, "c")
+        udp_balance(ctx, "u1")
+        expect(ctx, "DELETE", "/proxies/u1", 204)
+        r = expect(ctx, "POST", "/populate", 201,
+                   [{"name": "u2", "listen": HOST + ":0", "upstream": up, "protocol": "udp"}])
+        p = r.json["proxies"][0]
+        check(p.get("protocol") == "udp", "populated udp proxy: %r" % p)
+        udp_round_trips(p["listen"], 3, "d")
+        # a TCP proxy's JSON has no "protocol" (toxiproxy's, unchanged)
+        r = expect(ctx, "GET", "/proxies", 200)
+        check(all("protocol" not in v for k, v in r.json.items() if k != "u2"),
+              "a TCP proxy shows protocol: %r" % r.json)
+    finally:
+        delete_proxy(ctx, "u1")
+        delete_proxy(ctx, "u2")
+        echo.sendto(b"quit", echo.getsockname())
+        echo.close()
+
+
 # SIGTERM is last: it stops the server
 @test
 def sigterm_in_flight(ctx):

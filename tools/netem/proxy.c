@@ -4,6 +4,16 @@
  * toxiproxy's HTTP API serves it, over a data plane it knows only through
  * struct proxy_plane_ops (tools/netem/proxy.h).
  *
+ * Two planes.  A proxy created with "protocol":"udp" goes to the UDP plane
+ * (proxy_registry_set_udp(); absent, such a proxy is a 400), every other
+ * to the TCP one; entry->udp says which, for the proxy's life (a PATCH
+ * with another protocol is a 400).  Only a UDP proxy's JSON shows
+ * "protocol", so a TCP proxy's stays toxiproxy's byte for byte; a plane
+ * with a stats_json op gives its own statistics object (the UDP plane's
+ * counters are datagrams by drop reason, not struct tcp_proxy_stats).  A
+ * UDP proxy's upstream is marked numeric once resolved, so the resolver
+ * thread never hands it to the plane.
+ *
  * What it keeps.  Proxies by name, in an array sorted by name (GET
  * /proxies is a JSON object keyed by name, in that order, as toxiproxy's
  * encoder writes it); each with the listen and upstream text shown to
@@ -194,8 +204,10 @@ static void entry_close(struct proxy_registry *r, struct entry *e)
 	if (!e->handle)
 		return;
 	struct tcp_proxy_stats s;
+	void *ctx;
+	const struct proxy_plane_ops *ops = entry_ops(r, e, &ctx);
 	memset(&s, 0, sizeof(s));
-	r->ops->close(r->ctx, e->handle, &s);
+	ops->close(ctx, e->handle, &s);
 	stats_add(&e->base, &s, 0);
 	e->handle = NULL;
 }
@@ -209,7 +221,9 @@ static int entry_open(struct proxy_registry *r, struct entry *e, char *err)
 	socklen_t blen = sizeof(bound);
 	void *h = NULL;
 	memset(&bound, 0, sizeof(bound));
-	int rc = r->ops->open(r->ctx, e->name, (const struct sockaddr *)&e->lis, e->lis_len,
+	void *ctx;
+	const struct proxy_plane_ops *ops = entry_ops(r, e, &ctx);
+	int rc = ops->open(ctx, e->name, (const struct sockaddr *)&e->lis, e->lis_len,
 			      (const struct sockaddr *)&e->up, e->up_len, &h, &bound, &blen, err,
 			      ERRLEN);
 	if (rc || !h) {
@@ -219,7 +233,7 @@ static int entry_open(struct proxy_registry *r, struct entry *e, char *err)
 		return 500;
 	}
 	e->handle = h;
-	if (e->ntox && (rc = r->ops->set_toxics(r->ctx, h, e->tox, e->ntox, err, ERRLEN))) {
+	if (e->ntox && (rc = ops->set_toxics(ctx, h, e->tox, e->ntox, err, ERRLEN))) {
 		entry_close(r, e);
 		e->enabled = 0;
 		return rc == -ENOMEM ? 500 : 400;
@@ -269,6 +283,13 @@ int proxy_registry_create(const struct proxy_plane_ops *ops, void *ctx, unsigned
 	r->flags = flags;
 	*out = r;
 	return 0;
+}
+
+void proxy_registry_set_udp(struct proxy_registry *r, const struct proxy_plane_ops *ops,
+			    void *ctx)
+{
+	r->udp_ops = ops;
+	r->udp_ctx = ctx;
 }
 
 void proxy_registry_destroy(struct proxy_registry *r)
@@ -326,6 +347,8 @@ static json_t *proxy_json(const struct entry *e)
 	json_object_set_new(j, "listen", json_string(e->listen));
 	json_object_set_new(j, "upstream", json_string(e->upstream));
 	json_object_set_new(j, "enabled", json_boolean(e->enabled));
+	if (e->udp) /* a TCP proxy's JSON stays toxiproxy's, byte for byte */
+		json_object_set_new(j, "protocol", json_string("udp"));
 	json_object_set_new(j, "toxics", toxics_json(e));
 	return j;
 }
@@ -339,8 +362,10 @@ static json_t *tc_json(struct proxy_registry *r, const struct entry *e, int stre
 {
 	*check = "not judged";
 	json_t *l = NULL;
-	char *text = e->handle && r->ops->tc_report ?
-			     r->ops->tc_report(r->ctx, e->handle, (enum toxic_stream)stream) :
+	void *ctx;
+	const struct proxy_plane_ops *ops = entry_ops(r, e, &ctx);
+	char *text = e->handle && ops->tc_report ?
+			     ops->tc_report(ctx, e->handle, (enum toxic_stream)stream) :
 			     NULL;
 	if (text)
 		l = json_loads(text, 0, NULL);
@@ -408,9 +433,24 @@ static json_t *dir_stats_json(struct proxy_registry *r, const struct entry *e,
 static json_t *stats_json(struct proxy_registry *r, const struct entry *e)
 {
 	struct tcp_proxy_stats s = e->base, now;
+	void *ctx;
+	const struct proxy_plane_ops *ops = entry_ops(r, e, &ctx);
+	if (ops->stats_json) {
+		char *text = e->handle ? ops->stats_json(ctx, e->handle) : NULL;
+		json_t *u = text ? json_loads(text, 0, NULL) : NULL;
+		free(text);
+		if (!json_is_object(u)) {
+			json_decref(u);
+			u = json_object();
+		}
+		json_object_set_new(u, "name", json_string(e->name));
+		json_object_set_new(u, "enabled", json_boolean(e->enabled));
+		json_object_set_new(u, "protocol", json_string("udp"));
+		return u;
+	}
 	memset(&now, 0, sizeof(now));
 	if (e->handle)
-		r->ops->stats(r->ctx, e->handle, &now);
+		ops->stats(ctx, e->handle, &now);
 	stats_add(&s, &now, 1);
 	json_t *j = json_object();
 	json_object_set_new(j, "name", json_string(e->name));
@@ -484,6 +524,7 @@ struct spec {
 	struct sockaddr_storage lis, up;
 	socklen_t lis_len, up_len;
 	int up_state;
+	int udp;                      /* -1: "protocol" absent, 0 tcp, 1 udp */
 };
 
 /*
@@ -517,11 +558,11 @@ static int parse_spec(struct proxy_registry *r, json_t *o, int create, struct sp
 		if (s->enabled < 0)
 			s->enabled = 1;
 	}
-	if (proto && !strcmp(proto, "udp"))
-		return errf(err, "protocol udp: UDP proxies through the API are not built yet "
-				 "(the command-line relay, pinwheel-netem --listen --to, relays UDP)");
-	if (proto && strcmp(proto, "tcp"))
-		return errf(err, "protocol \"%.100s\": expected tcp", proto);
+	s->udp = !proto ? -1 : !strcmp(proto, "udp") ? 1 : 0;
+	if (proto && strcmp(proto, "tcp") && strcmp(proto, "udp"))
+		return errf(err, "protocol \"%.100s\": expected tcp or udp", proto);
+	if (s->udp == 1 && !r->udp_ops)
+		return errf(err, "protocol udp: no UDP plane in this server");
 	if (s->upstream && !s->upstream[0])
 		return errf(err, "upstream: empty (HOST:PORT)");
 	if (s->listen && !s->listen[0])
@@ -562,6 +603,12 @@ static int proxy_create(struct proxy_registry *r, const struct spec *s, struct e
 	e->up_len = s->up_len;
 	e->up_state = s->up_state;
 	e->up_at = mono_s();
+	e->udp = s->udp == 1;
+	/* a UDP proxy's upstream is resolved at create and update only (the
+	 * resolver leaves a numeric one alone; a name that does not resolve
+	 * yet is refused by the UDP plane's open) */
+	if (e->udp && e->up_state != UP_LATER)
+		e->up_state = UP_NUMERIC;
 	if (s->enabled) {
 		int rc = entry_open(r, e, err);
 		if (rc) {
@@ -580,6 +627,10 @@ static int proxy_create(struct proxy_registry *r, const struct spec *s, struct e
 static int proxy_update(struct proxy_registry *r, struct entry *e, const struct spec *s, char *err)
 {
 	int relisten = s->listen && strcmp(s->listen, e->listen);
+	if (s->udp >= 0 && s->udp != e->udp)
+		return errf(err, "protocol: a proxy's protocol cannot change (it is %s; delete "
+				 "the proxy and create it again)",
+			    e->udp ? "udp" : "tcp");
 	if (s->upstream && strcmp(s->upstream, e->upstream)) {
 		char *u = strdup(s->upstream);
 		if (!u)
@@ -589,6 +640,8 @@ static int proxy_update(struct proxy_registry *r, struct entry *e, const struct 
 		e->up = s->up;
 		e->up_len = s->up_len;
 		e->up_state = s->up_state;
+		if (e->udp && e->up_state != UP_LATER)
+			e->up_state = UP_NUMERIC;
 		e->up_at = mono_s();
 		/* toxiproxy's update stops and starts the proxy: its connections
 		 * close; the listen address (the bound one) and the counters stay */
@@ -713,9 +766,11 @@ static int toxics_commit(struct proxy_registry *r, struct entry *e, unsigned pos
 		next[n] = *t;
 		snprintf(next_st[n++], sizeof(next_st[0]), "%s", st ? st : "");
 	}
-	if (t && r->ops->validate) {
+	void *ctx;
+	const struct proxy_plane_ops *ops = entry_ops(r, e, &ctx);
+	if (t && ops->validate) {
 		err[0] = '\0';
-		int rc = r->ops->validate(r->ctx, t, err, ERRLEN);
+		int rc = ops->validate(ctx, t, err, ERRLEN);
 		if (rc) {
 			if (!err[0])
 				snprintf(err, ERRLEN, "the data path refused toxic %s: %s", t->name,
@@ -725,7 +780,7 @@ static int toxics_commit(struct proxy_registry *r, struct entry *e, unsigned pos
 	}
 	if (e->handle) {
 		err[0] = '\0';
-		int rc = r->ops->set_toxics(r->ctx, e->handle, next, n, err, ERRLEN);
+		int rc = ops->set_toxics(ctx, e->handle, next, n, err, ERRLEN);
 		if (rc) {
 			if (!err[0])
 				snprintf(err, ERRLEN, "the data path refused the toxics: %s",
@@ -746,7 +801,9 @@ static int toxics_clear(struct proxy_registry *r, struct entry *e, char *err)
 {
 	if (!e->ntox)
 		return 0;
-	if (e->handle && r->ops->set_toxics(r->ctx, e->handle, e->tox, 0, err, ERRLEN))
+	void *ctx;
+	const struct proxy_plane_ops *ops = entry_ops(r, e, &ctx);
+	if (e->handle && ops->set_toxics(ctx, e->handle, e->tox, 0, err, ERRLEN))
 		return 500;
 	for (unsigned i = 0; i < e->ntox; i++)
 		toxic_release(&e->tox[i]);

@@ -60,6 +60,10 @@ struct proxy_plane_ops {
 	 * text (malloc'd), as tcp_proxy_tc_report() writes it; NULL: no
 	 * memory.  NULL op: the plane keeps none (the stats show "tc": []) */
 	char *(*tc_report)(void *ctx, void *handle, enum toxic_stream stream);
+	/* the proxy's statistics as a JSON object (text, malloc'd), for a
+	 * plane whose counters are not struct tcp_proxy_stats (the UDP
+	 * plane); NULL op: stats() is used.  NULL return: no memory */
+	char *(*stats_json)(void *ctx, void *handle);
 };
 
 struct proxy_registry;
@@ -84,6 +88,14 @@ struct proxy_registry;
  */
 int proxy_registry_create(const struct proxy_plane_ops *ops, void *ctx, unsigned flags,
 			  struct proxy_registry **out);
+
+/**
+ * proxy_registry_set_udp() - the plane for "protocol":"udp" proxies
+ * (without one, such a proxy is refused with a 400).
+ * Context: the owner, before any request.  Return: none.
+ */
+void proxy_registry_set_udp(struct proxy_registry *r, const struct proxy_plane_ops *ops,
+			    void *ctx);
 
 /**
  * proxy_registry_destroy() - close every proxy still open in the plane

@@ -41,13 +41,16 @@ struct entry {
 	int64_t up_at;                /* CLOCK_MONOTONIC s of the last resolution */
 	void *handle;                 /* the plane's, NULL while closed */
 	struct tcp_proxy_stats base;  /* what the plane proxies closed before counted */
+	int udp;                      /* "protocol":"udp": the registry's udp plane */
 };
 
 struct proxy_registry {
 	pthread_mutex_t req_lock;     /* one request (or populate) at a time */
 	pthread_mutex_t lock;         /* the entries; dropped around getaddrinfo */
-	const struct proxy_plane_ops *ops;
+	const struct proxy_plane_ops *ops;     /* TCP proxies' plane */
 	void *ctx;
+	const struct proxy_plane_ops *udp_ops; /* UDP proxies' plane, or NULL */
+	void *udp_ctx;
 	unsigned flags;
 	struct entry **e;             /* sorted by name */
 	unsigned n;
@@ -63,6 +66,14 @@ static inline int errf(char *err, const char *fmt, ...)
 	vsnprintf(err, ERRLEN, fmt, ap);
 	va_end(ap);
 	return 400;
+}
+
+/* The plane of @e, and its context. */
+static inline const struct proxy_plane_ops *entry_ops(const struct proxy_registry *r,
+						      const struct entry *e, void **ctx)
+{
+	*ctx = e->udp ? r->udp_ctx : r->ctx;
+	return e->udp ? r->udp_ops : r->ops;
 }
 
 /* CLOCK_MONOTONIC in whole seconds (when an upstream was last resolved). */

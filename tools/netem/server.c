@@ -7,8 +7,9 @@
  * the main thread alone takes them, in sigtimedwait); SIGPIPE is ignored
  * (a peer that went away is an error return on a socket, not a death).
  * Then the TCP plane (tools/netem/tcp.h), the registry over it
- * (tools/netem/proxy.h, through the adapter below), the proxies of the
- * --config file (toxiproxy's -config: what POST /populate takes; a bad
+ * (tools/netem/proxy.h, through the adapter below; "protocol":"udp"
+ * proxies go to the UDP plane, tools/netem/udp_proxy.h, a relay each),
+ * the proxies of the --config file (toxiproxy's -config: what POST /populate takes; a bad
  * file stops the start with the file's name and the reason), the HTTP
  * front (tools/netem/api.h), and the ready line on stderr with the port
  * the kernel chose when the address said 0.
@@ -52,6 +53,7 @@
 #include "api.h"
 #include "proxy.h"
 #include "tcp.h"
+#include "udp_proxy.h"
 
 /* ------------------------------------- the registry's plane: tcp.h */
 
@@ -304,6 +306,7 @@ int netem_server_main(const struct relay_config *cfg)
 		fprintf(stderr, "pinwheel-netem: out of memory\n");
 		goto out;
 	}
+	proxy_registry_set_udp(reg, &udp_proxy_plane_ops, NULL);
 	if (text && proxy_registry_populate(reg, text, strlen(text), err, sizeof(err))) {
 		fprintf(stderr, "pinwheel-netem: --config %s: %s\n", cfg->config_file, err);
 		status = 2;

@@ -4,9 +4,16 @@
  * tools/netem/udp.h): an unprivileged network emulator for UDP, on
  * pinwheel's qdiscs and timers.  The command line and the tc commands it
  * builds are in tools/netem/config.c, the reports' presentation in
- * tools/netem/stats.c, signals in tools/pinwheel-netem.c; this file owns
- * everything that runs: one relay's runtime, its two devices, its sockets,
- * worker threads, packet pool, client mappings, counters, and its stop.
+ * tools/netem/stats.c, signals in tools/pinwheel-netem.c; this file and
+ * its two neighbours own everything that runs: one relay's runtime, its
+ * two devices, its sockets, worker threads, packet pool, client mappings,
+ * counters, and its stop.  This file: the data path the workers run (the
+ * byte budget, the packets, the clients, receiving, the workers' loop);
+ * tools/netem/udp_tx.c the send path (the driver's hooks, the send
+ * batch, UDP_SEGMENT); tools/netem/udp_setup.c what the controlling
+ * thread does (setup, teardown, the statistics, udp.h's functions:
+ * start, changes, reports, stop); tools/netem/udp_priv.h the structs
+ * and functions they share.
  * The command line runs one relay; each relay has its own runtime, so
  * several in one process (the API's UDP proxies, not built yet) share
  * nothing below but the process's descriptor limit.
@@ -152,30 +159,8 @@
  * worker (the idle timer is pinned, so it runs there too), and by main
  * after the workers are joined.
  *
- * Stop (udp_relay_stop()): main sets "stopping" and kicks; each worker removes its sockets
- * from its epoll set and says so; then main waits until nothing is in
- * flight or --drain ms have passed, sets "stop_now", joins the workers,
- * prints the qdiscs, destroys the devices (what is still queued is dropped
- * as dev_destroy), releases the clients and prints the balance.
- *
- * Sending: what the qdiscs release is appended to the worker's batch
- * (up to 128 packets: a receive call's four rounds, or a timer run's
- * departures) and sent in order when it is full, after each receive call
- * and at the end of each loop.  A run of datagrams for one socket and
- * address, all of one size but the last (shorter, not empty), goes as one
- * message with UDP_SEGMENT (GSO, Linux 4.18; probed at the start): the
- * kernel builds and routes one packet and cuts it back into the same
- * datagrams, at the device or at a receiving socket (a receiver that
- * enabled UDP_GRO reads the run at once, with its segment size, as from
- * any GSO sender); up to 64 datagrams and 65000 bytes.  A message the
- * path refuses (EINVAL, EMSGSIZE: its MTU; EIO: no checksum offload) is
- * sent again one datagram a message, and that direction sends datagrams
- * of that size or more (EIO: all) one by one from then on; other errors
- * of a run (a full buffer, an ICMP error) send it one by one once.  So a
- * datagram is counted out only when the kernel took it, or send_error
- * when it refused it alone, as before; the times are the qdiscs'.  Why
- * this and not busy polling, UDP_GRO or io_uring: docs/relay.md, "The
- * per-datagram cost".
+ * Stop (udp_relay_stop()): tools/netem/udp_setup.c.  Sending (the send
+ * batch, UDP_SEGMENT): tools/netem/udp_tx.c.
  *
  * Costs (per datagram, one direction): a copy from the receive area, the
  * admission (a load of the client's held bytes, an atomic add and
@@ -190,10 +175,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
-#include <inttypes.h>
 #include <netinet/in.h>
-#include <netinet/udp.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdbool.h>
@@ -201,7 +183,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/eventfd.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -212,141 +193,12 @@
 #include <pinwheel/net.h>
 
 #include "relay.h"
-#include "stats.h"
 #include "udp.h"
-#include "now.h"
+#include "udp_priv.h"
 #include "pktpool.h"
 
-
-#define BATCH      32          /* datagrams a recvmmsg */
-#define TX_BATCH   128         /* datagrams a worker's send batch holds */
-#define GSO_SEGS   64          /* datagrams one UDP_SEGMENT message carries at most */
-#define GSO_BYTES  65000       /* and payload bytes (an IP datagram's 64 KiB less headers) */
-#define RX_ROUNDS  4           /* recvmmsg calls a socket a round */
-#define INLINE_BUF 512         /* bytes a packet holds inline */
-#define MAX_DGRAM  65536       /* the largest UDP payload, rounded up */
-#define MAX_SLEEP_NS 100000000ull
-
-_Static_assert(RD_NREASONS <= PKTDRV_MAX_REASONS, "the drivers count every reason");
-
-struct client;
-
-/* A packet: the pool's (pw_pkt first: the layer's pointer is ours; its
- * home slot; h.buf its bytes, INLINE_BUF of them inline after this). */
-struct rpkt {
-	struct ppkt h;
-	struct client *cl;     /* holds a reference */
-	uint8_t dir;
-};
-
-/* What a worker receives, per direction. */
-struct dcount {
-	uint64_t rx, rx_bytes, clones;
-};
-
-/* One slot of counters (a worker's, or the shared one of other threads). */
-struct slot {
-	struct dcount d[RELAY_NDIR];
-	uint64_t clients_new, clients_expired;
-	uint64_t refused;      /* ICMP port unreachable seen on an upstream socket */
-	uint64_t upstream_errors; /* other errors there (host/net unreachable, ...) */
-	uint64_t clients_over_share, clients_no_memory; /* clients dropped so, once each */
-	uint64_t clones_refused; /* netem duplicates the budget refused */
-	int64_t active;        /* clients whose bytes went 0 -> held here, minus held -> 0 */
-} __attribute__((aligned(64)));
-
-struct client {
-	struct udp_relay *r;
-	uint32_t refcnt;       /* atomic */
-	uint8_t over_share, no_memory; /* atomic: it had such a drop (counted once) */
-	uint32_t ovfl;         /* its upstream socket's SO_RXQ_OVFL count seen (owner) */
-	uint64_t held;         /* atomic: bytes its packets take now (both directions) */
-	uint16_t lport;        /* its upstream socket's local port (0: unknown) */
-	int fd;                /* the upstream socket, connected to --to */
-	unsigned owner;
-	uint32_t hash;
-	uint32_t prio;         /* --map: pkt->priority of its datagrams */
-	struct sockaddr_storage addr;
-	socklen_t alen;
-	uint64_t last_ns;      /* the last datagram either way (owner) */
-	struct pw_timer timer; /* the idle timer, pinned on the owner */
-	struct pw_sock sk[RELAY_NDIR];
-	struct client *hnext;
-	int linked;
-};
-
-struct worker {
-	struct udp_relay *r;
-	unsigned id;
-	pthread_t th;
-	int started;
-	int ep, kick_fd, lfd;
-	int listening;         /* atomic: 0 once it stopped receiving */
-	struct client **tab;
-	unsigned tab_mask, nclients;
-	/* receive */
-	struct mmsghdr rmsg[BATCH];
-	struct iovec riov[BATCH];
-	struct sockaddr_storage raddr[BATCH];
-	union {                /* SO_RXQ_OVFL's control message */
-		char buf[CMSG_SPACE(sizeof(uint32_t))];
-		struct cmsghdr align;
-	} rcmsg[BATCH];
-	char *overflow;        /* BATCH * MAX_DGRAM: where every datagram is read */
-	uint32_t ovfl;         /* the listening socket's SO_RXQ_OVFL count seen */
-	int64_t active;        /* clients holding bytes, summed at the start of each rx() */
-	/* send: the batch's packets in order (their bytes, socket, address) */
-	struct iovec tiov[TX_BATCH];
-	int tfd[TX_BATCH];
-	const struct sockaddr_storage *tto[TX_BATCH];
-	socklen_t ttolen[TX_BATCH];
-	struct rpkt *tp[TX_BATCH];
-	unsigned nt;
-	/* and the messages tx_flush() makes of them: a packet, or a run of
-	 * packets to one address under UDP_SEGMENT */
-	struct mmsghdr tmsg[TX_BATCH];
-	unsigned tfirst[TX_BATCH], tcount[TX_BATCH];
-	union {
-		char buf[CMSG_SPACE(sizeof(uint16_t))];
-		struct cmsghdr align;
-	} tcmsg[TX_BATCH];
-} __attribute__((aligned(64)));
-
-struct udp_relay {
-	struct relay_config cfg;
-	struct pw_runtime *rt;
-	struct pw_netdev *dev[RELAY_NDIR];
-	struct pktpool pool;   /* a slot per worker */
-	struct pktpool_budget budget; /* --max-bytes: what the pool allocates */
-	uint64_t shared;       /* the budget less the reserve (7/8 of it) */
-	uint64_t floor;        /* the least share: two 64 KiB datagrams */
-	uint64_t light;        /* a light client holds at most this: floor / 8 */
-	int fd_warned;         /* atomic: the out-of-descriptors message was printed */
-	/* the upstream sockets' own addresses, to know a datagram that comes
-	 * back from one of them to --listen: a loop */
-	uint64_t own_ports[65536 / 64]; /* atomic bits: their local ports now */
-	struct sockaddr_storage own_addr; /* their local address (the first's) */
-	int own_addr_set;      /* atomic: 0 not yet, 1 being written, 2 set */
-	int loop_warned;       /* atomic: the loop message was printed */
-	struct pktdrv drv[RELAY_NDIR]; /* each device's */
-	uint32_t gso_below[RELAY_NDIR]; /* atomic: UDP_SEGMENT for datagrams shorter than this */
-	unsigned nw;
-	struct worker *w;
-	struct slot *slots;    /* nw + 1: the last for threads that are no worker */
-	uint32_t nclients;     /* atomic */
-	int stopping, stop_now; /* atomic */
-	uint64_t idle_ns;
-	uint64_t t0;
-	char *batch_text[RELAY_NDIR];
-	struct pw_tc_schedule *sched[RELAY_NDIR]; /* --up-schedule / --down-schedule */
-	int running;           /* the workers were started */
-	double last_t;         /* the previous report's time, and what had left then */
-	uint64_t last_out[RELAY_NDIR], last_bytes[RELAY_NDIR];
-};
-
-static __thread struct worker *tl_w;
-
-#define ADD(field, v) __atomic_fetch_add(&(field), (v), __ATOMIC_RELAXED)
+/* The calling thread's worker (udp_priv.h). */
+__thread struct worker *udp__tl_w;
 
 /* ------------------------------------------------------------ the budget */
 
@@ -354,13 +206,13 @@ static __thread struct worker *tl_w;
  * Any thread. */
 static unsigned self_slot(const struct udp_relay *r)
 {
-	return tl_w && tl_w->r == r ? tl_w->id : r->nw;
+	return udp__tl_w && udp__tl_w->r == r ? udp__tl_w->id : r->nw;
 }
 
 /* Clients holding bytes now: the slots' transitions summed (each slot
  * read once, relaxed: a moment's count, at worst off by the transitions
  * racing with the read).  Any thread; nw + 1 relaxed loads. */
-static int64_t active_clients(const struct udp_relay *r)
+int64_t udp__active_clients(const struct udp_relay *r)
 {
 	int64_t n = 0;
 	for (unsigned i = 0; i <= r->nw; i++)
@@ -371,7 +223,7 @@ static int64_t active_clients(const struct udp_relay *r)
 /* The share of a client that holds @held bytes when @active clients
  * (perhaps not it) hold some: the budget's first 7/8 divided among them,
  * counting it, at least r->floor.  Any thread; no shared state. */
-static uint64_t share_of(const struct udp_relay *r, uint64_t held, int64_t active)
+uint64_t udp__share_of(const struct udp_relay *r, uint64_t held, int64_t active)
 {
 	uint64_t n = (uint64_t)active + (held == 0);
 	uint64_t s = r->shared / (n ? n : 1);
@@ -385,10 +237,10 @@ static uint64_t share_of(const struct udp_relay *r, uint64_t held, int64_t activ
  * RD_CLIENT_SHARE.
  * Any thread (the owner for a datagram, a queue's CPU for a duplicate);
  * one relaxed load of cl->held. */
-static unsigned client_admit(struct client *cl, uint64_t bytes, int64_t active, uint64_t *limit)
+unsigned udp__client_admit(struct client *cl, uint64_t bytes, int64_t active, uint64_t *limit)
 {
 	uint64_t h = __atomic_load_n(&cl->held, __ATOMIC_RELAXED);
-	uint64_t share = share_of(cl->r, h, active);
+	uint64_t share = udp__share_of(cl->r, h, active);
 	if (h + bytes > share)
 		return RD_CLIENT_SHARE;
 	*limit = h + bytes <= cl->r->light ? cl->r->cfg.max_bytes : cl->r->shared;
@@ -398,14 +250,14 @@ static unsigned client_admit(struct client *cl, uint64_t bytes, int64_t active, 
 /* @cl holds @bytes more (a packet admitted).  Any thread: an atomic add on
  * cl->held; a client that held nothing becomes active on the calling
  * thread's slot (a relaxed add on its own line). */
-static void client_charge(struct client *cl, uint64_t bytes)
+void udp__client_charge(struct client *cl, uint64_t bytes)
 {
 	if (__atomic_fetch_add(&cl->held, bytes, __ATOMIC_RELAXED) == 0)
 		ADD(cl->r->slots[self_slot(cl->r)].active, 1);
 }
 
 /* @cl holds @bytes less (its packet freed).  Any thread, as above. */
-static void client_uncharge(struct client *cl, uint64_t bytes)
+void udp__client_uncharge(struct client *cl, uint64_t bytes)
 {
 	if (__atomic_sub_fetch(&cl->held, bytes, __ATOMIC_RELAXED) == 0)
 		ADD(cl->r->slots[self_slot(cl->r)].active, -1);
@@ -453,7 +305,7 @@ static struct rpkt *rpkt_admit(struct worker *w, struct client *cl, uint32_t len
 	struct udp_relay *r = w->r;
 	size_t need = pktpool_bytes_for(&r->pool, len);
 	uint64_t limit;
-	*why = client_admit(cl, need, w->active, &limit);
+	*why = udp__client_admit(cl, need, w->active, &limit);
 	if (*why)
 		return NULL;
 	struct rpkt *p = rpkt_alloc(w);
@@ -466,38 +318,36 @@ static struct rpkt *rpkt_admit(struct worker *w, struct client *cl, uint32_t len
 		*why = RD_NO_MEMORY;
 		return NULL;
 	}
-	client_charge(cl, pktpool_bytes(&r->pool, &p->h));
+	udp__client_charge(cl, pktpool_bytes(&r->pool, &p->h));
 	return p;
 }
 
-static void client_put(struct client *cl);
-
 /* Free @p: its big buffer, back to its slot, its charge and its client
  * reference.  Any thread; atomics: the pool's (a remote push, the
- * budget's subtraction for a class buffer), client_uncharge()'s,
- * client_put()'s. */
-static void rpkt_free(struct udp_relay *r, struct rpkt *p)
+ * budget's subtraction for a class buffer), udp__client_uncharge()'s,
+ * udp__client_put()'s. */
+void udp__rpkt_free(struct udp_relay *r, struct rpkt *p)
 {
 	struct client *cl = p->cl;
 	uint64_t bytes = pktpool_bytes(&r->pool, &p->h);
 	p->cl = NULL;
-	pktpool_put(&r->pool, &p->h, tl_w && tl_w->r == r ? (int)tl_w->id : -1);
+	pktpool_put(&r->pool, &p->h, udp__tl_w && udp__tl_w->r == r ? (int)udp__tl_w->id : -1);
 	if (cl) {
-		client_uncharge(cl, bytes);
-		client_put(cl);
+		udp__client_uncharge(cl, bytes);
+		udp__client_put(cl);
 	}
 }
 
 /* ------------------------------------------------------------ clients */
 
 /* Another reference on @cl.  Any thread holding one. */
-static void client_hold(struct client *cl)
+void udp__client_hold(struct client *cl)
 {
 	__atomic_fetch_add(&cl->refcnt, 1, __ATOMIC_RELAXED);
 }
 
 /* The last reference closes the upstream socket.  Any thread. */
-static void client_put(struct client *cl)
+void udp__client_put(struct client *cl)
 {
 	struct udp_relay *r = cl->r;
 	if (__atomic_sub_fetch(&cl->refcnt, 1, __ATOMIC_ACQ_REL))
@@ -623,7 +473,7 @@ static uint64_t idle_expires_jiffies(const struct udp_relay *r, uint64_t deadlin
 
 /* Take @cl out of its owner's table and epoll set.  Context: the owner's
  * thread, or main after the workers are joined. */
-static void client_unlink(struct worker *w, struct client *cl)
+void udp__client_unlink(struct worker *w, struct client *cl)
 {
 	if (!cl->linked)
 		return;
@@ -651,11 +501,11 @@ static void client_timer(struct pw_timer *t)
 	}
 	struct worker *w = &r->w[cl->owner];
 	int linked = cl->linked;
-	client_unlink(w, cl);
+	udp__client_unlink(w, cl);
 	ADD(r->slots[w->id].clients_expired, 1);
 	if (linked)
-		client_put(cl); /* the table's */
-	client_put(cl);         /* the timer's */
+		udp__client_put(cl); /* the table's */
+	udp__client_put(cl);         /* the timer's */
 }
 
 /* @w's client for @addr: found, or made (NULL with the drop reason in
@@ -711,7 +561,7 @@ static struct client *client_get(struct worker *w, const struct sockaddr_storage
 		return NULL;
 	}
 	cl->r = r;
-	own_socket(cl); /* its port marked until client_put() closes it */
+	own_socket(cl); /* its port marked until udp__client_put() closes it */
 	cl->refcnt = 2; /* the table's and the timer's */
 	cl->owner = w->id;
 	cl->hash = h;
@@ -733,227 +583,6 @@ static struct client *client_get(struct worker *w, const struct sockaddr_storage
 	return cl;
 }
 
-/* ------------------------------------------------------------ the driver */
-
-/* A send of a UDP_SEGMENT message of @seg-byte datagrams in direction
- * @dir failed with @e.  When @e says the path cannot take such messages,
- * the direction sends datagrams of @seg bytes and more (EINVAL, EMSGSIZE:
- * the route's MTU) or of any size (EIO: no checksum offload; EOPNOTSUPP,
- * ENOPROTOOPT) one by one from now on; other errors (a full buffer, an
- * ICMP error) change nothing.  Any thread; an atomic minimum. */
-static void gso_failed(struct udp_relay *r, unsigned dir, uint32_t seg, int e)
-{
-	uint32_t below;
-	if (e == EINVAL || e == EMSGSIZE)
-		below = seg;
-	else if (e == EIO || e == EOPNOTSUPP || e == ENOPROTOOPT)
-		below = 0;
-	else
-		return;
-	uint32_t cur = __atomic_load_n(&r->gso_below[dir], __ATOMIC_RELAXED);
-	while (below < cur && !__atomic_compare_exchange_n(&r->gso_below[dir], &cur, below, 1,
-							   __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
-	}
-}
-
-/* How many of @w's batched packets from @j one message carries: 1, or a
- * run for UDP_SEGMENT: the same socket and address, the length of the
- * first (the last may be shorter; none empty), at most GSO_SEGS datagrams
- * and GSO_BYTES bytes, none before @single_to (those go one by one).
- * Context: @w's thread. */
-static unsigned tx_run(const struct worker *w, unsigned j, unsigned single_to)
-{
-	size_t seg = w->tiov[j].iov_len;
-	if (j < single_to || seg == 0 ||
-	    seg >= __atomic_load_n(&w->r->gso_below[w->tp[j]->dir], __ATOMIC_RELAXED))
-		return 1;
-	unsigned n = 1;
-	size_t bytes = seg;
-	while (j + n < w->nt && n < GSO_SEGS && w->tfd[j + n] == w->tfd[j] &&
-	       w->tto[j + n] == w->tto[j]) {
-		size_t len = w->tiov[j + n].iov_len;
-		if (len == 0 || len > seg || bytes + len > GSO_BYTES)
-			break;
-		n++;
-		bytes += len;
-		if (len < seg)
-			break;
-	}
-	return n;
-}
-
-/* Send @w's batch, in order: for each run of packets on one socket, its
- * messages (a packet, or a run of datagrams to one address of one size
- * under UDP_SEGMENT: the kernel cuts it back into the same datagrams)
- * through sendmmsg.  A message that fails with UDP_SEGMENT is sent again
- * one datagram a message (gso_failed() decides whether later runs try
- * again).  Every packet is counted (out, or send_error for a datagram sent
- * alone that failed) and freed.  Context: @w's thread. */
-static void tx_flush(struct worker *w)
-{
-	struct udp_relay *r = w->r;
-	unsigned i = 0, single_to = 0;
-	while (i < w->nt) {
-		int fd = w->tfd[i];
-		unsigned nm = 0, j = i;
-		while (j < w->nt && w->tfd[j] == fd) {
-			unsigned n = tx_run(w, j, single_to);
-			struct msghdr *mh = &w->tmsg[nm].msg_hdr;
-			*mh = (struct msghdr){
-				.msg_name = (void *)w->tto[j], .msg_namelen = w->ttolen[j],
-				.msg_iov = &w->tiov[j], .msg_iovlen = n,
-			};
-			if (n > 1) {
-				uint16_t seg = (uint16_t)w->tiov[j].iov_len;
-				mh->msg_control = w->tcmsg[nm].buf;
-				mh->msg_controllen = sizeof(w->tcmsg[nm].buf);
-				struct cmsghdr *c = CMSG_FIRSTHDR(mh);
-				c->cmsg_level = SOL_UDP;
-				c->cmsg_type = UDP_SEGMENT;
-				c->cmsg_len = CMSG_LEN(sizeof(seg));
-				memcpy(CMSG_DATA(c), &seg, sizeof(seg));
-			}
-			w->tfirst[nm] = j;
-			w->tcount[nm] = n;
-			nm++;
-			j += n;
-		}
-		unsigned m = 0;
-		while (m < nm) {
-			int sent = sendmmsg(fd, &w->tmsg[m], nm - m, MSG_DONTWAIT);
-			if (sent < 0 && errno == EINTR)
-				continue;
-			if (sent < 0 && w->tcount[m] > 1) {
-				unsigned f = w->tfirst[m];
-				gso_failed(r, w->tp[f]->dir, (uint32_t)w->tiov[f].iov_len, errno);
-				break;
-			}
-			unsigned k = sent > 0 ? (unsigned)sent : 1;
-			for (unsigned x = m; x < m + k; x++)
-				for (unsigned y = w->tfirst[x]; y < w->tfirst[x] + w->tcount[x]; y++) {
-					struct rpkt *p = w->tp[y];
-					if (sent > 0)
-						pktdrv_count_sent(&r->drv[p->dir], (int)w->id,
-								  p->h.pkt.caplen);
-					else
-						pktdrv_count_drop(&r->drv[p->dir], (int)w->id,
-								  RD_SEND_ERROR);
-					rpkt_free(r, p);
-				}
-			m += k;
-		}
-		if (m < nm) { /* message m's run again, one datagram a message */
-			i = w->tfirst[m];
-			single_to = i + w->tcount[m];
-		} else {
-			i = j;
-		}
-	}
-	w->nt = 0;
-}
-
-/* Where @p goes: up, the client's upstream socket (connected); down, the
- * client's address from its owner's listening socket.  Any thread. */
-static void dest_of(struct rpkt *p, int *fd, const struct sockaddr_storage **to, socklen_t *tolen)
-{
-	struct client *cl = p->cl;
-	struct udp_relay *r = cl->r;
-	if (p->dir == RELAY_UP) {
-		*fd = cl->fd;
-		*to = NULL;
-		*tolen = 0;
-	} else {
-		*fd = r->w[cl->owner].lfd;
-		*to = &cl->addr;
-		*tolen = cl->alen;
-	}
-}
-
-/* The driver's xmit hook: on the CPU running the queue (@self its slot).
- * A worker batches; another thread (main, at a tc command) sends at once.
- * Either way the packet is this file's to count and free. */
-static int dev_xmit(struct pktdrv *drv, unsigned txq, struct ppkt *pkt, int self)
-{
-	(void)txq;
-	struct rpkt *p = (struct rpkt *)pkt;
-	struct udp_relay *r = p->cl->r;
-	int fd;
-	const struct sockaddr_storage *to;
-	socklen_t tolen;
-	dest_of(p, &fd, &to, &tolen);
-	struct worker *w = tl_w;
-	if (w) {
-		if (w->nt == TX_BATCH)
-			tx_flush(w);
-		unsigned i = w->nt++;
-		w->tiov[i] = (struct iovec){ p->h.buf, p->h.pkt.caplen };
-		w->tfd[i] = fd;
-		w->tto[i] = to;
-		w->ttolen[i] = tolen;
-		w->tp[i] = p;
-		return PKTDRV_KEPT;
-	}
-	ssize_t sent = sendto(fd, p->h.buf, p->h.pkt.caplen, MSG_DONTWAIT,
-			      (const struct sockaddr *)to, tolen);
-	if (sent >= 0)
-		pktdrv_count_sent(drv, self, p->h.pkt.caplen);
-	else
-		pktdrv_count_drop(drv, self, RD_SEND_ERROR);
-	rpkt_free(r, p);
-	return PKTDRV_KEPT;
-}
-
-/* The driver's drop hook (it counted the drop and puts the packet back
- * next): the client's charge and reference.  Any thread acting on the
- * device; atomics as client_uncharge() and client_put(). */
-static void dev_drop(struct pktdrv *drv, struct ppkt *pkt, unsigned why, int self)
-{
-	(void)drv, (void)why, (void)self;
-	struct rpkt *p = (struct rpkt *)pkt;
-	struct client *cl = p->cl;
-	p->cl = NULL;
-	if (cl) {
-		client_uncharge(cl, pktpool_bytes(&cl->r->pool, pkt));
-		client_put(cl);
-	}
-}
-
-/* The driver's clone_admit hook (netem duplicate, before anything is
- * allocated): the copy would take @bytes of its client's share and of the
- * budget, as a datagram of the client's would.  Refused: counted
- * (clones_refused), and netem goes on without the duplicate.  Under a
- * queue lock on the CPU running it (main's for a tc command): relaxed
- * loads of the slots, the client and the budget; a relaxed add. */
-static int dev_clone_admit(struct pktdrv *drv, const struct ppkt *src, size_t bytes, int self)
-{
-	(void)drv;
-	const struct rpkt *sp = (const struct rpkt *)src;
-	struct udp_relay *r = sp->cl->r;
-	uint64_t limit;
-	if (!client_admit(sp->cl, bytes, active_clients(r), &limit) &&
-	    pktpool_budget_used(&r->budget) + bytes <= limit)
-		return 0;
-	ADD(r->slots[self >= 0 ? (unsigned)self : r->nw].clones_refused, 1);
-	return -1;
-}
-
-/* The driver's clone hook (netem duplicate; the driver made @copy from
- * the calling worker's slot, malloc'd on a thread that is no worker, and
- * copied the bytes): under a queue lock, so no call into the layer. */
-static int dev_clone(struct pktdrv *drv, const struct ppkt *src, struct ppkt *copy, int self)
-{
-	(void)drv;
-	const struct rpkt *sp = (const struct rpkt *)src;
-	struct rpkt *c = (struct rpkt *)copy;
-	struct udp_relay *r = sp->cl->r;
-	c->cl = sp->cl;
-	c->dir = sp->dir;
-	client_hold(c->cl);
-	client_charge(c->cl, pktpool_bytes(&r->pool, copy));
-	ADD(r->slots[self >= 0 ? (unsigned)self : r->nw].d[c->dir].clones, 1);
-	return 0;
-}
-
 /* ------------------------------------------------------------ receive */
 
 /* Hand @p (@len payload bytes, from @cl, counted received) to direction
@@ -972,7 +601,7 @@ static void enqueue(struct worker *w, enum relay_dir dir, struct rpkt *p, struct
 	p->h.pkt.sk = &cl->sk[dir];
 	p->cl = cl;
 	p->dir = (uint8_t)dir;
-	client_hold(cl);
+	udp__client_hold(cl);
 	pw_dev_queue_xmit(r->dev[dir], &p->h.pkt);
 }
 
@@ -1013,7 +642,7 @@ static int rx(struct worker *w, int fd, struct client *cl)
 	struct slot *s = &r->slots[w->id];
 	enum relay_dir dir = cl ? RELAY_DOWN : RELAY_UP;
 	uint32_t *seen = cl ? &cl->ovfl : &w->ovfl;
-	w->active = active_clients(r);
+	w->active = udp__active_clients(r);
 	for (int round = 0; round < RX_ROUNDS; round++) {
 		for (unsigned k = 0; k < BATCH; k++) {
 			w->riov[k] = (struct iovec){ w->overflow + (size_t)k * MAX_DGRAM, MAX_DGRAM };
@@ -1064,18 +693,15 @@ static int rx(struct worker *w, int fd, struct client *cl)
 			enqueue(w, dir, p, c, len);
 		}
 		if (n < BATCH) {
-			tx_flush(w);
+			udp__tx_flush(w);
 			return 0; /* empty (EAGAIN), or an error to retry next round */
 		}
 	}
-	tx_flush(w);
+	udp__tx_flush(w);
 	return 1;
 }
 
 /* ------------------------------------------------------------ workers */
-
-#define TAG_KICK   ((void *)1)
-#define TAG_LISTEN ((void *)2)
 
 /* Stop receiving: @w's sockets out of its epoll set.  @w's thread. */
 static void stop_listening(struct worker *w)
@@ -1088,11 +714,11 @@ static void stop_listening(struct worker *w)
 }
 
 /* Worker @arg's loop (see the top of the file).  Its own thread. */
-static void *worker_main(void *arg)
+void *udp__worker_main(void *arg)
 {
 	struct worker *w = arg;
 	struct udp_relay *r = w->r;
-	tl_w = w;
+	udp__tl_w = w;
 	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
 	long cores = sysconf(_SC_NPROCESSORS_ONLN);
 	if (cores > 0 && r->nw <= (unsigned)cores) {
@@ -1138,614 +764,19 @@ static void *worker_main(void *arg)
 		pw_run_timers(r->rt, w->id);
 		if (pw_run_work(r->rt, w->id) > 0)
 			busy = 1;
-		tx_flush(w);
+		udp__tx_flush(w);
 	}
-	tx_flush(w);
+	udp__tx_flush(w);
 	pw_cpu_exit(r->rt);
 	return NULL;
 }
 
 /* Wake every worker (they recompute their deadlines).  Any thread. */
-static void kick_all(struct udp_relay *r)
+void udp__kick_all(struct udp_relay *r)
 {
 	uint64_t one = 1;
 	for (unsigned i = 0; i < r->nw; i++)
 		if (write(r->w[i].kick_fd, &one, sizeof(one)) < 0) {
 			/* the counter is full: the worker is awake anyway */
 		}
-}
-
-/* ------------------------------------------------------------ statistics */
-
-/* Direction @d's counters, summed over the slots.  Any thread (racy
- * while running: each counter is read once; the driver's, what left,
- * first, so that a packet in flight is never counted out and not in). */
-static void sum_dir(struct udp_relay *r, enum relay_dir d, struct udp_dir_stats *t)
-{
-	memset(t, 0, sizeof(*t));
-	struct pktdrv_count c;
-	pktdrv_read(&r->drv[d], &c);
-	t->out = c.sent;
-	t->out_bytes = c.sent_bytes;
-	for (unsigned k = 1; k < RD_NREASONS; k++)
-		t->dropped[k] = c.dropped[k];
-	for (unsigned i = 0; i <= r->nw; i++) {
-		const struct dcount *s = &r->slots[i].d[d];
-		t->rx += __atomic_load_n(&s->rx, __ATOMIC_RELAXED);
-		t->rx_bytes += __atomic_load_n(&s->rx_bytes, __ATOMIC_RELAXED);
-		t->clones += __atomic_load_n(&s->clones, __ATOMIC_RELAXED);
-	}
-}
-
-/* Packets in direction @d's device (or in a send batch) now.  Main. */
-static int64_t in_flight(struct udp_relay *r, enum relay_dir d)
-{
-	struct udp_dir_stats t;
-	sum_dir(r, d, &t);
-	return (int64_t)(t.rx + t.clones) - (int64_t)(t.out + udp_dropped_total(&t));
-}
-
-static const char *const dev_name[RELAY_NDIR] = { "up", "down" };
-
-/* "tc -s qdisc show dev X" (or -j): malloc'd, trailing newline removed.
- * Main. */
-static char *tc_show(struct udp_relay *r, enum relay_dir d, int json)
-{
-	char cmd[64], err[512];
-	snprintf(cmd, sizeof(cmd), "qdisc show dev %s", dev_name[d]);
-	for (size_t cap = 1 << 14; cap <= (1u << 26); cap *= 4) {
-		char *out = malloc(cap);
-		if (!out)
-			return NULL;
-		out[0] = '\0';
-		int rc = pw_tc(r->rt, cmd,
-			       PW_TC_STATS | (json ? PW_TC_JSON : 0) |
-				       (r->cfg.accuracy ? PW_TC_ACCURACY : 0),
-			       out, cap, err, sizeof(err));
-		if (rc == -ENOSPC) {
-			free(out);
-			continue;
-		}
-		size_t n = strlen(out);
-		while (n && out[n - 1] == '\n')
-			out[--n] = '\0';
-		return out;
-	}
-	return NULL;
-}
-
-/* ------------------------------------------------------------ setup */
-
-/* Run direction @d's commands (@change: the SIGHUP form), @who before
- * the failing command's origin.  0, or -1 with the origin, the command
- * and pw_tc's message in @msg.  Context: main. */
-static int apply_dir(struct udp_relay *r, enum relay_dir d, int change, const char *who, char *msg,
-		     size_t msglen)
-{
-	struct relay_cmds c;
-	char err[4096];
-	if (relay_dir_cmds(&r->cfg, d, dev_name[d], r->nw, r->batch_text[d], r->cfg.batch[d], change,
-			   &c, err, sizeof(err))) {
-		snprintf(msg, msglen, "%s%s", who, err);
-		return -1;
-	}
-	int rc = 0;
-	for (size_t i = 0; i < c.n; i++) {
-		err[0] = '\0';
-		int e = pw_tc(r->rt, c.cmd[i], 0, NULL, 0, err, sizeof(err));
-		if (e) {
-			size_t n = strlen(err);
-			while (n && err[n - 1] == '\n')
-				err[--n] = '\0';
-			snprintf(msg, msglen, "%s%s: \"tc %s\" failed: %s", who, c.where[i], c.cmd[i],
-				 err[0] ? err : strerror(-e));
-			rc = -1;
-			break;
-		}
-	}
-	relay_cmds_free(&c);
-	return rc;
-}
-
-/* @w's SO_REUSEPORT socket on --listen (port 0: the first one picks it,
- * the others follow).  Main, before the workers start. */
-static int open_listener(struct worker *w, char *err, size_t errlen)
-{
-	struct udp_relay *r = w->r;
-	int fd = socket(r->cfg.listen.ss_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0) {
-		snprintf(err, errlen, "socket: %s", strerror(errno));
-		return -1;
-	}
-	int one = 1, sz = 4 << 20;
-	setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
-	setsockopt(fd, SOL_SOCKET, SO_RXQ_OVFL, &one, sizeof(one));
-	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
-	setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
-	if (bind(fd, (struct sockaddr *)&r->cfg.listen, r->cfg.listen_len)) {
-		char a[80];
-		relay_format_addr(&r->cfg.listen, a, sizeof(a));
-		snprintf(err, errlen, "--listen %s: cannot bind: %s", a, strerror(errno));
-		close(fd);
-		return -1;
-	}
-	/* port 0: the others bind the port the first one got */
-	struct sockaddr_storage got;
-	socklen_t gl = sizeof(got);
-	if (getsockname(fd, (struct sockaddr *)&got, &gl) == 0) {
-		if (got.ss_family == AF_INET6)
-			((struct sockaddr_in6 *)&r->cfg.listen)->sin6_port =
-				((struct sockaddr_in6 *)&got)->sin6_port;
-		else
-			((struct sockaddr_in *)&r->cfg.listen)->sin_port =
-				((struct sockaddr_in *)&got)->sin_port;
-	}
-	if (relay_is_own_address(&r->cfg.listen, &r->cfg.to)) {
-		char a[80];
-		relay_format_addr(&r->cfg.to, a, sizeof(a));
-		snprintf(err, errlen, "--to %s: the relay's own --listen address (a loop)", a);
-		close(fd);
-		return -1;
-	}
-	w->lfd = fd;
-	return 0;
-}
-
-/* Worker @id's table, buffers, epoll set, kick eventfd, socket.  Main,
- * before the workers start. */
-static int setup_worker(struct udp_relay *r, struct worker *w, unsigned id, char *err,
-			size_t errlen)
-{
-	w->r = r;
-	w->id = id;
-	w->lfd = w->ep = w->kick_fd = -1;
-	unsigned nb = 16;
-	while (nb < 2 * (r->cfg.max_clients / r->nw + 1) && nb < (1u << 20))
-		nb <<= 1;
-	w->tab = calloc(nb, sizeof(*w->tab));
-	w->tab_mask = nb - 1;
-	w->overflow = malloc((size_t)BATCH * MAX_DGRAM);
-	w->ep = epoll_create1(EPOLL_CLOEXEC);
-	w->kick_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (!w->tab || !w->overflow || w->ep < 0 || w->kick_fd < 0) {
-		snprintf(err, errlen, "worker %u: %s", id, strerror(errno ? errno : ENOMEM));
-		return -1;
-	}
-	if (open_listener(w, err, errlen))
-		return -1;
-	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = TAG_KICK };
-	struct epoll_event el = { .events = EPOLLIN, .data.ptr = TAG_LISTEN };
-	if (epoll_ctl(w->ep, EPOLL_CTL_ADD, w->kick_fd, &ev) ||
-	    epoll_ctl(w->ep, EPOLL_CTL_ADD, w->lfd, &el)) {
-		snprintf(err, errlen, "epoll: %s", strerror(errno));
-		return -1;
-	}
-	w->listening = 1;
-	return 0;
-}
-
-/* Free everything (main, workers joined or never started). */
-static void teardown(struct udp_relay *r)
-{
-	for (int d = 0; d < RELAY_NDIR; d++) {
-		pw_tc_schedule_free(r->sched[d]); /* stopped: no step after this */
-		r->sched[d] = NULL;
-	}
-	for (int d = 0; d < RELAY_NDIR; d++) {
-		pw_netdev_destroy(r->dev[d]); /* what is queued: dropped, dev_destroy */
-		r->dev[d] = NULL;
-	}
-	for (unsigned i = 0; r->w && i < r->nw; i++) {
-		struct worker *w = &r->w[i];
-		for (unsigned b = 0; w->tab && b <= w->tab_mask; b++) {
-			struct client *cl = w->tab[b];
-			while (cl) {
-				struct client *next = cl->hnext;
-				client_unlink(w, cl);
-				if (pw_timer_delete_sync(&cl->timer) == 1)
-					client_put(cl); /* the timer's */
-				client_put(cl);         /* the table's */
-				cl = next;
-			}
-		}
-	}
-	pktpool_destroy(&r->pool);
-	for (int d = 0; d < RELAY_NDIR; d++)
-		pktdrv_destroy(&r->drv[d]);
-	for (unsigned i = 0; r->w && i < r->nw; i++) {
-		struct worker *w = &r->w[i];
-		free(w->tab);
-		free(w->overflow);
-		if (w->lfd >= 0)
-			close(w->lfd);
-		if (w->ep >= 0)
-			close(w->ep);
-		if (w->kick_fd >= 0)
-			close(w->kick_fd);
-	}
-	free(r->w);
-	r->w = NULL;
-	pw_runtime_destroy(r->rt);
-	r->rt = NULL;
-	free(r->slots);
-	for (int d = 0; d < RELAY_NDIR; d++)
-		free(r->batch_text[d]);
-}
-
-/* Everything before the workers start: batch files, runtime, devices,
- * the tc commands, the workers' sockets.  0, or -1 (the message in @err,
- * or printed already when @err is empty).  Main. */
-static int setup(struct udp_relay *r, char *err, size_t errlen)
-{
-	for (int d = 0; d < RELAY_NDIR; d++)
-		if (r->cfg.batch[d]) {
-			r->batch_text[d] = relay_read_file(r->cfg.batch[d], err, errlen);
-			if (!r->batch_text[d])
-				return -1;
-		}
-	/* a descriptor per client: raise the soft limit to the hard one */
-	struct rlimit rl;
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &rl); /* best effort: past it, socket_error drops */
-	}
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	r->nw = r->cfg.workers ? r->cfg.workers
-			     : (unsigned)(cpus < 1 ? 1 : cpus > RELAY_MAX_WORKERS ? RELAY_MAX_WORKERS
-									       : cpus);
-	r->idle_ns = (uint64_t)(r->cfg.idle_s * 1e9);
-	struct pw_config pc;
-	pw_config_init(&pc);
-	pc.ncpus = r->nw;
-	int rc = pw_runtime_create(&pc, &r->rt);
-	if (rc) {
-		snprintf(err, errlen, "cannot create the runtime: %s", strerror(-rc));
-		return -1;
-	}
-	pw_set_migration(r->rt, PW_MIGRATION_OFF);
-	pw_net_set_watchdog_pinned(r->rt, 1);
-	r->slots = aligned_alloc(64, (r->nw + 1) * sizeof(*r->slots));
-	if (!r->slots) {
-		snprintf(err, errlen, "out of memory");
-		return -1;
-	}
-	memset(r->slots, 0, (r->nw + 1) * sizeof(*r->slots));
-	/* the packets: a slot per worker, grown on demand to --max-packets,
-	 * or to what half the budget holds in packets alone (shared by the
-	 * workers), so that packets made, kept for reuse, leave at least
-	 * half of it to the buffers of large datagrams */
-	r->budget.max = r->cfg.max_bytes;
-	r->shared = r->cfg.max_bytes - r->cfg.max_bytes / 8;
-	struct pktpool_cfg pool_cfg = {
-		.nslots = r->nw, .pkt_size = sizeof(struct rpkt), .inline_bytes = INLINE_BUF,
-		.max = r->cfg.max_packets, .budget = &r->budget,
-	};
-	if (pktpool_init(&r->pool, &pool_cfg)) {
-		snprintf(err, errlen, "out of memory");
-		return -1;
-	}
-	if (!r->cfg.max_packets) {
-		uint64_t per = r->cfg.max_bytes / 2 / r->pool.stride / r->nw;
-		per = per < 64 ? 64 : per > (1u << 24) ? (1u << 24) : per;
-		for (unsigned i = 0; i < r->nw; i++)
-			r->pool.slot[i].max = (unsigned)per;
-	}
-	r->floor = 2 * pktpool_bytes_for(&r->pool, PKTPOOL_CLASS_MAX);
-	r->light = r->floor / 8;
-	for (int d = 0; d < RELAY_NDIR; d++) {
-		const struct pktdrv_cfg dc = {
-			.pool = &r->pool, .bad_reason = RD_SEND_ERROR,
-			.xmit = dev_xmit, .drop = dev_drop, .clone = dev_clone,
-			.clone_admit = dev_clone_admit,
-		};
-		if (pktdrv_init(&r->drv[d], &dc)) {
-			snprintf(err, errlen, "out of memory");
-			return -1;
-		}
-	}
-	for (int d = 0; d < RELAY_NDIR; d++) {
-		rc = pw_netdev_create(r->rt, dev_name[d], r->nw, &pktdrv_ops, &r->drv[d], &r->dev[d]);
-		if (rc) {
-			snprintf(err, errlen, "cannot create device %s: %s", dev_name[d],
-				 strerror(-rc));
-			return -1;
-		}
-		for (unsigned q = 0; q < r->nw; q++) {
-			uint64_t m = 1ull << q;
-			pw_netdev_set_xps(r->dev[d], q, &m, r->nw);
-		}
-	}
-	for (int d = 0; d < RELAY_NDIR; d++)
-		if (apply_dir(r, d, 0, "", err, errlen))
-			return -1;
-	for (int d = 0; d < RELAY_NDIR; d++) {
-		if (r->cfg.accuracy && (rc = pw_netdev_accuracy_enable(r->dev[d], 1))) {
-			snprintf(err, errlen, "--accuracy: dev %s: %s", dev_name[d], strerror(-rc));
-			return -1;
-		}
-		if (!r->cfg.schedule[d])
-			continue;
-		char *text = relay_read_file(r->cfg.schedule[d], err, errlen);
-		if (!text)
-			return -1;
-		/* every line checked now: a bad one stops the start */
-		rc = pw_tc_schedule_load(r->rt, text, r->cfg.schedule[d], dev_name[d], 0, &r->sched[d],
-					 err, errlen);
-		free(text);
-		if (rc)
-			return -1;
-	}
-	r->w = aligned_alloc(64, r->nw * sizeof(*r->w));
-	if (!r->w) {
-		snprintf(err, errlen, "out of memory");
-		return -1;
-	}
-	memset(r->w, 0, r->nw * sizeof(*r->w));
-	for (unsigned i = 0; i < r->nw; i++)
-		r->w[i].lfd = r->w[i].ep = r->w[i].kick_fd = -1;
-	for (unsigned i = 0; i < r->nw; i++)
-		if (setup_worker(r, &r->w[i], i, err, errlen))
-			return -1;
-	/* UDP_SEGMENT where the kernel has it (4.18): a kernel without it
-	 * would ignore the control message and send a run as one datagram */
-	int zero = 0;
-	uint32_t gso = setsockopt(r->w[0].lfd, SOL_UDP, UDP_SEGMENT, &zero, sizeof(zero)) ? 0
-										      : 65536;
-	for (int d = 0; d < RELAY_NDIR; d++)
-		r->gso_below[d] = gso;
-	return 0;
-}
-
-/* ------------------------------------------------------------ the instance */
-
-/* Start (see udp.h). */
-int udp_relay_start(const struct relay_config *cfg, struct udp_relay **out, char *err,
-		    size_t errlen)
-{
-	*out = NULL;
-	struct udp_relay *r = aligned_alloc(64, (sizeof(*r) + 63) / 64 * 64);
-	if (!r) {
-		snprintf(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
-	memset(r, 0, sizeof(*r));
-	r->cfg = *cfg;
-	err[0] = '\0';
-	if (setup(r, err, errlen)) {
-		teardown(r);
-		free(r);
-		return -EINVAL;
-	}
-	r->t0 = pw_now_ns(r->rt);
-	for (unsigned i = 0; i < r->nw; i++) {
-		int e = pthread_create(&r->w[i].th, NULL, worker_main, &r->w[i]);
-		if (e) {
-			snprintf(err, errlen, "cannot start worker %u: %s", i, strerror(e));
-			__atomic_store_n(&r->stop_now, 1, __ATOMIC_RELEASE);
-			kick_all(r);
-			for (unsigned j = 0; j < i; j++)
-				pthread_join(r->w[j].th, NULL);
-			teardown(r);
-			free(r);
-			return -EAGAIN;
-		}
-		r->w[i].started = 1;
-	}
-	r->running = 1;
-	*out = r;
-	return 0;
-}
-
-/* The schedules' time 0 (see udp.h). */
-int udp_relay_start_schedules(struct udp_relay *r)
-{
-	int rc = 0;
-	for (int d = 0; d < RELAY_NDIR; d++)
-		if (r->sched[d] && pw_tc_schedule_start(r->sched[d])) {
-			fprintf(stderr, "pinwheel-netem: %s: the schedule did not start\n",
-				r->cfg.schedule[d]);
-			rc = -1;
-		}
-	return rc;
-}
-
-/* The configuration (see udp.h). */
-const struct relay_config *udp_relay_config(const struct udp_relay *r)
-{
-	return &r->cfg;
-}
-
-/* The workers (see udp.h). */
-unsigned udp_relay_workers(const struct udp_relay *r)
-{
-	return r->nw;
-}
-
-/* Changes on a direction (see udp.h). */
-int udp_relay_apply(struct udp_relay *r, enum relay_dir dir, const char *text, const char *name,
-		    char *err, size_t errlen)
-{
-	char *copy = strdup(text ? text : "");
-	if (!copy) {
-		snprintf(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
-	free(r->batch_text[dir]);
-	r->batch_text[dir] = copy;
-	const char *keep = r->cfg.batch[dir];
-	r->cfg.batch[dir] = name;
-	int rc = apply_dir(r, dir, 1, "", err, errlen);
-	r->cfg.batch[dir] = keep;
-	kick_all(r);
-	return rc ? -EINVAL : 0;
-}
-
-/* One tc command (see udp.h). */
-int udp_relay_tc(struct udp_relay *r, const char *cmd, char *err, size_t errlen)
-{
-	err[0] = '\0';
-	int rc = pw_tc(r->rt, cmd, 0, NULL, 0, err, errlen);
-	size_t n = strlen(err);
-	while (n && err[n - 1] == '\n')
-		err[--n] = '\0';
-	if (rc && !err[0])
-		snprintf(err, errlen, "%s", strerror(-rc));
-	kick_all(r);
-	return rc;
-}
-
-/* SIGHUP (see udp.h). */
-int udp_relay_reload(struct udp_relay *r)
-{
-	int ok = 1;
-	for (int d = 0; d < RELAY_NDIR; d++) {
-		if (!r->cfg.batch[d])
-			continue;
-		char err[8192];
-		char *text = relay_read_file(r->cfg.batch[d], err, sizeof(err));
-		if (!text) {
-			fprintf(stderr, "pinwheel-netem: SIGHUP: %s (kept the old configuration)\n",
-				err);
-			ok = 0;
-			continue;
-		}
-		free(r->batch_text[d]);
-		r->batch_text[d] = text;
-		if (apply_dir(r, d, 1, "SIGHUP: ", err, sizeof(err))) {
-			fprintf(stderr, "pinwheel-netem: %s\n", err);
-			ok = 0;
-		}
-	}
-	kick_all(r);
-	fprintf(stderr, "pinwheel-netem: SIGHUP: batch files %s\n",
-		ok ? "applied" : "applied up to the first failure");
-	return ok ? 0 : -1;
-}
-
-/* A snapshot (see udp.h). */
-void udp_relay_snapshot(struct udp_relay *r, struct udp_stats *s)
-{
-	memset(s, 0, sizeof(*s));
-	double t = (double)(pw_now_ns(r->rt) - r->t0) / 1e9;
-	s->t = t;
-	for (int d = 0; d < RELAY_NDIR; d++) {
-		struct udp_dir_stats *ds = &s->d[d];
-		sum_dir(r, d, ds);
-		/* the rate since the last report (payload bits) */
-		double dt = t - r->last_t;
-		ds->pps = dt > 0 ? (double)(ds->out - r->last_out[d]) / dt : 0;
-		ds->bps = dt > 0 ? 8.0 * (double)(ds->out_bytes - r->last_bytes[d]) / dt : 0;
-		r->last_out[d] = ds->out;
-		r->last_bytes[d] = ds->out_bytes;
-		int64_t b = (int64_t)(ds->rx + ds->clones) -
-			    (int64_t)(ds->out + udp_dropped_total(ds));
-		ds->backlog = b > 0 ? (uint64_t)b : 0;
-		s->sched[d] = r->sched[d];
-	}
-	r->last_t = t;
-	for (unsigned i = 0; i <= r->nw; i++) {
-		const struct slot *sl = &r->slots[i];
-		s->clients_new += __atomic_load_n(&sl->clients_new, __ATOMIC_RELAXED);
-		s->clients_expired += __atomic_load_n(&sl->clients_expired, __ATOMIC_RELAXED);
-		s->refused += __atomic_load_n(&sl->refused, __ATOMIC_RELAXED);
-		s->upstream_errors += __atomic_load_n(&sl->upstream_errors, __ATOMIC_RELAXED);
-		s->over_share += __atomic_load_n(&sl->clients_over_share, __ATOMIC_RELAXED);
-		s->no_memory += __atomic_load_n(&sl->clients_no_memory, __ATOMIC_RELAXED);
-		s->clones_refused += __atomic_load_n(&sl->clones_refused, __ATOMIC_RELAXED);
-	}
-	s->nw = r->nw;
-	for (unsigned i = 0; i < r->nw && i < RELAY_MAX_WORKERS; i++)
-		s->worker_rx[i] = __atomic_load_n(&r->slots[i].d[RELAY_UP].rx, __ATOMIC_RELAXED) +
-				  __atomic_load_n(&r->slots[i].d[RELAY_DOWN].rx, __ATOMIC_RELAXED);
-	/* the budget: what the pool holds now (at the final report: the
-	 * packets made, kept for reuse, and nothing else), its peak */
-	s->clients = __atomic_load_n(&r->nclients, __ATOMIC_RELAXED);
-	s->max_bytes = r->cfg.max_bytes;
-	s->mem = pktpool_budget_used(&r->budget);
-	s->mem_peak = __atomic_load_n(&r->budget.peak, __ATOMIC_RELAXED);
-	s->active = active_clients(r);
-	s->share = share_of(r, 1, s->active);
-}
-
-/* A --stats report (see udp.h). */
-void udp_relay_report(struct udp_relay *r)
-{
-	char *tc[RELAY_NDIR];
-	for (int d = 0; d < RELAY_NDIR; d++)
-		tc[d] = tc_show(r, d, r->cfg.json);
-	struct udp_stats s;
-	udp_relay_snapshot(r, &s);
-	for (int d = 0; d < RELAY_NDIR; d++)
-		s.tc[d] = tc[d];
-	udp_stats_print(stdout, &s, r->cfg.json);
-	for (int d = 0; d < RELAY_NDIR; d++)
-		free(tc[d]);
-}
-
-/* Stop (see udp.h). */
-int udp_relay_stop(struct udp_relay *r, int print, struct udp_stats *final)
-{
-	/* no step of a schedule from now on; no more receiving, then drain
-	 * up to --drain */
-	for (int d = 0; d < RELAY_NDIR; d++)
-		if (r->sched[d])
-			pw_tc_schedule_stop(r->sched[d]);
-	__atomic_store_n(&r->stopping, 1, __ATOMIC_RELEASE);
-	kick_all(r);
-	for (unsigned i = 0; i < r->nw; i++)
-		while (__atomic_load_n(&r->w[i].listening, __ATOMIC_ACQUIRE)) {
-			kick_all(r);
-			usleep(200);
-		}
-	uint64_t deadline = now_ns() + (uint64_t)r->cfg.drain_ms * 1000000ull;
-	while (now_ns() < deadline && (in_flight(r, RELAY_UP) > 0 || in_flight(r, RELAY_DOWN) > 0))
-		usleep(1000);
-	__atomic_store_n(&r->stop_now, 1, __ATOMIC_RELEASE);
-	kick_all(r);
-	for (unsigned i = 0; i < r->nw; i++)
-		pthread_join(r->w[i].th, NULL);
-
-	char *tc[RELAY_NDIR] = { NULL, NULL };
-	for (int d = 0; print && d < RELAY_NDIR; d++)
-		tc[d] = tc_show(r, d, r->cfg.json);
-	/* --check: the achieved against the configured, per direction, before
-	 * the devices go */
-	int check_failed = 0;
-	for (int d = 0; r->cfg.check && d < RELAY_NDIR; d++) {
-		char why[2048] = "";
-		int v = pw_netdev_accuracy_check(r->dev[d], why, sizeof(why));
-		fprintf(stderr, "pinwheel-netem: check dev %s: %s%s%s\n", dev_name[d],
-			v == PW_ACC_FAIL ? "FAIL" : v == PW_ACC_PASS ? "pass" :
-			v == PW_ACC_NOT_JUDGED ? "not judged" : "error",
-			why[0] ? "\n" : "", why);
-		check_failed |= v == PW_ACC_FAIL;
-	}
-	/* what the drain left is dropped (dev_destroy) before the balance */
-	for (int d = 0; d < RELAY_NDIR; d++) {
-		pw_netdev_destroy(r->dev[d]);
-		r->dev[d] = NULL;
-	}
-	struct udp_stats s;
-	udp_relay_snapshot(r, &s);
-	s.final = 1;
-	s.mem_packets = pktpool_count_made(&r->pool); /* the workers joined: read alone */
-	int ok = 1;
-	for (int d = 0; d < RELAY_NDIR; d++)
-		if (s.d[d].rx + s.d[d].clones != s.d[d].out + udp_dropped_total(&s.d[d]))
-			ok = 0;
-	if (print) {
-		for (int d = 0; d < RELAY_NDIR; d++)
-			s.tc[d] = tc[d];
-		udp_stats_print(stdout, &s, r->cfg.json);
-	}
-	for (int d = 0; d < RELAY_NDIR; d++) {
-		free(tc[d]);
-		s.tc[d] = NULL;
-		s.sched[d] = NULL;
-	}
-	if (final)
-		*final = s;
-	teardown(r);
-	free(r);
-	return !ok ? 1 : check_failed ? 3 : 0;
 }

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * pinwheel-netem's UDP relay as an instance (tools/netem/udp.c): started
- * from a struct relay_config, changed in place (tc commands as changes,
+ * pinwheel-netem's UDP relay as an instance (these functions:
+ * tools/netem/udp_setup.c; the design and the data path: udp.c; sending:
+ * udp_tx.c; their shared structs: udp_priv.h): started from a struct
+ * relay_config, changed in place (tc commands as changes,
  * packets in flight kept), read (a statistics snapshot, the --stats
  * report), stopped (drain, join, balance).  The command line runs one;
  * the API's UDP proxies (not built yet) are meant to run one each.
