@@ -10,9 +10,8 @@
  * with another protocol is a 400).  Only a UDP proxy's JSON shows
  * "protocol", so a TCP proxy's stays toxiproxy's byte for byte; a plane
  * with a stats_json op gives its own statistics object (the UDP plane's
- * counters are datagrams by drop reason, not struct tcp_proxy_stats).  A
- * UDP proxy's upstream is marked numeric once resolved, so the resolver
- * thread never hands it to the plane.
+ * counters are datagrams by drop reason, not struct tcp_proxy_stats).  The
+ * resolver hands a changed address to the proxy's own plane (entry_ops()).
  *
  * What it keeps.  Proxies by name, in an array sorted by name (GET
  * /proxies is a JSON object keyed by name, in that order, as toxiproxy's
@@ -604,11 +603,6 @@ static int proxy_create(struct proxy_registry *r, const struct spec *s, struct e
 	e->up_state = s->up_state;
 	e->up_at = mono_s();
 	e->udp = s->udp == 1;
-	/* a UDP proxy's upstream is resolved at create and update only (the
-	 * resolver leaves a numeric one alone; a name that does not resolve
-	 * yet is refused by the UDP plane's open) */
-	if (e->udp && e->up_state != UP_LATER)
-		e->up_state = UP_NUMERIC;
 	if (s->enabled) {
 		int rc = entry_open(r, e, err);
 		if (rc) {
@@ -640,8 +634,6 @@ static int proxy_update(struct proxy_registry *r, struct entry *e, const struct 
 		e->up = s->up;
 		e->up_len = s->up_len;
 		e->up_state = s->up_state;
-		if (e->udp && e->up_state != UP_LATER)
-			e->up_state = UP_NUMERIC;
 		e->up_at = mono_s();
 		/* toxiproxy's update stops and starts the proxy: its connections
 		 * close; the listen address (the bound one) and the counters stay */

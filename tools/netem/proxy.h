@@ -50,6 +50,7 @@ struct proxy_plane_ops {
 	 * request's fault, a 400) */
 	int (*set_toxics)(void *ctx, void *handle, const struct toxic *t, unsigned n, char *err,
 			  size_t errlen);
+	/* the proxy's counters now (NULL when the plane gives stats_json) */
 	void (*stats)(void *ctx, void *handle, struct tcp_proxy_stats *s);
 	/* would the plane take toxic @t (on any proxy)?  Opens nothing; called
 	 * for every toxic added or changed, open proxy or not, so a disabled

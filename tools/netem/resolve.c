@@ -203,9 +203,12 @@ unsigned proxy_registry_resolve(struct proxy_registry *r, unsigned *pending)
 		e->up_len = j[k].len;
 		changed++;
 		/* connections accepted from now on go there; open ones stay */
-		if (e->handle)
-			r->ops->set_upstream(r->ctx, e->handle, (const struct sockaddr *)&e->up,
-					     e->up_len);
+		if (e->handle) {
+			void *ctx;
+			const struct proxy_plane_ops *ops = entry_ops(r, e, &ctx);
+			ops->set_upstream(ctx, e->handle, (const struct sockaddr *)&e->up,
+					  e->up_len);
+		}
 	}
 	pthread_mutex_unlock(&r->lock);
 	for (k = 0; k < nj; k++)

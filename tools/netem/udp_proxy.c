@@ -27,13 +27,16 @@
  *
  * Upstream: a UDP proxy needs an address at open (a name that does not
  * resolve yet is refused by open(): the registry answers 500 with the
- * message); set_upstream() restarts the relay on the same listen address
- * (client mappings are lost, their counters kept by the registry's close).
+ * message); a changed address from the resolver (set_upstream())
+ * restarts the relay on the same listen address: client mappings are
+ * lost, what was queued is dropped as dev_destroy, and the old relay's
+ * counters are added to the new one's.
  *
  * Statistics: the relay's snapshot as JSON (stats_json), per direction the
  * datagrams and bytes in and out, clones, drops by reason (stats.c's names),
- * backlog; clients and memory.  Counters restart with each open (a gap:
- * the TCP side's sums over opens are not kept for UDP yet).
+ * backlog; clients and memory.  Counters restart when the proxy is
+ * disabled and enabled again (a gap: the TCP side's sums over opens are
+ * not kept for UDP yet).
  *
  * Threads: the registry's request thread or the resolver's, with the
  * registry's entry mutex held (which serialises every call on a relay, as
@@ -55,7 +58,21 @@ struct udp_proxy {
 	struct udp_relay *r;
 	struct relay_config cfg;
 	char spec[RELAY_NDIR][512];   /* what follows "root" on each device now */
+	struct udp_dir_stats base[RELAY_NDIR]; /* what the relays before this
+						  one counted (restarts) */
 };
+
+/* @d += @s: the counters (backlog and rates are the running relay's). */
+static void dir_add(struct udp_dir_stats *d, const struct udp_dir_stats *s)
+{
+	d->rx += s->rx;
+	d->rx_bytes += s->rx_bytes;
+	d->clones += s->clones;
+	d->out += s->out;
+	d->out_bytes += s->out_bytes;
+	for (unsigned k = 0; k < RD_NREASONS; k++)
+		d->dropped[k] += s->dropped[k];
+}
 
 static const char *const dev_name[RELAY_NDIR] = { "up", "down" };
 
@@ -124,8 +141,12 @@ static int up_set_upstream(void *ctx, void *handle, const struct sockaddr *upstr
 	char err[256];
 	if (!upstream_len)
 		return -EINVAL;
-	if (p->r)
-		udp_relay_stop(p->r, 0, NULL);
+	if (p->r) {
+		struct udp_stats fin;
+		udp_relay_stop(p->r, 0, &fin);
+		for (int d = 0; d < RELAY_NDIR; d++)
+			dir_add(&p->base[d], &fin.d[d]);
+	}
 	p->r = NULL;
 	memcpy(&p->cfg.to, upstream, upstream_len);
 	p->cfg.to_len = upstream_len;
@@ -229,13 +250,6 @@ static int up_set_toxics(void *ctx, void *handle, const struct toxic *t, unsigne
 	return 0;
 }
 
-static void up_stats(void *ctx, void *handle, struct tcp_proxy_stats *s)
-{
-	(void)ctx;
-	(void)handle;
-	memset(s, 0, sizeof(*s));
-}
-
 static int up_validate(void *ctx, const struct toxic *t, char *err, size_t errlen)
 {
 	(void)ctx;
@@ -297,6 +311,8 @@ static char *up_stats_json(void *ctx, void *handle)
 	memset(&s, 0, sizeof(s));
 	if (p && p->r)
 		udp_relay_snapshot(p->r, &s);
+	for (int d = 0; p && d < RELAY_NDIR; d++)
+		dir_add(&s.d[d], &p->base[d]);
 	json_t *j = json_object();
 	json_object_set_new(j, "clients", json_integer((json_int_t)s.clients));
 	json_object_set_new(j, "mem", json_integer((json_int_t)s.mem));
@@ -312,7 +328,6 @@ const struct proxy_plane_ops udp_proxy_plane_ops = {
 	.close = up_close,
 	.set_upstream = up_set_upstream,
 	.set_toxics = up_set_toxics,
-	.stats = up_stats,
 	.validate = up_validate,
 	.stats_json = up_stats_json,
 };
