@@ -4,7 +4,7 @@
  * --api, toxiproxy's HTTP API over TCP and UDP proxies), on pinwheel's
  * qdiscs and timers.  This file is the program: the command line (parsed
  * by tools/netem/config.c), signals, and the command-line mode over one
- * UDP relay (tools/netem/udp.c: what runs; tools/netem/stats.c: its
+ * UDP relay (tools/netem/udp.c, udp_tx.c, udp_setup.c: what runs; tools/netem/stats.c: its
  * reports); --api hands over to tools/netem/server.c.
  *
  * Threads: main only here.  Every signal the program takes (SIGINT,

@@ -3,10 +3,10 @@
  * The UDP relay's statistics, presented (tools/netem/stats.h): the names
  * of the relay's drop reasons, and the report pinwheel-netem prints at
  * --stats intervals and at its stop, as text or as one JSON object a line
- * (--json; the fields are docs/relay.md's), from a snapshot udp.c took
- * (struct udp_stats).  Counting is udp.c's: this file only formats, so a
- * UDP proxy's stats in the API (not built yet) can read the same numbers
- * under the same names.
+ * (--json; the fields are docs/relay.md's), from a snapshot the relay took
+ * (struct udp_stats, udp_setup.c).  Counting is the relay's (udp.c,
+ * udp_tx.c): this file only formats, and a UDP proxy's stats in the API
+ * (tools/netem/udp_proxy.c) read the same numbers under the same names.
  * Threads: the caller's (main for the command line, an API thread for a
  * proxy).  Locks: none; no state of its own.  Costs: a few printf calls
  * a report.

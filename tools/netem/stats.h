@@ -3,7 +3,7 @@
  * The UDP relay's statistics as numbers, and their presentation
  * (tools/netem/stats.c): the drop reasons the relay adds to the layer's,
  * a snapshot of one relay's counters (struct udp_stats, filled by
- * udp_relay_snapshot() in udp.c), and the report the command line prints
+ * udp_relay_snapshot() in udp_setup.c), and the report the command line prints
  * from it, as text or as one JSON object a line (--json).
  * Threads: whoever holds a snapshot (main for the command line, an API
  * thread for a proxy's stats); every function here is a pure function of
