@@ -13,6 +13,10 @@
  * Mbit/s), reordering (about the share asked sent at once), Gilbert-Elliott
  * loss (burst lengths of mean 1/r), many clients on 2 workers (each reply
  * to its own socket, both workers used; --per-queue: a netem per queue),
+ * --steer-cpu (the same clients sending from two threads pinned to two
+ * CPUs, so each client's datagrams reach both workers: one mapping per
+ * client, every datagram accounted for, never early, each reply to its
+ * own socket; the idle timer with it; its refusals),
  * --stats reports while running, the same loss and duplication decisions
  * live as on the simulated clock for the same seed and sequence, --max-clients, the idle timer, stop with packets queued
  * (dropped and counted; and a drain that sends them), SIGHUP with packets
@@ -24,7 +28,8 @@
  * relay's own address (a loop), RLIMIT_NOFILE 64 with 100 clients.  The
  * budget parts assert counts and properties, never timings.
  *
- * Threads: main (clients, the relay's parent) and the echo server.  Timing
+ * Threads: main (clients, the relay's parent) and the echo server (and
+ * two sender threads in the --steer-cpu parts).  Timing
  * tolerances are generous (a loaded 2-core VM): the test asserts what the
  * qdiscs guarantee (never early, counts, balances) tightly and the times
  * loosely.  Label relay, RUN_SERIAL: it runs on the real clock.
@@ -37,6 +42,7 @@
 #include <math.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sched.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -968,6 +974,148 @@ static void test_many_clients(void)
 		close(c[i].fd);
 }
 
+/* --steer-cpu: each datagram to the worker of the CPU it came in on.  The
+ * same clients send from two threads, one on each of two CPUs, so every
+ * client's datagrams come in on both CPUs and reach both workers (on
+ * loopback the receiving CPU is the sender's). */
+struct steer_sender {
+	struct client *c;
+	unsigned nc, per, cpu, round;
+	uint16_t port;
+	int pinned;
+};
+
+static void *steer_send(void *arg)
+{
+	struct steer_sender *a = arg;
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(a->cpu, &set);
+	a->pinned = pthread_setaffinity_np(pthread_self(), sizeof(set), &set) == 0;
+	for (unsigned k = 0; k < a->per; k++)
+		for (unsigned i = 0; i < a->nc; i++)
+			client_send(&a->c[i], a->port, i, a->round * 1000000u + a->cpu * 10000u + k,
+				    64);
+	return NULL;
+}
+
+/* Send @per datagrams of each of @nc clients from each of CPUs 0 and 1
+ * (round @round in the sequence numbers); receive them all: each reply
+ * to its own socket, none earlier than @min_rtt_ns after it was sent.
+ * The count received. */
+static unsigned steer_round_n(struct relay *r, struct client *c, unsigned nc, unsigned per,
+			      unsigned round, uint64_t min_rtt_ns, int *pinned, unsigned nt)
+{
+	struct steer_sender a[2];
+	pthread_t th[2];
+	for (unsigned t = 0; t < nt; t++) {
+		a[t] = (struct steer_sender){ c, nc, per, t, round, r->port, 0 };
+		CHECK(pthread_create(&th[t], NULL, steer_send, &a[t]) == 0);
+	}
+	*pinned = 1;
+	for (unsigned t = 0; t < nt; t++) {
+		pthread_join(th[t], NULL);
+		*pinned &= a[t].pinned;
+	}
+	unsigned got = 0;
+	for (unsigned i = 0; i < nc; i++) {
+		uint32_t id, seq;
+		uint64_t rtt;
+		for (unsigned n = 0; n < nt * per && client_recv(&c[i], 1000, &rtt, &seq, &id); n++) {
+			CHECK_EQ(id, i);
+			CHECK_EQ(seq / 1000000u, round);
+			CHECK(rtt >= min_rtt_ns); /* never early */
+			got++;
+		}
+	}
+	return got;
+}
+
+/* steer_round_n() with a sender on each of CPUs 0 and 1 */
+static unsigned steer_round(struct relay *r, struct client *c, unsigned nc, unsigned per,
+			    unsigned round, uint64_t min_rtt_ns, int *pinned)
+{
+	return steer_round_n(r, c, nc, per, round, min_rtt_ns, pinned, 2);
+}
+
+static void test_steer_cpu(void)
+{
+	enum { NC = 16, PER = 50 };
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
+		printf("  skipped: --steer-cpu needs 2 online CPUs for 2 workers\n");
+		return;
+	}
+	struct relay r;
+	struct client c[NC];
+	for (int i = 0; i < NC; i++)
+		client_open(&c[i]);
+	/* one root for both TX queues up (a worker may send the other's
+	 * packets), a netem per queue down */
+	relay_start(&r, (const char *const[]){ "--workers", "2", "--steer-cpu", "--up",
+					       "netem delay 5ms limit 10000", "--down",
+					       "pfifo limit 10000", NULL });
+	int pinned;
+	unsigned got = steer_round(&r, c, NC, PER, 0, 5000000, &pinned);
+	relay_stop(&r);
+	CHECK_EQ(got, 2 * NC * PER);
+	CHECK_EQ(fin_get(&r, NULL, "clients_new"), NC); /* one mapping each */
+	CHECK_EQ(fin_get(&r, "up", "rx"), 2 * NC * PER);
+	CHECK_EQ(fin_get(&r, "up", "out"), 2 * NC * PER);
+	CHECK_EQ(fin_get(&r, "down", "rx"), 2 * NC * PER);
+	CHECK_EQ(fin_get(&r, "down", "out"), 2 * NC * PER);
+	const char *w = strstr(r.fin, "\"worker_rx\":[");
+	CHECK(w);
+	long long w0 = strtoll(w + 13, NULL, 10);
+	long long w1 = strtoll(strchr(w, ',') + 1, NULL, 10);
+	printf("  --steer-cpu, %d clients sending from CPUs 0 and 1: worker 0 took %lld "
+	       "datagrams, worker 1 %lld, %lld mappings\n",
+	       NC, w0, w1, fin_get(&r, NULL, "clients_new"));
+	CHECK_EQ(w0 + w1, 4 * NC * PER);
+	if (pinned)
+		CHECK(w0 > 0 && w1 > 0); /* each CPU's datagrams to its worker */
+	relay_free(&r);
+
+	/* every client sending from CPU 0 only: worker 0 takes every
+	 * datagram, its clients' replies come to its own upstream sockets,
+	 * and worker 1 receives nothing (the address hash would give it
+	 * about half) */
+	relay_start(&r, (const char *const[]){ "--workers", "2", "--steer-cpu", NULL });
+	got = steer_round_n(&r, c, NC, PER, 3, 0, &pinned, 1);
+	relay_stop(&r);
+	CHECK_EQ(got, NC * PER);
+	CHECK_EQ(fin_get(&r, NULL, "clients_new"), NC);
+	w = strstr(r.fin, "\"worker_rx\":[");
+	CHECK(w);
+	w0 = strtoll(w + 13, NULL, 10);
+	w1 = strtoll(strchr(w, ',') + 1, NULL, 10);
+	printf("  --steer-cpu, every client on CPU 0: worker 0 took %lld datagrams, "
+	       "worker 1 %lld%s\n", w0, w1, pinned ? "" : " (the pin failed: not judged)");
+	CHECK_EQ(w0 + w1, 2 * NC * PER);
+	if (pinned)
+		CHECK_EQ(w1, 0);
+	relay_free(&r);
+
+	/* --idle 0.3: the owner's timer forgets a client other workers
+	 * found; the next datagrams, from both CPUs, make one new mapping */
+	enum { NI = 4, PI = 5 };
+	relay_start(&r, (const char *const[]){ "--workers", "2", "--steer-cpu", "--idle", "0.3",
+					       NULL });
+	got = steer_round(&r, c, NI, PI, 1, 0, &pinned);
+	sleep_ms(1000);
+	got += steer_round(&r, c, NI, PI, 2, 0, &pinned);
+	relay_stop(&r);
+	CHECK_EQ(got, 2 * 2 * NI * PI);
+	CHECK_EQ(fin_get(&r, "up", "out"), 2 * 2 * NI * PI);
+	CHECK(fin_get(&r, NULL, "clients_expired") >= NI);
+	CHECK(fin_get(&r, NULL, "clients_new") >= 2 * NI); /* more only if a loaded
+							      * machine paused a round */
+	printf("  --steer-cpu --idle 0.3: %lld mappings made, %lld expired\n",
+	       fin_get(&r, NULL, "clients_new"), fin_get(&r, NULL, "clients_expired"));
+	relay_free(&r);
+	for (int i = 0; i < NC; i++)
+		close(c[i].fd);
+}
+
 /* --max-clients 4: the others' datagrams are dropped and counted. */
 static void test_max_clients(void)
 {
@@ -1375,6 +1523,12 @@ static void test_bad_configs(void)
 	rc = relay_spawn(&r, (const char *const[]){ "--listen", "127.0.0.1:0", NULL }, 1);
 	CHECK_EQ(rc, 2);
 	CHECK(strstr(r.errtext, "--to"));
+	/* --steer-cpu: not with --api; not with more workers than CPUs */
+	rc = relay_spawn(&r, (const char *const[]){ "--api", "127.0.0.1:0", "--steer-cpu", NULL }, 1);
+	CHECK_EQ(rc, 2);
+	CHECK(strstr(r.errtext, "--steer-cpu"));
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 64)
+		bad((const char *const[]){ "--workers", "64", "--steer-cpu", NULL }, "--steer-cpu");
 }
 
 /* --max-bytes refusals: exit 2, the message names the option and the value. */
@@ -1697,6 +1851,7 @@ int main(int argc, char **argv)
 	RUN(test_same_decisions);
 	RUN(test_tbf_rate);
 	RUN(test_many_clients);
+	RUN(test_steer_cpu);
 	RUN(test_max_clients);
 	RUN(test_idle);
 	RUN(test_stop_queued);

@@ -29,6 +29,7 @@ const char relay_help_text[] =
 "    pinwheel-netem --listen ADDR:PORT --to ADDR:PORT\n"
 "                   [--up 'QDISC SPEC'] [--down 'QDISC SPEC']\n"
 "                   [--up-batch FILE] [--down-batch FILE] [--per-queue]\n"
+"                   [--steer-cpu]\n"
 "                   [--workers N] [--seed S] [--stats SECONDS] [--json]\n"
 "                   [--max-clients N] [--idle SECONDS] [--drain MS]\n"
 "                   [--max-packets N] [--max-bytes BYTES]\n"
@@ -80,6 +81,16 @@ const char relay_help_text[] =
 "                         exit status 3 when it left the tolerance\n"
 "    --per-queue          install each spec under an mq root, one copy per TX\n"
 "                         queue (scales with workers; a rate is then per worker)\n"
+"    --steer-cpu          hand each datagram to the worker of the CPU the kernel\n"
+"                         received it on, not to the worker its client's\n"
+"                         address hashes to: less work crossing between CPUs.\n"
+"                         A client keeps one mapping whichever worker gets its\n"
+"                         datagrams.  Off by default: clients are no longer\n"
+"                         spread by address (one sending thread's clients all\n"
+"                         go to one worker), and a client whose datagrams come\n"
+"                         in on two CPUs (its sender moved) may see them leave\n"
+"                         reordered.  With one worker nothing changes; more\n"
+"                         workers than online CPUs are refused (docs/relay.md)\n"
 "    --workers N          worker threads, one per CPU (default: online CPUs;\n"
 "                         at most 64)\n"
 "    --seed S             seed every netem that names none (distinct per qdisc):\n"
@@ -431,6 +442,10 @@ int relay_parse_args(int argc, char **argv, struct relay_config *cfg, char *err,
 			cfg->per_queue = 1;
 			continue;
 		}
+		if (!strcmp(o, "--steer-cpu")) {
+			cfg->steer_cpu = 1;
+			continue;
+		}
 		if (!strcmp(o, "--accuracy") || !strcmp(o, "--check")) {
 			cfg->accuracy = 1;
 			cfg->check |= !strcmp(o, "--check");
@@ -532,6 +547,9 @@ int relay_parse_args(int argc, char **argv, struct relay_config *cfg, char *err,
 		if (cfg->schedule[RELAY_UP] || cfg->schedule[RELAY_DOWN] || cfg->accuracy)
 			return fail(err, errlen, "--api: --up-schedule, --down-schedule, --accuracy "
 						 "and --check belong to the UDP relay (--listen/--to)");
+		if (cfg->steer_cpu)
+			return fail(err, errlen, "--api: --steer-cpu belongs to the UDP relay "
+						 "(--listen/--to); the API's proxies spread by address");
 		return 0;
 	}
 	if (!have_listen)

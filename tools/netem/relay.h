@@ -35,6 +35,7 @@ struct relay_config {
 	const char *spec[RELAY_NDIR];  /* --up / --down: what follows "root" */
 	const char *batch[RELAY_NDIR]; /* --up-batch / --down-batch: file names */
 	int per_queue;                 /* --per-queue: the spec per TX queue under mq */
+	int steer_cpu;                 /* --steer-cpu: a datagram to the worker of its CPU */
 	unsigned workers;              /* --workers (0: one per online CPU) */
 	uint64_t seed;                 /* --seed */
 	int has_seed;

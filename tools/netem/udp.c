@@ -52,7 +52,24 @@
  *    has its own SO_REUSEPORT listening socket, so the kernel spreads
  *    clients over workers by their address hash, and owns the clients
  *    whose first datagram it received: their upstream sockets are in its
- *    epoll set, so the replies come back to the same CPU.  XPS maps CPU i
+ *    epoll set, so the replies come back to the same CPU.  With
+ *    --steer-cpu a reuseport program (classic BPF: the receiving CPU
+ *    modulo N, attached in udp_setup.c) gives a datagram the kernel
+ *    received on CPU i to worker i's socket instead, so the kernel's
+ *    wake-up of the reader and its free of the datagram stay on the CPU
+ *    that received it (with the address hash, on two workers, about half
+ *    of them cross to the other CPU's worker).  A client's datagrams then
+ *    reach the worker of whichever CPU they came in on; a worker that
+ *    gets one of another worker's clients finds it in that worker's
+ *    table (Locks, below) and uses it: one mapping per client, its
+ *    owner's, and the replies come back to the owner.  What it gives up,
+ *    and why it is not the default: spreading by address (one sending
+ *    thread's clients all go to the worker of its CPU), and order across
+ *    CPUs (a client's datagrams that come in on two CPUs, from a sender
+ *    that moved between them, are handled by two workers at once and may
+ *    leave in either order).  With one worker there is nothing to steer
+ *    (no program); more workers than online CPUs are refused with it
+ *    (the workers past the CPUs would receive nothing).  XPS maps CPU i
  *    to TX queue i of both devices; under an mq root each queue is its own
  *    qdisc and lock, under a single root (a spec without --per-queue: one
  *    link, one rate) the queues share it.  Watchdogs are pinned
@@ -152,12 +169,26 @@
  * unread in the sockets when the relay stops are not counted: they were
  * never received.)
  *
- * Locks: none of this file's own on the data path.  Counters are per
- * worker (a slot for threads that are no worker, here and in the drivers),
- * relaxed atomic adds, summed by main.  The budget is atomics only
- * (above).  The client tables are per worker, touched only by their
- * worker (the idle timer is pinned, so it runs there too), and by main
- * after the workers are joined.
+ * Locks: the client tables' stripes (TAB_LOCKS mutexes, by the client's
+ * hash), and nothing else of this file's own on the data path.  The
+ * client tables are per worker; a worker's table is changed only by that
+ * worker (a new client; its idle timer, pinned there, forgetting one),
+ * under the client's stripe lock.  So a worker reads its own table
+ * without a lock, and another worker reads it under the stripe lock: a
+ * datagram of a client the receiving worker does not have takes its
+ * stripe's lock, looks in the other workers' tables, and makes the client
+ * only if none has it.  Two workers never make two mappings for one
+ * address, and a client is never found and forgotten at once (the idle
+ * timer decides under the same lock).  Without --steer-cpu a client's
+ * datagrams all come in on its owner's socket, so the lock is taken only
+ * for a new client.  last_ns is a relaxed atomic (any receiving worker
+ * writes it, the owner's timer reads it under the lock).  Lock order:
+ * no stripe lock is taken under another; under one, only a new client's
+ * pw_mod_timer() takes a lock (its own CPU's timer base; timer callbacks
+ * run without that lock, so the idle timer may take a stripe).  Counters
+ * are per worker (a slot for threads that are no worker, here and in the
+ * drivers), relaxed atomic adds, summed by main.  The budget is atomics
+ * only (above).  Main touches the tables after the workers are joined.
  *
  * Stop (udp_relay_stop()): tools/netem/udp_setup.c.  Sending (the send
  * batch, UDP_SEGMENT): tools/netem/udp_tx.c.
@@ -171,7 +202,10 @@
  * to 32 datagrams) and of a sendmmsg message (a run under UDP_SEGMENT; the
  * down direction's runs share the listening socket, the up direction's
  * are per client), two relaxed atomic adds on the worker's own counters,
- * one hash lookup.  The kernel's part dominates (docs/relay.md).
+ * one hash lookup and the client's reference taken and dropped (an
+ * atomic add and subtraction on its line); for another worker's client
+ * under --steer-cpu, its stripe's lock and a lookup per worker.  The
+ * kernel's part dominates (docs/relay.md).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -471,8 +505,18 @@ static uint64_t idle_expires_jiffies(const struct udp_relay *r, uint64_t deadlin
 	return pw_jiffies(r->rt) + (d * hz + 999999999ull) / 1000000000ull + 1;
 }
 
+/* The lock of the clients of hash @h: every worker's bucket of @h (the
+ * tables have TAB_LOCKS buckets or more, a power of 2, so a bucket's
+ * clients all have one stripe), their links and their idle decisions.
+ * Any thread; takes nothing. */
+static pthread_mutex_t *tab_lock(struct udp_relay *r, uint32_t h)
+{
+	return &r->tab_lock[h & (TAB_LOCKS - 1)].m;
+}
+
 /* Take @cl out of its owner's table and epoll set.  Context: the owner's
- * thread, or main after the workers are joined. */
+ * thread with @cl's stripe lock held, or main after the workers are
+ * joined. */
 void udp__client_unlink(struct worker *w, struct client *cl)
 {
 	if (!cl->linked)
@@ -489,35 +533,90 @@ void udp__client_unlink(struct worker *w, struct client *cl)
 
 /* The idle timer: on the owner's CPU (pinned).  A client with traffic
  * since it was armed is re-armed for the rest; an idle one is forgotten
- * (its table and timer references dropped: packets still queued keep it). */
+ * (its table and timer references dropped: packets still queued keep it).
+ * The decision is made under the client's stripe lock: a worker that
+ * finds the client in the owner's table (--steer-cpu) has written its
+ * last_ns before it, or finds it gone after and makes a new one.
+ * Context: the owner's thread (pw_run_timers()); takes the stripe lock. */
 static void client_timer(struct pw_timer *t)
 {
 	struct client *cl = pw_container_of(t, struct client, timer);
 	struct udp_relay *r = cl->r;
-	uint64_t deadline = cl->last_ns + r->idle_ns;
+	pthread_mutex_t *m = tab_lock(r, cl->hash);
+	pthread_mutex_lock(m);
+	uint64_t deadline = __atomic_load_n(&cl->last_ns, __ATOMIC_RELAXED) + r->idle_ns;
 	if (deadline > pw_now_ns(r->rt) && !__atomic_load_n(&r->stopping, __ATOMIC_RELAXED)) {
+		pthread_mutex_unlock(m);
 		pw_mod_timer(t, idle_expires_jiffies(r, deadline));
 		return;
 	}
 	struct worker *w = &r->w[cl->owner];
 	int linked = cl->linked;
 	udp__client_unlink(w, cl);
+	pthread_mutex_unlock(m);
 	ADD(r->slots[w->id].clients_expired, 1);
 	if (linked)
 		udp__client_put(cl); /* the table's */
 	udp__client_put(cl);         /* the timer's */
 }
 
-/* @w's client for @addr: found, or made (NULL with the drop reason in
- * *@why).  Context: @w's thread. */
+/* @w's table's client for @addr (hash @h), or NULL.  Context: @w's
+ * thread (the only one that changes its table), or any worker holding
+ * @h's stripe lock. */
+static struct client *client_find(struct worker *w, const struct sockaddr_storage *addr,
+				  uint32_t h)
+{
+	for (struct client *cl = w->tab[h & w->tab_mask]; cl; cl = cl->hnext)
+		if (cl->hash == h && addr_eq(&cl->addr, addr))
+			return cl;
+	return NULL;
+}
+
+static struct client *client_new(struct worker *w, const struct sockaddr_storage *addr,
+				 socklen_t alen, uint32_t h, unsigned *why);
+
+/* The client for @addr: @w's own, another worker's (under --steer-cpu a
+ * client's datagrams may come in on any worker's socket), or a new one
+ * of @w's; with a reference for the caller (the packet's) and its
+ * last_ns now.  NULL with the drop reason in *@why.  Context: @w's
+ * thread; its own clients without a lock, the others' and a new one
+ * under @addr's stripe lock. */
 static struct client *client_get(struct worker *w, const struct sockaddr_storage *addr,
 				 socklen_t alen, unsigned *why)
 {
 	struct udp_relay *r = w->r;
 	uint32_t h = addr_hash(addr);
-	for (struct client *cl = w->tab[h & w->tab_mask]; cl; cl = cl->hnext)
-		if (cl->hash == h && addr_eq(&cl->addr, addr))
-			return cl;
+	uint64_t now = pw_now_ns(r->rt);
+	struct client *cl = client_find(w, addr, h);
+	if (cl) {
+		udp__client_hold(cl);
+		__atomic_store_n(&cl->last_ns, now, __ATOMIC_RELAXED);
+		return cl;
+	}
+	pthread_mutex_t *m = tab_lock(r, h);
+	pthread_mutex_lock(m);
+	for (unsigned i = 0; !cl && i < r->nw; i++)
+		if (i != w->id)
+			cl = client_find(&r->w[i], addr, h);
+	if (cl)
+		__atomic_store_n(&cl->last_ns, now, __ATOMIC_RELAXED);
+	else
+		cl = client_new(w, addr, alen, h, why);
+	if (cl)
+		udp__client_hold(cl); /* linked: the table's reference keeps it */
+	pthread_mutex_unlock(m);
+	return cl;
+}
+
+/* A new client of @w's for @addr (hash @h), in its table, with the
+ * table's and the timer's references; NULL with the drop reason in
+ * *@why (max_clients, no_memory, socket_error).  Context: @w's thread,
+ * @h's stripe lock held (a socket, its connect and an epoll_ctl under
+ * it: a new client's cost only). */
+static struct client *client_new(struct worker *w, const struct sockaddr_storage *addr,
+				 socklen_t alen, uint32_t h, unsigned *why)
+{
+	struct udp_relay *r = w->r;
 	if (__atomic_add_fetch(&r->nclients, 1, __ATOMIC_RELAXED) > r->cfg.max_clients) {
 		__atomic_fetch_sub(&r->nclients, 1, __ATOMIC_RELAXED);
 		*why = RD_MAX_CLIENTS;
@@ -568,7 +667,7 @@ static struct client *client_get(struct worker *w, const struct sockaddr_storage
 	memcpy(&cl->addr, addr, alen);
 	cl->prio = relay_map_lookup(&r->cfg, addr);
 	cl->alen = alen;
-	cl->last_ns = pw_now_ns(r->rt);
+	__atomic_store_n(&cl->last_ns, pw_now_ns(r->rt), __ATOMIC_RELAXED);
 	for (int d = 0; d < RELAY_NDIR; d++) {
 		pw_sock_init(&cl->sk[d], r->rt, sock_noop);
 		cl->sk[d].sk_hash = h;
@@ -585,8 +684,8 @@ static struct client *client_get(struct worker *w, const struct sockaddr_storage
 
 /* ------------------------------------------------------------ receive */
 
-/* Hand @p (@len payload bytes, from @cl, counted received) to direction
- * @dir.  @w's thread. */
+/* Hand @p (@len payload bytes, from @cl, counted received; with a
+ * reference on @cl, now the packet's) to direction @dir.  @w's thread. */
 static void enqueue(struct worker *w, enum relay_dir dir, struct rpkt *p, struct client *cl,
 		    uint32_t len)
 {
@@ -601,7 +700,6 @@ static void enqueue(struct worker *w, enum relay_dir dir, struct rpkt *p, struct
 	p->h.pkt.sk = &cl->sk[dir];
 	p->cl = cl;
 	p->dir = (uint8_t)dir;
-	udp__client_hold(cl);
 	pw_dev_queue_xmit(r->dev[dir], &p->h.pkt);
 }
 
@@ -677,16 +775,21 @@ static int rx(struct worker *w, int fd, struct client *cl)
 						"--listen (a loop); such datagrams are dropped and "
 						"counted (loop)\n", a);
 				}
-			} else if (!c) {
+			} else if (!c) { /* with a reference, and its last_ns now */
 				c = client_get(w, &w->raddr[i], w->rmsg[i].msg_hdr.msg_namelen, &why);
+			} else { /* @cl, @w's own: the socket is in @w's epoll set */
+				udp__client_hold(c);
+				__atomic_store_n(&c->last_ns, pw_now_ns(r->rt), __ATOMIC_RELAXED);
 			}
-			if (c)
-				c->last_ns = pw_now_ns(r->rt); /* traffic, admitted or not */
+			/* last_ns is traffic, admitted or not; the reference is
+			 * the packet's, or dropped with the datagram */
 			struct rpkt *p = c ? rpkt_admit(w, c, len, &why) : NULL;
 			if (!p) {
 				pktdrv_count_drop(&r->drv[dir], (int)w->id, why);
-				if (c)
+				if (c) {
 					client_flag(c, why);
+					udp__client_put(c);
+				}
 				continue;
 			}
 			memcpy(p->h.buf, w->overflow + (size_t)i * MAX_DGRAM, len);

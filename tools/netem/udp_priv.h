@@ -33,6 +33,7 @@
 #define INLINE_BUF 512         /* bytes a packet holds inline */
 #define MAX_DGRAM  65536       /* the largest UDP payload, rounded up */
 #define MAX_SLEEP_NS 100000000ull
+#define TAB_LOCKS  64          /* the client tables' lock stripes (a power of 2) */
 
 _Static_assert(RD_NREASONS <= PKTDRV_MAX_REASONS, "the drivers count every reason");
 
@@ -80,11 +81,11 @@ struct client {
 	uint32_t prio;         /* --map: pkt->priority of its datagrams */
 	struct sockaddr_storage addr;
 	socklen_t alen;
-	uint64_t last_ns;      /* the last datagram either way (owner) */
+	uint64_t last_ns;      /* atomic: the last datagram either way (any worker) */
 	struct pw_timer timer; /* the idle timer, pinned on the owner */
 	struct pw_sock sk[RELAY_NDIR];
-	struct client *hnext;
-	int linked;
+	struct client *hnext;  /* its owner's table: changed under its stripe's lock */
+	int linked;            /* in its owner's table (changed under the same lock) */
 };
 
 struct worker {
@@ -94,7 +95,7 @@ struct worker {
 	int started;
 	int ep, kick_fd, lfd;
 	int listening;         /* atomic: 0 once it stopped receiving */
-	struct client **tab;
+	struct client **tab;   /* its clients: changed by it only, under their stripe's lock */
 	unsigned tab_mask, nclients;
 	/* receive */
 	struct mmsghdr rmsg[BATCH];
@@ -144,6 +145,9 @@ struct udp_relay {
 	uint32_t gso_below[RELAY_NDIR]; /* atomic: UDP_SEGMENT for datagrams shorter than this */
 	unsigned nw;
 	struct worker *w;
+	struct {               /* the stripe of the clients of hash h: h % TAB_LOCKS */
+		pthread_mutex_t m;
+	} __attribute__((aligned(64))) tab_lock[TAB_LOCKS];
 	struct slot *slots;    /* nw + 1: the last for threads that are no worker */
 	uint32_t nclients;     /* atomic */
 	int stopping, stop_now; /* atomic */
@@ -234,7 +238,8 @@ void udp__client_put(struct client *cl);
 /**
  * udp__client_unlink() - take @cl out of its owner @w's table and epoll
  * set (nothing if it is not linked).
- * Context: the owner's thread, or main after the workers are joined.
+ * Context: the owner's thread with @cl's stripe lock held (udp.c's
+ * tab_lock()), or main after the workers are joined (no lock).
  * Return: nothing.
  */
 void udp__client_unlink(struct worker *w, struct client *cl);

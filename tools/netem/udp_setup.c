@@ -3,11 +3,12 @@
  * The UDP relay's control side (the design: tools/netem/udp.c's essay):
  * what the controlling thread ("main") does to one relay.  Setup (batch
  * files, runtime, pool, drivers, devices, tc commands, schedules, the
- * workers' sockets) and teardown; the statistics (the counters summed over
- * the slots, tc's qdisc report); and udp.h's functions: start, the
- * configuration, changes (tc commands, SIGHUP), snapshots and reports,
- * stop.  Here rather than in udp.c, which keeps the data path the
- * workers run, so that each file holds one side.
+ * workers' sockets, --steer-cpu's reuseport program) and teardown; the
+ * statistics (the counters summed over the slots, tc's qdisc report);
+ * and udp.h's functions: start, the configuration, changes (tc
+ * commands, SIGHUP), snapshots and reports, stop.  Here rather than in
+ * udp.c, which keeps the data path the workers run, so that each file
+ * holds one side.
  *
  * Stop (udp_relay_stop()): main sets "stopping" and kicks; each worker removes its sockets
  * from its epoll set and says so; then main waits until nothing is in
@@ -23,6 +24,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <linux/filter.h>
 #include <netinet/in.h>
 #include <netinet/udp.h>
 #include <pthread.h>
@@ -189,7 +191,7 @@ static int setup_worker(struct udp_relay *r, struct worker *w, unsigned id, char
 	w->r = r;
 	w->id = id;
 	w->lfd = w->ep = w->kick_fd = -1;
-	unsigned nb = 16;
+	unsigned nb = TAB_LOCKS; /* at least: a bucket's clients share one stripe */
 	while (nb < 2 * (r->cfg.max_clients / r->nw + 1) && nb < (1u << 20))
 		nb <<= 1;
 	w->tab = calloc(nb, sizeof(*w->tab));
@@ -214,6 +216,27 @@ static int setup_worker(struct udp_relay *r, struct worker *w, unsigned id, char
 	return 0;
 }
 
+/* --steer-cpu: the reuseport group's program, the receiving CPU modulo
+ * the workers (udp.c's essay, "Threads").  The kernel takes the index it
+ * returns in the group's socket order, which is the workers' (each bound
+ * in turn by setup_worker()).  0, or -1 with the message in @err.  Main,
+ * after every worker's socket is bound, before the workers start. */
+static int attach_steer_cpu(struct udp_relay *r, char *err, size_t errlen)
+{
+	struct sock_filter code[] = {
+		{ BPF_LD | BPF_W | BPF_ABS, 0, 0, (uint32_t)(SKF_AD_OFF + SKF_AD_CPU) },
+		{ BPF_ALU | BPF_MOD | BPF_K, 0, 0, r->nw },
+		{ BPF_RET | BPF_A, 0, 0, 0 },
+	};
+	struct sock_fprog prog = { (unsigned short)(sizeof(code) / sizeof(code[0])), code };
+	if (setsockopt(r->w[0].lfd, SOL_SOCKET, SO_ATTACH_REUSEPORT_CBPF, &prog, sizeof(prog))) {
+		snprintf(err, errlen, "--steer-cpu: cannot attach the reuseport program: %s "
+			 "(Linux 4.5 or later has it; run without --steer-cpu)", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 /* Free everything (main, workers joined or never started). */
 static void teardown(struct udp_relay *r)
 {
@@ -231,7 +254,7 @@ static void teardown(struct udp_relay *r)
 			struct client *cl = w->tab[b];
 			while (cl) {
 				struct client *next = cl->hnext;
-				udp__client_unlink(w, cl);
+				udp__client_unlink(w, cl); /* the workers are joined: no lock */
 				if (pw_timer_delete_sync(&cl->timer) == 1)
 					udp__client_put(cl); /* the timer's */
 				udp__client_put(cl);         /* the table's */
@@ -255,6 +278,8 @@ static void teardown(struct udp_relay *r)
 	}
 	free(r->w);
 	r->w = NULL;
+	for (unsigned i = 0; i < TAB_LOCKS; i++)
+		pthread_mutex_destroy(&r->tab_lock[i].m);
 	pw_runtime_destroy(r->rt);
 	r->rt = NULL;
 	free(r->slots);
@@ -284,6 +309,13 @@ static int setup(struct udp_relay *r, char *err, size_t errlen)
 			     : (unsigned)(cpus < 1 ? 1 : cpus > RELAY_MAX_WORKERS ? RELAY_MAX_WORKERS
 									       : cpus);
 	r->idle_ns = (uint64_t)(r->cfg.idle_s * 1e9);
+	if (r->cfg.steer_cpu && cpus > 0 && r->nw > (unsigned)cpus) {
+		snprintf(err, errlen, "--steer-cpu with --workers %u: this machine has %ld online "
+			 "CPUs, and a datagram goes to the worker of the CPU it came in on, so "
+			 "workers %ld..%u would receive nothing; use --workers %ld or fewer, or "
+			 "drop --steer-cpu", r->nw, cpus, cpus, r->nw - 1, cpus);
+		return -1;
+	}
 	struct pw_config pc;
 	pw_config_init(&pc);
 	pc.ncpus = r->nw;
@@ -376,6 +408,8 @@ static int setup(struct udp_relay *r, char *err, size_t errlen)
 	for (unsigned i = 0; i < r->nw; i++)
 		if (setup_worker(r, &r->w[i], i, err, errlen))
 			return -1;
+	if (r->cfg.steer_cpu && r->nw > 1 && attach_steer_cpu(r, err, errlen))
+		return -1;
 	/* UDP_SEGMENT where the kernel has it (4.18): a kernel without it
 	 * would ignore the control message and send a run as one datagram */
 	int zero = 0;
@@ -400,6 +434,8 @@ int udp_relay_start(const struct relay_config *cfg, struct udp_relay **out, char
 	}
 	memset(r, 0, sizeof(*r));
 	r->cfg = *cfg;
+	for (unsigned i = 0; i < TAB_LOCKS; i++)
+		pthread_mutex_init(&r->tab_lock[i].m, NULL);
 	err[0] = '\0';
 	if (setup(r, err, errlen)) {
 		teardown(r);
