@@ -164,6 +164,8 @@ static void f_stats(void *ctx, void *handle, struct tcp_proxy_stats *s)
 	s->dir[TOXIC_DOWNSTREAM].delay_count = 4;
 	s->dir[TOXIC_DOWNSTREAM].delay_sum_ns = 400000000;
 	s->dir[TOXIC_DOWNSTREAM].delay_max_ns = 150000000;
+	s->dir[TOXIC_DOWNSTREAM].rate_ns = 2000000000; /* 20 windows judged */
+	s->dir[TOXIC_DOWNSTREAM].rate_bytes = 190000;  /* 95 KB/s */
 }
 
 static const struct proxy_plane_ops fake_ops = {
@@ -209,6 +211,49 @@ static const struct proxy_plane_ops fake_udp_ops = {
 	.stats = f_stats,
 	.validate = u_validate,
 	.stats_json = u_stats_json,
+};
+
+/* A udp fake plane that keeps a ledger across opens (close_keep): the
+ * number of closes, and how many ledgers were freed. */
+static unsigned kept_freed;
+
+static void k_close_keep(void *ctx, void *handle, void **kept)
+{
+	struct tcp_proxy_stats dummy;
+	f_close(ctx, handle, &dummy);
+	if (!*kept)
+		*kept = calloc(1, sizeof(unsigned));
+	if (*kept)
+		(*(unsigned *)*kept)++;
+}
+
+static char *k_kept_json(void *ctx, void *handle, const void *kept)
+{
+	(void)ctx;
+	char *t = malloc(64);
+	if (t)
+		snprintf(t, 64, "{\"closes\":%u,\"open\":%s}", kept ? *(const unsigned *)kept : 0,
+			 handle ? "true" : "false");
+	return t;
+}
+
+static void k_kept_free(void *ctx, void *kept)
+{
+	(void)ctx;
+	kept_freed++;
+	free(kept);
+}
+
+static const struct proxy_plane_ops keep_udp_ops = {
+	.open = f_open,
+	.close = f_close,
+	.set_upstream = f_set_upstream,
+	.set_toxics = f_set_toxics,
+	.validate = u_validate,
+	.stats_json = u_stats_json,
+	.close_keep = k_close_keep,
+	.kept_json = k_kept_json,
+	.kept_free = k_kept_free,
 };
 
 /* ------------------------------------------------------------ requests */
@@ -647,6 +692,19 @@ static void test_stats(void)
 		   "\"upstream_failed\":0,\"fd_exhausted\":1,\"upstream\":{\"bytes_in\":0");
 	CHECK(strstr(body, "\"downstream\":{\"bytes_in\":1000,\"bytes_out\":900,"));
 	CHECK(strstr(body, "\"delay_mean_ms\":100.0,\"delay_max_ms\":150.0,\"latency_ms\":100"));
+	/* no bandwidth toxic: rate 0, none achieved */
+	CHECK(strstr(body, "\"jitter_ms\":0,\"rate_kbps\":0,\"rate_achieved_kbps\":0.0,"
+			   "\"rate_judged_ms\":0,"));
+	/* two in series: the lowest is the configured, beside the achieved */
+	CHECK_EQ(req("POST", "/proxies/a/toxics",
+		     "{\"type\":\"bandwidth\",\"name\":\"bw1\",\"attributes\":{\"rate\":200}}"), 200);
+	CHECK_EQ(req("POST", "/proxies/a/toxics",
+		     "{\"type\":\"bandwidth\",\"name\":\"bw2\",\"attributes\":{\"rate\":100}}"), 200);
+	CHECK_EQ(req("GET", "/proxies/a/stats", NULL), 200);
+	CHECK(strstr(body, "\"downstream\":{"));
+	CHECK(strstr(strstr(body, "\"downstream\":{"), "\"latency_ms\":100,\"jitter_ms\":0,"
+			   "\"rate_kbps\":100,\"rate_achieved_kbps\":95.0,\"rate_judged_ms\":2000,"));
+	CHECK(strstr(body, "\"rate_kbps\":0,\"rate_achieved_kbps\":0.0,")); /* upstream */
 	/* a disable keeps the counters: the active ones closed, what they held dropped */
 	CHECK_EQ(req("PATCH", "/proxies/a", "{\"enabled\":false}"), 200);
 	EXPECT_HAS("GET", "/proxies/a/stats", NULL, 200,
@@ -856,6 +914,39 @@ static void test_protocol(void)
 	teardown();
 }
 
+/* A plane that keeps its counters across opens (close_keep): the
+ * registry keeps the ledger with the proxy (a disable, an enable, a
+ * listen change), shows it while the proxy is closed, and frees it with
+ * the proxy (a new proxy of the same name starts empty). */
+static void test_plane_ledger(void)
+{
+	setup();
+	proxy_registry_set_udp(R, &keep_udp_ops, NULL);
+	kept_freed = 0;
+	const char *u = "{\"name\":\"u\",\"listen\":\"127.0.0.1:0\",\"upstream\":\"127.0.0.1:9\","
+			"\"protocol\":\"udp\"}";
+	CHECK_EQ(req("POST", "/proxies", u), 201);
+	EXPECT("GET", "/proxies/u/stats", NULL, 200,
+	       "{\"closes\":0,\"open\":true,\"name\":\"u\",\"enabled\":true,\"protocol\":\"udp\"}");
+	CHECK_EQ(req("PATCH", "/proxies/u", "{\"enabled\":false}"), 200);
+	EXPECT("GET", "/proxies/u/stats", NULL, 200,
+	       "{\"closes\":1,\"open\":false,\"name\":\"u\",\"enabled\":false,\"protocol\":\"udp\"}");
+	CHECK_EQ(req("PATCH", "/proxies/u", "{\"enabled\":true}"), 200);
+	CHECK_EQ(req("PATCH", "/proxies/u", "{\"listen\":\"127.0.0.1:0\"}"), 200);
+	EXPECT_HAS("GET", "/proxies/u/stats", NULL, 200, "{\"closes\":2,\"open\":true,");
+	CHECK_EQ(kept_freed, 0);
+	CHECK_EQ(req("DELETE", "/proxies/u", NULL), 204);
+	CHECK_EQ(kept_freed, 1);
+	CHECK_EQ(req("POST", "/proxies", u), 201);
+	EXPECT_HAS("GET", "/proxies/u/stats", NULL, 200, "{\"closes\":0,\"open\":true,");
+	CHECK_EQ(req("PATCH", "/proxies/u", "{\"enabled\":false}"), 200);
+	/* a TCP proxy's statistics are not the plane's ledger */
+	CHECK_EQ(req("POST", "/proxies", A_JSON), 201);
+	EXPECT_HAS("GET", "/proxies/a/stats", NULL, 200, "\"accepted\":");
+	teardown();
+	CHECK_EQ(kept_freed, 2);
+}
+
 int main(void)
 {
 	RUN(test_version_and_paths);
@@ -868,5 +959,6 @@ int main(void)
 	RUN(test_populate);
 	RUN(test_addresses);
 	RUN(test_protocol);
+	RUN(test_plane_ledger);
 	return 0;
 }

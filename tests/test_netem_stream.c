@@ -11,8 +11,17 @@
  * switched under traffic (PW_SEED replays it), with the ledger pushed ==
  * written + cut + held checked after every step; the tc stage against a
  * fake device that gives pieces back in any order (order kept, a full
- * qdisc's refusal sent again, a drop cut, the window, the switch).  Deterministic.  The
+ * qdisc's refusal sent again, a drop cut, the window, the switch); the
+ * bandwidth limit's achieved rate, exact over its backlogged windows
+ * (test_stream_rate).  Deterministic.  The
  * sockets' half is test_netem_tcp.c.
+ *
+ * Every stream test runs twice: with malloc'd chunks, then with chunks
+ * from a pktpool's bare buffers (tools/common/pktpool.h, as the TCP plane
+ * takes them: one slot, PKTPOOL_CHECK so a chunk given back twice is
+ * caught), mem then counting their class sizes.  The bare-buffer API
+ * itself is tested first (test_pool_bare): its classes, fit, the slot's
+ * cache and its bound, the budget, the check, a pool without a cache.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -24,6 +33,9 @@
 #include "stream.h"
 
 #define MS 1000000ull
+
+/* The pool the second pass takes its chunks from (NULL: the first). */
+static struct pktpool *G_pool;
 
 /* ============================================================ stream half */
 
@@ -71,6 +83,8 @@ static void sim_init(struct sim *m, const struct toxic *t, unsigned n, uint64_t 
 	for (unsigned i = 0; i < n; i++)
 		pt[i] = &t[i];
 	CHECK_EQ(stream_init(&m->s, pt, n, 42, serial, 0), 0);
+	m->s.pool = G_pool;
+	m->s.self = 0;
 }
 
 /* Pump at the current time and write out everything that reached the
@@ -117,8 +131,12 @@ static void sim_push_how(struct sim *m, uint32_t len, int read)
 	unsigned char buf[65536];
 	for (uint32_t k = 0; k < len; k++)
 		buf[k] = ntu_pat(m->in_off + k);
-	struct chunk *c = chunk_new(buf, len, m->now);
+	struct chunk *c = stream_chunk_new(&m->s, buf, len, m->now);
 	CHECK(c);
+	if (G_pool)
+		CHECK_EQ(chunk_mem(c), pktpool_bare_size(sizeof(*c) + len));
+	else
+		CHECK_EQ(chunk_mem(c), sizeof(*c) + len);
 	if (read)
 		stream_push_read(&m->s, c, m->now); /* as a read: small ones gather */
 	else
@@ -194,6 +212,88 @@ static void test_stream_bandwidth(void)
 		CHECK(m->pat_ns[i] * 10000 >= sum * 1000000000ull);
 	}
 	CHECK_EQ(m->pat_ns[m->npieces - 1], 2000 * MS); /* and exactly the rate */
+	sim_free(m);
+	free(m);
+}
+
+/* The achieved rate (struct stream_rate): bytes over the windows in which
+ * the measured bandwidth stage had a backlog, exactly the rate when each
+ * window holds one piece; an idle gap, or a sender slower than the link,
+ * does not lower it; the lowest of toxics in series is measured; a switch
+ * of the rate starts a new backlog; no bandwidth limit: nothing. */
+static void test_stream_rate(void)
+{
+	struct toxic t[2] = { ntu_toxic(TOXIC_BANDWIDTH, TOXIC_DOWNSTREAM, "bw"),
+			      ntu_toxic(TOXIC_BANDWIDTH, TOXIC_DOWNSTREAM, "bw2") };
+	t[0].a.bandwidth.rate_kbps = 100; /* pieces of 10,000 bytes: 100 ms */
+	struct sim *m = calloc(1, sizeof(*m));
+	sim_init(m, t, 1, 1);
+	CHECK_EQ(m->s.rate.stage, 0);
+	for (int k = 0; k < 50; k++)
+		sim_push(m, 10000);
+	sim_run(m, 10000 * MS);
+	CHECK_EQ(m->written, 500000);
+	CHECK_EQ(m->s.rate.windows, 50); /* the last one ran dry at its end */
+	CHECK_EQ(m->s.rate.bytes, 50 * 10000ull);
+	/* 5 s idle, then a second burst: the idle windows are not judged */
+	for (int k = 0; k < 30; k++)
+		sim_push(m, 10000);
+	sim_run(m, 20000 * MS);
+	CHECK_EQ(m->s.rate.windows, 80);
+	CHECK_EQ(m->s.rate.bytes, 80 * 10000ull);
+	/* a sender at half the rate: the queue runs dry in every window */
+	for (int k = 0; k < 20; k++) {
+		sim_push(m, 5000);
+		sim_run(m, m->now + 100 * MS);
+	}
+	CHECK_EQ(m->s.rate.windows, 80);
+	/* chunks that do not divide into pieces: within one piece */
+	for (int k = 0; k < 16; k++)
+		sim_push(m, 65536);
+	sim_run(m, m->now + 20000 * MS);
+	uint64_t w = m->s.rate.windows - 80, b = m->s.rate.bytes - 800000;
+	CHECK_EQ(w, 104); /* 10.48576 s of backlog: the partial last not judged */
+	CHECK(b <= w * 10000 && b + 10000 >= w * 10000);
+	/* a switch to 50 KB/s mid-piece: a new backlog, 5,000 bytes a window */
+	for (int k = 0; k < 20; k++)
+		sim_push(m, 10000);
+	sim_run(m, m->now + 1050 * MS);
+	uint64_t w0 = m->s.rate.windows, b0 = m->s.rate.bytes;
+	t[0].a.bandwidth.rate_kbps = 50;
+	const struct toxic *pt[2] = { &t[0], &t[1] };
+	CHECK_EQ(stream_switch(&m->s, pt, 1, m->now), 0);
+	CHECK_EQ(m->s.rate.kbps, 50);
+	sim_run(m, m->now + 60000 * MS);
+	CHECK_EQ(m->written, m->pushed);
+	CHECK_EQ(m->s.rate.windows, w0 + 18); /* 9 chunks (the head went on at once) */
+	CHECK_EQ(m->s.rate.bytes - b0, (m->s.rate.windows - w0) * 5000);
+	sim_free(m);
+
+	/* in series: the lowest (100 after 200) is measured, exactly */
+	t[0].a.bandwidth.rate_kbps = 200;
+	t[1].a.bandwidth.rate_kbps = 100;
+	sim_init(m, t, 2, 1);
+	CHECK_EQ(m->s.rate.stage, 1);
+	for (int k = 0; k < 20; k++)
+		sim_push(m, 10000);
+	sim_run(m, 5000 * MS);
+	CHECK_EQ(m->written, 200000);
+	CHECK_EQ(m->s.rate.windows, 20);
+	CHECK_EQ(m->s.rate.bytes, 200000);
+	sim_free(m);
+
+	/* no limit (rate 0 passes everything; a latency toxic): nothing */
+	t[0].a.bandwidth.rate_kbps = 0;
+	t[1] = ntu_toxic(TOXIC_LATENCY, TOXIC_DOWNSTREAM, "lat");
+	t[1].a.latency.latency_ms = 10;
+	sim_init(m, t, 2, 1);
+	CHECK_EQ(m->s.rate.stage, -1);
+	for (int k = 0; k < 20; k++)
+		sim_push(m, 10000);
+	sim_run(m, 5000 * MS);
+	CHECK_EQ(m->written, 200000);
+	CHECK_EQ(m->s.rate.windows, 0);
+	CHECK_EQ(m->s.rate.bytes, 0);
 	sim_free(m);
 	free(m);
 }
@@ -431,6 +531,8 @@ static void sim_init_tc(struct sim *m, const struct toxic *t, void *const *dev, 
 	for (unsigned i = 0; i < n; i++)
 		pt[i] = &t[i];
 	CHECK_EQ(stream_init_tc(&m->s, pt, dev, n, &FAKE, 42, 0, 0), 0);
+	m->s.pool = G_pool;
+	m->s.self = 0;
 }
 
 static void test_stream_tc(void)
@@ -780,10 +882,101 @@ static void test_stream_gather(void)
 	free(m);
 }
 
-int main(void)
+/* ============================================================ the pool's bare buffers */
+
+static void test_pool_bare(void)
+{
+	/* the classes: 16-byte steps to 128, then 8 a power of two; each
+	 * holds what was asked, wasting less than 16 bytes or an eighth */
+	CHECK_EQ(pktpool_bare_class_size(0), 16);
+	CHECK_EQ(pktpool_bare_class_size(PKTPOOL_BARE_NCLASS - 1), PKTPOOL_BARE_MAX);
+	for (unsigned c = 1; c < PKTPOOL_BARE_NCLASS; c++) {
+		CHECK(pktpool_bare_class_size(c) > pktpool_bare_class_size(c - 1));
+		CHECK_EQ(pktpool_bare_class((size_t)pktpool_bare_class_size(c)), (int)c);
+		CHECK_EQ(pktpool_bare_class((size_t)pktpool_bare_class_size(c - 1) + 1), (int)c);
+	}
+	for (size_t len = 1; len <= PKTPOOL_BARE_MAX; len += len < 8192 ? 1 : 61) {
+		size_t sz = pktpool_bare_size(len);
+		CHECK(sz >= len);
+		CHECK(sz - len < 16 || sz - len < len / 8);
+		size_t f = pktpool_bare_fit(len);
+		if (len < 16) {
+			CHECK_EQ(f, 0);
+			continue;
+		}
+		CHECK(f <= len && f >= 16);
+		CHECK_EQ(pktpool_bare_size(f), f);
+		CHECK(pktpool_bare_size(f + 1) > len);
+	}
+	CHECK_EQ(pktpool_bare_fit(15), 0);
+	CHECK_EQ(pktpool_bare_fit(10u << 20), PKTPOOL_BARE_MAX);
+	CHECK_EQ(pktpool_bare_class(PKTPOOL_BARE_MAX + 1), -1);
+	CHECK_EQ(pktpool_bare_size(300000), 300000);
+
+	/* a slot's cache: a buffer put back is the next one of its class */
+	struct pktpool_budget bud = { .max = 4096 };
+	struct pktpool pool;
+	const struct pktpool_cfg cfg = { .nslots = 2, .pkt_size = sizeof(struct ppkt),
+					 .flags = PKTPOOL_CHECK, .bare_cache = 1024,
+					 .budget = &bud };
+	CHECK_EQ(pktpool_init(&pool, &cfg), 0);
+	CHECK_EQ(pktpool_count_made(&pool), 0);
+	struct pktbuf *a = pktpool_bare_get(&pool, 0, 100);
+	CHECK(a && a->size == 112 && a->cls);
+	CHECK_EQ(pktpool_budget_used(&bud), 112);
+	a->user = 7;
+	CHECK_EQ(pktpool_bare_put(&pool, a, 0), 0);
+	CHECK_EQ(pktpool_bare_put(&pool, a, 0), -EALREADY); /* twice: refused */
+	CHECK_EQ(pktpool_budget_used(&bud), 0);
+	CHECK_EQ(pktpool_bare_cached(&pool), 112);
+	struct pktbuf *b = pktpool_bare_get(&pool, 0, 97); /* the same class */
+	CHECK(b == a && b->user == 0);
+	CHECK_EQ(pktpool_bare_cached(&pool), 0);
+	/* slot 1 has its own lists; a thread with no slot (-1) mallocs and frees */
+	struct pktbuf *c = pktpool_bare_get(&pool, 1, 100);
+	CHECK(c && c != a);
+	CHECK_EQ(pktpool_bare_put(&pool, c, -1), 0);
+	CHECK_EQ(pktpool_bare_cached(&pool), 0);
+	/* the budget: a get it refuses allocates nothing */
+	CHECK(!pktpool_bare_get(&pool, 0, 4000 + 1));
+	CHECK_EQ(bud.refused, 1);
+	CHECK_EQ(pktpool_budget_used(&bud), 112);
+	/* the cache's bound: past 1024 bytes a put frees */
+	struct pktbuf *x[8];
+	for (int i = 0; i < 8; i++)
+		CHECK((x[i] = pktpool_bare_get(&pool, 0, 200)) && x[i]->size == 208);
+	for (int i = 0; i < 8; i++)
+		CHECK_EQ(pktpool_bare_put(&pool, x[i], 0), 0);
+	CHECK_EQ(pktpool_bare_cached(&pool), 4 * 208);
+	/* above the largest class: an exact malloc, freed when put */
+	bud.max = 1u << 20;
+	struct pktbuf *big = pktpool_bare_get(&pool, 0, 300000);
+	CHECK(big && big->size == 300000 && !big->cls);
+	CHECK_EQ(pktpool_bare_put(&pool, big, 0), 0);
+	CHECK_EQ(pktpool_bare_cached(&pool), 4 * 208);
+	CHECK_EQ(pktpool_bare_put(&pool, b, 1), 0); /* to slot 1's lists */
+	CHECK_EQ(pktpool_bare_cached(&pool), 4 * 208 + 112);
+	CHECK_EQ(pktpool_budget_used(&bud), 0);
+	pktpool_destroy(&pool); /* frees the lists (ASan: no leak) */
+
+	/* a pool without a cache (the relay's, the lab's): no lists at all */
+	const struct pktpool_cfg plain = { .nslots = 1, .pkt_size = sizeof(struct ppkt),
+					   .prealloc = 2, .max = 2 };
+	CHECK_EQ(pktpool_init(&pool, &plain), 0);
+	CHECK(!pool.bcache && !pool.slot[0].bc);
+	a = pktpool_bare_get(&pool, 0, 5000);
+	CHECK(a && a->size == pktpool_bare_size(5000));
+	CHECK_EQ(pktpool_bare_put(&pool, a, 0), 0);
+	CHECK_EQ(pktpool_bare_cached(&pool), 0);
+	CHECK_EQ(pktpool_count_free(&pool), 2);
+	pktpool_destroy(&pool);
+}
+
+static void run_streams(void)
 {
 	RUN(test_stream_latency);
 	RUN(test_stream_bandwidth);
+	RUN(test_stream_rate);
 	RUN(test_stream_slicer);
 	RUN(test_stream_limit_data);
 	RUN(test_stream_timeout);
@@ -795,5 +988,20 @@ int main(void)
 	RUN(test_stream_restart);
 	RUN(test_stream_qmax);
 	RUN(test_stream_gather);
+}
+
+int main(void)
+{
+	RUN(test_pool_bare);
+	run_streams(); /* malloc'd chunks */
+	struct pktpool pool;
+	const struct pktpool_cfg cfg = { .nslots = 1, .pkt_size = sizeof(struct ppkt),
+					 .flags = PKTPOOL_CHECK, .bare_cache = 1u << 20 };
+	CHECK_EQ(pktpool_init(&pool, &cfg), 0);
+	G_pool = &pool;
+	run_streams(); /* the pool's */
+	CHECK(pktpool_bare_cached(&pool) <= 1u << 20);
+	G_pool = NULL;
+	pktpool_destroy(&pool);
 	return 0;
 }

@@ -39,6 +39,7 @@
 
 #include "check.h"
 #include "netem_tcp_util.h"
+#include "stream.h"
 #include "tcp.h"
 
 #define MS 1000000ull
@@ -112,6 +113,13 @@ static void test_bandwidth_slicer(void)
 	close(fd);
 	struct tcp_proxy_stats s;
 	ntu_wait_idle(p, &s);
+	/* the achieved rate's windows: whole ones, within what went out; the
+	 * echo keeps the stage backlogged for 0.3 s: one window at least */
+	const struct tcp_dir_stats *ds = &s.dir[TOXIC_DOWNSTREAM];
+	CHECK_EQ(ds->rate_ns % STREAM_RATE_WINDOW_NS, 0);
+	CHECK(ds->rate_ns >= STREAM_RATE_WINDOW_NS);
+	CHECK(ds->rate_bytes > 0 && ds->rate_bytes <= ds->bytes_out);
+	CHECK_EQ(s.dir[TOXIC_UPSTREAM].rate_ns, 0); /* no limit that way */
 
 	struct toxic sl = ntu_toxic(TOXIC_SLICER, TOXIC_DOWNSTREAM, "sl");
 	sl.a.slicer.average_size = 100;

@@ -344,10 +344,11 @@ def die_with_parent():
 
 
 class Server:
-    def __init__(self, kind, binary, workdir):
+    def __init__(self, kind, binary, workdir, extra=()):
         self.kind = kind
         self.binary = binary
         self.workdir = workdir
+        self.extra = list(extra)  # more arguments (e.g. the config file)
         self.proc = None
         self.port = None
         self.log = os.path.join(workdir, "server.log")
@@ -359,6 +360,7 @@ class Server:
                 argv = [self.binary, "-host", HOST, "-port", str(self.port)]
             else:
                 argv = [self.binary, "--api", "%s:%d" % (HOST, self.port)]
+            argv += self.extra
             logf = open(self.log, "ab")
             self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=logf,
                                          stderr=logf, cwd=self.workdir,
@@ -409,3 +411,67 @@ class Ctx:
         self.server = server
         self.kind = server.kind
         self.port = server.port
+
+
+# ---------------------------------------------------------------- the checks' registry
+
+TESTS = {}  # name -> check, filled by each module's @test; run in api_test.py's ORDER
+
+
+def test(fn):
+    """Register @fn as a check (its name is its name in the output)."""
+    if fn.__name__ in TESTS:
+        raise SystemExit("two checks named %s" % fn.__name__)
+    TESTS[fn.__name__] = fn
+    return fn
+
+
+# ---------------------------------------------------------------- the data path's helpers
+
+
+def dir_stats(js, stream):
+    """The counters of @stream ("upstream" or "downstream") in pinwheel's
+    stats JSON, wherever the object nests them."""
+    if isinstance(js, dict):
+        if stream in js and isinstance(js[stream], dict) and "bytes_in" in js[stream]:
+            return js[stream]
+        for v in js.values():
+            r = dir_stats(v, stream)
+            if r is not None:
+                return r
+    return None
+
+
+def balance(ctx, name, want_in=None):
+    """pinwheel: once @name's connections are closed, every byte each
+    direction read was written, cut by a toxic or dropped at the close,
+    none held (polled: the counters are read one by one).  Returns the
+    stats."""
+    if ctx.kind != "pinwheel":
+        return None
+    deadline = time.monotonic() + 3
+    while True:
+        r = expect(ctx, "GET", "/proxies/%s/stats" % name, 200)
+        bad = []
+        for stream in ("upstream", "downstream"):
+            d = dir_stats(r.json, stream)
+            check(d is not None, "stats lack %s's counters: %r" % (stream, r.body[:300]))
+            if d["held"] != 0 or d["bytes_in"] != d["bytes_out"] + d["bytes_cut"] + d["bytes_dropped"]:
+                bad.append("%s %r" % (stream, d))
+            if want_in and stream in want_in and d["bytes_in"] != want_in[stream]:
+                bad.append("%s bytes_in %d, expected %d" % (stream, d["bytes_in"], want_in[stream]))
+        if r.json.get("active") != 0:
+            bad.append("active %r" % r.json.get("active"))
+        if not bad:
+            return r.json
+        if time.monotonic() > deadline:
+            raise Failure("%s: stats do not balance after the close: %s" % (name, "; ".join(bad)))
+        time.sleep(0.05)
+
+
+def with_echo_proxy(ctx, name, toxics):
+    echo = EchoServer()
+    p = make_proxy(ctx, name, echo.addr)
+    for t in toxics:
+        add_toxic(ctx, name, t)
+    return echo, proxy_port(p)

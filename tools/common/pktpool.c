@@ -7,7 +7,8 @@
  * Threads: pktpool_init/destroy/count_* and pktdrv_init/destroy on one
  * thread while nothing else uses the pool; pktpool__make() on the owner of
  * the slot it makes for (any thread for a thread's own packet); the ops
- * on whichever thread the layer calls them on.  Locks: none; a budget
+ * on whichever thread the layer calls them on; pktpool_bare_get/put on
+ * the owner of the slot they name (any thread for -1).  Locks: none; a budget
  * is charged with pktpool_charge() (a CAS loop) before each allocation
  * and uncharged (an atomic subtraction) after each free.
  */
@@ -45,6 +46,7 @@ int pktpool_init(struct pktpool *pool, const struct pktpool_cfg *cfg)
 		return -EINVAL;
 	pool->nslots = cfg->nslots;
 	pool->flags = cfg->flags;
+	pool->bare_cache = cfg->bare_cache;
 	pool->budget = cfg->budget;
 	pool->inline_bytes = cfg->inline_bytes;
 	pool->inl_off = round_up(cfg->pkt_size, 16);
@@ -56,10 +58,23 @@ int pktpool_init(struct pktpool *pool, const struct pktpool_cfg *cfg)
 	if (!pool->slot)
 		return -ENOMEM;
 	memset(pool->slot, 0, cfg->nslots * sizeof(*pool->slot));
+	if (cfg->bare_cache) {
+		pool->bcache = aligned_alloc(64, cfg->nslots * sizeof(*pool->bcache));
+		if (!pool->bcache) {
+			free(pool->slot);
+			pool->slot = NULL;
+			return -ENOMEM;
+		}
+		memset(pool->bcache, 0, cfg->nslots * sizeof(*pool->bcache));
+		for (unsigned s = 0; s < cfg->nslots; s++)
+			pool->slot[s].bc = &pool->bcache[s];
+	}
 	if (n) {
 		pool->arena = calloc(n, pool->stride);
 		if (!pool->arena) {
+			free(pool->bcache);
 			free(pool->slot);
+			pool->bcache = NULL;
 			pool->slot = NULL;
 			return -ENOMEM;
 		}
@@ -105,7 +120,14 @@ void pktpool_destroy(struct pktpool *pool)
 					free(p);
 			}
 		sl->local = NULL;
+		if (sl->bc)
+			for (unsigned c = 0; c < PKTPOOL_BARE_NCLASS; c++)
+				for (struct pktbuf *b = sl->bc->free[c], *next; b; b = next) {
+					next = *(struct pktbuf **)(b + 1);
+					free(b);
+				}
 	}
+	free(pool->bcache);
 	free(pool->arena);
 	free(pool->slot);
 	memset(pool, 0, sizeof(*pool));
@@ -229,6 +251,90 @@ uint64_t pktpool_count_made(const struct pktpool *pool)
 	uint64_t n = 0;
 	for (unsigned s = 0; s < pool->nslots; s++)
 		n += pool->slot[s].made;
+	return n;
+}
+
+/* ------------------------------------------------------------ bare buffers */
+
+/* The link of a bare buffer on a free list: the 8 bytes after its header. */
+static inline struct pktbuf **bare_link(struct pktbuf *b)
+{
+	return (struct pktbuf **)(b + 1);
+}
+
+size_t pktpool_bare_fit(size_t len)
+{
+	if (len < 16)
+		return 0;
+	if (len >= PKTPOOL_BARE_MAX)
+		return PKTPOOL_BARE_MAX;
+	int c = pktpool_bare_class(len);
+	size_t sz = pktpool_bare_class_size((unsigned)c);
+	return sz <= len ? sz : pktpool_bare_class_size((unsigned)c - 1);
+}
+
+struct pktbuf *pktpool_bare_get(struct pktpool *pool, int self, size_t len)
+{
+	if (len < sizeof(struct pktbuf) + sizeof(struct pktbuf *))
+		len = sizeof(struct pktbuf) + sizeof(struct pktbuf *);
+	int c = pktpool_bare_class(len);
+	size_t size = c < 0 ? len : pktpool_bare_class_size((unsigned)c);
+	if (size > UINT32_MAX)
+		return NULL;
+	if (pool->budget && !pktpool_charge(pool->budget, size, pool->budget->max))
+		return NULL;
+	struct pktpool_bcache *bc =
+		(unsigned)self < pool->nslots ? pool->slot[self].bc : NULL;
+	struct pktbuf *b = NULL;
+	if (bc && c >= 0 && (b = bc->free[c])) {
+		bc->free[c] = *bare_link(b);
+		__atomic_store_n(&bc->bytes, bc->bytes - size, __ATOMIC_RELAXED);
+	} else {
+		b = malloc(size);
+		if (!b) {
+			if (pool->budget)
+				pktpool_uncharge(pool->budget, size);
+			return NULL;
+		}
+		b->size = (uint32_t)size;
+		b->cls = (uint8_t)(c + 1);
+	}
+	b->user = 0;
+	if (pool->flags & PKTPOOL_CHECK)
+		__atomic_store_n(&b->held, 1, __ATOMIC_RELEASE);
+	else
+		b->held = 1;
+	return b;
+}
+
+int pktpool_bare_put(struct pktpool *pool, struct pktbuf *b, int self)
+{
+	if (pool->flags & PKTPOOL_CHECK) {
+		if (__atomic_exchange_n(&b->held, 0, __ATOMIC_ACQ_REL) != 1)
+			return -EALREADY;
+	} else {
+		b->held = 0;
+	}
+	size_t size = b->size;
+	if (pool->budget)
+		pktpool_uncharge(pool->budget, size);
+	struct pktpool_bcache *bc =
+		(unsigned)self < pool->nslots ? pool->slot[self].bc : NULL;
+	if (!bc || !b->cls || bc->bytes + size > pool->bare_cache) {
+		free(b);
+		return 0;
+	}
+	*bare_link(b) = bc->free[b->cls - 1];
+	bc->free[b->cls - 1] = b;
+	__atomic_store_n(&bc->bytes, bc->bytes + size, __ATOMIC_RELAXED);
+	return 0;
+}
+
+uint64_t pktpool_bare_cached(const struct pktpool *pool)
+{
+	uint64_t n = 0;
+	for (unsigned s = 0; pool->bcache && s < pool->nslots; s++)
+		n += __atomic_load_n(&pool->bcache[s].bytes, __ATOMIC_RELAXED);
 	return n;
 }
 

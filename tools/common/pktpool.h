@@ -2,7 +2,8 @@
 /*
  * pktpool: the packets, and the driver that takes them back, of every
  * harness that feeds the packet-scheduling layer: pinwheel-netem (the
- * relay), pinwheel-lab seed003 and pinwheel-bench net.
+ * relay), pinwheel-lab seed003 and pinwheel-bench net; and the bare
+ * buffers of pinwheel-netem's TCP plane (its chunks, tools/netem/stream.h).
  *
  * What it owns
  * ------------
@@ -32,6 +33,25 @@
  *    several pools, or memory that is no pool's (a TCP stream's buffers),
  *    can share one.  Without a budget nothing is counted (seed003 and
  *    bench net: unchanged).
+ *  - bare buffers (pktpool_bare_get/put): a byte buffer with no packet
+ *    around it (a TCP stream's chunk), beginning with a struct pktbuf (8
+ *    bytes: its size, its class), of a bare class: multiples of 16 bytes
+ *    up to 128, then 8 classes for each power of two up to
+ *    PKTPOOL_BARE_MAX (256 KiB), the header included, so a buffer wastes
+ *    at most 15 bytes, or an eighth of its size, over what was asked; a
+ *    larger request is a malloc of its exact size.  A slot caches the
+ *    buffers its owner puts back, a free list per class, up to
+ *    cfg.bare_cache bytes (0: no cache, every get a malloc and every put a
+ *    free); a put beyond that frees.  A buffer goes back to the slot of
+ *    the thread that puts it, not to the one it came from (a buffer has
+ *    no home): so a slot's lists are only ever touched by its owner, with
+ *    no atomic, and a thread with no slot frees what it puts.  With a
+ *    budget a buffer's size is charged while it is out (before the
+ *    malloc, or when taken from a list) and uncharged when it is put
+ *    back; the holder counts it otherwise (the TCP plane: its held_total).
+ *    pktpool_destroy() frees what the lists hold; a buffer still out is
+ *    the holder's to put back first (it may also free it with
+ *    pktpool_bare_put() on a thread with no slot).
  *  - struct pktdrv: a driver (pktdrv_ops, a struct pw_netdev_ops whose ctx
  *    is the struct pktdrv) that counts what the layer releases (sent; or
  *    dropped, by reason) in per-slot counters and puts the packet back in
@@ -61,6 +81,10 @@
  * never passes the limit), an uncharge one atomic subtraction; only what
  * allocates touches it (a packet made, a class buffer), so a packet
  * reused from a free list with its bytes inline costs the budget nothing.
+ *
+ * Bare buffers: pktpool_bare_get/put(@self) on @self's owner, or on any
+ * thread with @self -1 (a malloc, a free); no lock, no atomic (but the
+ * budget's).
  *
  * Costs: get and put from the owner a few loads and stores (inline here);
  * from another thread one CAS on the home slot's cache line; a packet
@@ -135,12 +159,33 @@ static inline uint64_t pktpool_budget_used(const struct pktpool_budget *b)
 	return __atomic_load_n(&b->used, __ATOMIC_RELAXED);
 }
 
+/* The head of a bare buffer (pktpool_bare_get()): the caller's struct
+ * begins with it.  While the buffer is on a free list its 8 bytes after
+ * the header link the list. */
+struct pktbuf {
+	uint32_t size;  /* bytes allocated, this header included (what it costs) */
+	uint8_t cls;    /* its bare class + 1; 0: a malloc of its exact size */
+	uint8_t held;   /* 1 from get to put (atomic with PKTPOOL_CHECK) */
+	uint16_t user;  /* the holder's: never touched by the pool while out */
+};
+
+/* Bare classes: 8 of 16 to 128 bytes, then 8 a power of two up to the max. */
+#define PKTPOOL_BARE_MAX    (256u << 10)
+#define PKTPOOL_BARE_NCLASS 96u
+
+/* A slot's bare buffers on their free lists (its owner's only). */
+struct pktpool_bcache {
+	struct pktbuf *free[PKTPOOL_BARE_NCLASS];
+	uint64_t bytes;       /* on the lists now (atomic stores: read by stats) */
+} __attribute__((aligned(64)));
+
 /* One slot: an owner's free lists. */
 struct pktpool_slot {
 	struct ppkt *local;   /* the owner's */
 	struct ppkt *remote;  /* atomic: pushed by any thread, taken whole by the owner */
 	unsigned made;        /* packets this slot made (owner) */
 	unsigned max;         /* most it may make */
+	struct pktpool_bcache *bc; /* its bare buffers' lists (NULL: no cache) */
 } __attribute__((aligned(64)));
 
 #define PKTPOOL_CHECK 0x1  /* every put checks the packet was out: twice is refused */
@@ -157,6 +202,7 @@ struct pktpool_cfg {
 	unsigned max;          /* packets per slot at most (at least prealloc) */
 	unsigned flags;        /* PKTPOOL_CHECK */
 	struct pktpool_budget *budget; /* charged for what the pool allocates (NULL: none) */
+	size_t bare_cache;     /* bytes of bare buffers a slot keeps for reuse (0: none) */
 };
 
 struct pktpool {
@@ -169,6 +215,8 @@ struct pktpool {
 	char *arena;           /* the preallocated packets */
 	size_t arena_len;
 	struct pktpool_budget *budget; /* or NULL */
+	size_t bare_cache;     /* cfg.bare_cache */
+	struct pktpool_bcache *bcache; /* nslots of them (NULL without a cache) */
 };
 
 /**
@@ -298,6 +346,69 @@ uint64_t pktpool_count_free(struct pktpool *pool);
 
 /* Packets the slots have made so far.  Context: one thread, as above. */
 uint64_t pktpool_count_made(const struct pktpool *pool);
+
+/* ------------------------------------------------------------ bare buffers */
+
+/* The bare class of a buffer of @len bytes (header included): its index,
+ * -1 above PKTPOOL_BARE_MAX.  Any thread. */
+static inline int pktpool_bare_class(size_t len)
+{
+	if (len <= 128)
+		return len ? (int)((len - 1) >> 4) : 0;
+	if (len > PKTPOOL_BARE_MAX)
+		return -1;
+	unsigned p = 63u - (unsigned)__builtin_clzll((unsigned long long)(len - 1)); /* 7..17 */
+	size_t step = (size_t)1 << (p - 3);
+	size_t j = (len - ((size_t)1 << p) + step - 1) / step; /* 1..8 */
+	return (int)(8 + (p - 7) * 8 + j - 1);
+}
+
+/* The size of bare class @cls (an index below PKTPOOL_BARE_NCLASS).  Any thread. */
+static inline size_t pktpool_bare_class_size(unsigned cls)
+{
+	if (cls < 8)
+		return 16u * (cls + 1);
+	unsigned p = 7 + (cls - 8) / 8, j = (cls - 8) % 8 + 1;
+	return ((size_t)1 << p) + j * ((size_t)1 << (p - 3));
+}
+
+/* The bytes pktpool_bare_get(@len) allocates: its class size, or @len
+ * itself above PKTPOOL_BARE_MAX.  Any thread. */
+static inline size_t pktpool_bare_size(size_t len)
+{
+	int c = pktpool_bare_class(len);
+	return c < 0 ? len : pktpool_bare_class_size((unsigned)c);
+}
+
+/* The largest bare class size at most @len (0 below the smallest, 16):
+ * what to ask for to stay within @len.  Any thread. */
+size_t pktpool_bare_fit(size_t len);
+
+/**
+ * pktpool_bare_get() - a buffer of at least @len bytes (the struct pktbuf
+ * at its start included; @len at least sizeof(struct pktbuf) + 8): from
+ * slot @self's list of its class, else a malloc (of the class size; of
+ * @len above PKTPOOL_BARE_MAX).  b->size says what it costs; its bytes
+ * are stale.  With a budget its size is charged first (against max).
+ * Context: @self's owner; any thread for -1 (no slot: a malloc).
+ * Return: the buffer; NULL (the budget refused, or malloc failed).
+ */
+struct pktbuf *pktpool_bare_get(struct pktpool *pool, int self, size_t len);
+
+/**
+ * pktpool_bare_put() - @b back: on slot @self's list of its class while
+ * the slot caches less than bare_cache bytes, else freed (always for a
+ * thread with no slot, -1, and for a buffer of no class).  With a budget
+ * its size is uncharged.
+ * Context: @self's owner (any thread for -1); whoever holds @b.
+ * Return: 0; -EALREADY with PKTPOOL_CHECK when @b was not out (nothing
+ * done).
+ */
+int pktpool_bare_put(struct pktpool *pool, struct pktbuf *b, int self);
+
+/* Bytes of bare buffers the slots keep on their lists.  Any thread (racy
+ * while running: each slot's count is read once). */
+uint64_t pktpool_bare_cached(const struct pktpool *pool);
 
 /* ------------------------------------------------------------ the driver */
 

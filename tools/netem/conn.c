@@ -22,10 +22,12 @@
  * puts the connection on the run list.
  *
  * Back-pressure: a direction holds at most dir_bytes of memory (its
- * stream's mem: each chunk's header and allocation, chunk_mem), not just
- * bytes, so 1-byte reads cannot hold 60 times their size: a read asks
- * for no more than the room left less a chunk header (and at most 64
- * KiB), its chunk is shrunk to what came, and small reads behind a
+ * stream's mem: each chunk's whole allocation, chunk_mem: a bare class
+ * of the plane's pool, tools/common/pktpool.h), not just bytes, so
+ * 1-byte reads cannot hold 60 times their size: a read asks for no more
+ * than the largest class that fits the room left (and READ_MAX, the
+ * largest class), its chunk moves to a smaller class when less came
+ * (stream_chunk_fit(): a copy of what came), and small reads behind a
  * waiting chunk gather in one (stream_push_read()).  At the bound the
  * source is simply not read (counted in stalls) and TCP's window does the
  * rest.  Nothing is dropped while the connection lives.  Without a toxic
@@ -107,6 +109,12 @@ static void dir_sync(struct dir *d)
 	d->rep_cut = d->s.cut;
 	d->rep_held = d->s.held;
 	d->rep_mem = d->s.mem;
+	if (d->s.rate.windows != d->rep_rwin) {
+		ctr_add(&d->st->rate_ns, (d->s.rate.windows - d->rep_rwin) * STREAM_RATE_WINDOW_NS);
+		ctr_add(&d->st->rate_bytes, d->s.rate.bytes - d->rep_rbytes);
+		d->rep_rwin = d->s.rate.windows;
+		d->rep_rbytes = d->s.rate.bytes;
+	}
 }
 
 /* What one turn of a connection may still do (TURN_WRITES, TURN_BYTES). */
@@ -243,8 +251,11 @@ struct conn *tcp_conn_new(struct slot *sl, int cfd, uint64_t now)
 		if (!err)
 			err = stream_init_tc(&d->s, sl->per[i], (void *const *)sl->tcper[i],
 					     sl->nper[i], &d->tcops, w->pl->seed, serial, now);
-		if (!err)
+		if (!err) {
 			d->s.mem_max = w->pl->dir_bytes;
+			d->s.pool = &w->pl->bufs; /* the worker's chunks */
+			d->s.self = (int)w->id;
+		}
 		for (unsigned k = 0; !err && k < d->s.n; k++)
 			if (d->s.st[k].active && d->s.st[k].t.type == TOXIC_RESET_PEER)
 				c->linger0 = 1;
@@ -328,7 +339,9 @@ static void dir_fail(struct dir *d)
 	dir_sync(d);
 	/* an empty pipeline whose end of stream is at its output */
 	int r = stream_init(&d->s, NULL, 0, 0, 0, 0);
-	d->rep_cut = d->rep_held = d->rep_mem = 0;
+	d->s.pool = &d->c->sl->w->pl->bufs;
+	d->s.self = (int)d->c->sl->w->id;
+	d->rep_cut = d->rep_held = d->rep_mem = d->rep_rwin = d->rep_rbytes = 0;
 	d->can_write = 0;
 	if (r) {
 		tcp_conn_close(d->c);
@@ -430,9 +443,11 @@ static int dir_read(struct dir *d, uint64_t now, struct turn *tb)
 	 * the sink leaves is held) */
 	int direct = d->s.n == 0 && !out->head && d->can_write;
 	size_t room = READ_MAX;
-	/* what a partial write leaves is held: never more than the bound */
-	if (pl->dir_bytes > hdr && room > pl->dir_bytes - hdr)
-		room = (size_t)(pl->dir_bytes - hdr);
+	/* what a partial write leaves is held: never more than the bound
+	 * (the largest chunk class within it) */
+	size_t top = pktpool_bare_fit(pl->dir_bytes);
+	if (top > hdr && room > top - hdr)
+		room = top - hdr;
 	if (!direct) {
 		/* what a direction holds is counted by its memory (chunk_mem):
 		 * a read's chunk costs its header too; one holding nothing
@@ -461,20 +476,28 @@ static int dir_read(struct dir *d, uint64_t now, struct turn *tb)
 			if (room > left)
 				room = (size_t)left;
 		}
+		/* the chunk's class (what it costs) within what the bounds
+		 * allow; one holding nothing still reads a byte */
+		size_t fit = pktpool_bare_fit(hdr + room);
+		if (fit > hdr)
+			room = fit - hdr;
+		else if (mem)
+			return dir_stall(d, 1);
 	}
 	d->stalled = 0;
 	/* room >= 1 here: a zero-length read would look like EOF */
 	struct chunk *ch = NULL;
 	unsigned char *buf = w->buf;
 	if (!direct) {
-		ch = malloc(sizeof(*ch) + room);
+		ch = stream_chunk_get(&d->s, room, now);
 		if (!ch)
 			return dir_stall(d, 1);
 		buf = ch->data;
 	}
 	ssize_t n = recv(d->src, buf, room, MSG_DONTWAIT);
 	if (n <= 0) {
-		free(ch);
+		if (ch)
+			stream_chunk_put(&d->s, ch);
 		if (n < 0 && errno == EINTR)
 			return 1;
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
@@ -492,7 +515,7 @@ static int dir_read(struct dir *d, uint64_t now, struct turn *tb)
 		ssize_t k = send(d->dst, buf, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
 		if (k < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
 			/* counted held, then dropped with the rest */
-			ch = chunk_new(buf, (size_t)n, now);
+			ch = stream_chunk_new(&d->s, buf, (size_t)n, now);
 			if (ch)
 				stream_push(&d->s, ch, now);
 			else
@@ -509,7 +532,7 @@ static int dir_read(struct dir *d, uint64_t now, struct turn *tb)
 		}
 		if (k < n) {
 			d->can_write = 0;
-			ch = chunk_new(buf + k, (size_t)(n - k), now);
+			ch = stream_chunk_new(&d->s, buf + k, (size_t)(n - k), now);
 			if (!ch) {
 				ctr_add(&d->st->bytes_dropped, (uint64_t)(n - k));
 				tcp_conn_close(c);
@@ -519,19 +542,9 @@ static int dir_read(struct dir *d, uint64_t now, struct turn *tb)
 		}
 		return 1;
 	}
-	ch->cap = (uint32_t)room;
-	if ((size_t)n < room) {
-		/* shrink to fit: what is held costs what it holds */
-		struct chunk *s = realloc(ch, sizeof(*ch) + (size_t)n);
-		if (s) {
-			ch = s;
-			ch->cap = (uint32_t)n;
-		}
-	}
-	ch->next = NULL;
 	ch->len = (uint32_t)n;
-	ch->off = 0;
-	ch->read_ns = ch->ts_ns = now;
+	if ((size_t)n < room)
+		ch = stream_chunk_fit(&d->s, ch); /* what is held costs what it holds */
 	stream_push_read(&d->s, ch, now);
 	return 1;
 }

@@ -66,6 +66,18 @@
  * Costs: a request is O(proxies + toxics) at most (a sorted array, lists
  * of at most PROXY_MAX_TOXICS); the JSON is built with jansson (a toxic's
  * JSON, both ways, in tools/netem/toxic.c).
+ *
+ * Files.  This one owns the registry and the requests: the entries and
+ * their life in the plane (open, close, free, the counters of the plane
+ * proxies closed before), the proxies' create, update and /populate, the
+ * toxics' list given to the plane, the routing and the answers, and the
+ * entry points of proxy.h.  A proxy's JSON both ways (its object, its
+ * toxics', its statistics; a body read, a proxy given in one checked) is
+ * tools/netem/proxy_json.c's; the upstream names and their lookups are
+ * tools/netem/resolve.c's; what the three share is proxy_priv.h.  Every
+ * function here runs on the thread of a request (or the owner's, for
+ * create and destroy) with r->lock held, except the entry points, which
+ * take it.
  */
 #define _GNU_SOURCE
 #include "proxy_priv.h"
@@ -73,7 +85,6 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <jansson.h>
-#include <math.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -170,8 +181,7 @@ struct entry *proxy__find(const struct proxy_registry *r, const char *name, unsi
 	return NULL;
 }
 
-/* @s (a closed plane proxy's final counters, or one open now: @now) into @b */
-static void stats_add(struct tcp_proxy_stats *b, const struct tcp_proxy_stats *s, int now)
+void proxy__stats_add(struct tcp_proxy_stats *b, const struct tcp_proxy_stats *s, int now)
 {
 	b->accepted += s->accepted;
 	b->closed += s->closed;
@@ -195,10 +205,12 @@ static void stats_add(struct tcp_proxy_stats *b, const struct tcp_proxy_stats *s
 		if (y->delay_max_ns > x->delay_max_ns)
 			x->delay_max_ns = y->delay_max_ns;
 		x->stalls += y->stalls;
+		x->rate_ns += y->rate_ns;
+		x->rate_bytes += y->rate_bytes;
 	}
 }
 
-static void entry_close(struct proxy_registry *r, struct entry *e)
+void proxy__entry_close(struct proxy_registry *r, struct entry *e)
 {
 	if (!e->handle)
 		return;
@@ -206,8 +218,11 @@ static void entry_close(struct proxy_registry *r, struct entry *e)
 	void *ctx;
 	const struct proxy_plane_ops *ops = entry_ops(r, e, &ctx);
 	memset(&s, 0, sizeof(s));
-	ops->close(ctx, e->handle, &s);
-	stats_add(&e->base, &s, 0);
+	if (ops->close_keep)
+		ops->close_keep(ctx, e->handle, &e->kept);
+	else
+		ops->close(ctx, e->handle, &s);
+	proxy__stats_add(&e->base, &s, 0);
 	e->handle = NULL;
 }
 
@@ -233,7 +248,7 @@ static int entry_open(struct proxy_registry *r, struct entry *e, char *err)
 	}
 	e->handle = h;
 	if (e->ntox && (rc = ops->set_toxics(ctx, h, e->tox, e->ntox, err, ERRLEN))) {
-		entry_close(r, e);
+		proxy__entry_close(r, e);
 		e->enabled = 0;
 		return rc == -ENOMEM ? 500 : 400;
 	}
@@ -252,7 +267,11 @@ static int entry_open(struct proxy_registry *r, struct entry *e, char *err)
 
 static void entry_free(struct proxy_registry *r, struct entry *e)
 {
-	entry_close(r, e);
+	proxy__entry_close(r, e);
+	if (e->kept) {
+		void *ctx;
+		entry_ops(r, e, &ctx)->kept_free(ctx, e->kept);
+	}
 	for (unsigned i = 0; i < e->ntox; i++)
 		toxic_release(&e->tox[i]);
 	free(e->listen);
@@ -313,267 +332,6 @@ unsigned proxy_registry_count(struct proxy_registry *r, unsigned *open)
 	if (open)
 		*open = o;
 	return n;
-}
-
-/* ------------------------------------------------------------ JSON out */
-
-/* @e's toxic @i with its "stream" as the client wrote it (toxiproxy
- * keeps the text, reading it without regard to case) */
-static json_t *tox_json(const struct entry *e, unsigned i)
-{
-	json_t *j = toxic_to_json(&e->tox[i]);
-	if (j && e->stext[i][0])
-		json_object_set_new(j, "stream", json_string(e->stext[i]));
-	return j;
-}
-
-/* toxiproxy lists a proxy's upstream toxics, then its downstream ones,
- * each stream in the order added */
-static json_t *toxics_json(const struct entry *e)
-{
-	json_t *l = json_array();
-	for (int s = 0; s < TOXIC_NSTREAMS; s++)
-		for (unsigned i = 0; i < e->ntox; i++)
-			if ((int)e->tox[i].stream == s)
-				json_array_append_new(l, tox_json(e, i));
-	return l;
-}
-
-static json_t *proxy_json(const struct entry *e)
-{
-	json_t *j = json_object();
-	json_object_set_new(j, "name", json_string(e->name));
-	json_object_set_new(j, "listen", json_string(e->listen));
-	json_object_set_new(j, "upstream", json_string(e->upstream));
-	json_object_set_new(j, "enabled", json_boolean(e->enabled));
-	if (e->udp) /* a TCP proxy's JSON stays toxiproxy's, byte for byte */
-		json_object_set_new(j, "protocol", json_string("udp"));
-	json_object_set_new(j, "toxics", toxics_json(e));
-	return j;
-}
-
-/* The reports of @e's tc toxics on @stream (a JSON array: each device's
- * qdiscs with their accuracy, its check and its schedule's step), and the
- * stream's check over them in *@check: "fail" when one failed, else
- * "pass" when one passed, else "not judged". */
-static json_t *tc_json(struct proxy_registry *r, const struct entry *e, int stream,
-		       const char **check)
-{
-	*check = "not judged";
-	json_t *l = NULL;
-	void *ctx;
-	const struct proxy_plane_ops *ops = entry_ops(r, e, &ctx);
-	char *text = e->handle && ops->tc_report ?
-			     ops->tc_report(ctx, e->handle, (enum toxic_stream)stream) :
-			     NULL;
-	if (text)
-		l = json_loads(text, 0, NULL);
-	free(text);
-	if (!json_is_array(l)) {
-		json_decref(l);
-		return json_array();
-	}
-	size_t i;
-	json_t *v;
-	json_array_foreach(l, i, v) {
-		const char *c = json_string_value(json_object_get(v, "check"));
-		if (c && !strcmp(c, "fail"))
-			*check = "fail";
-		else if (c && !strcmp(c, "pass") && strcmp(*check, "fail"))
-			*check = "pass";
-	}
-	return l;
-}
-
-static json_t *dir_stats_json(struct proxy_registry *r, const struct entry *e,
-			      const struct tcp_dir_stats *d, int stream)
-{
-	json_t *j = json_object();
-	json_object_set_new(j, "bytes_in", json_integer((json_int_t)d->bytes_in));
-	json_object_set_new(j, "bytes_out", json_integer((json_int_t)d->bytes_out));
-	json_object_set_new(j, "chunks_in", json_integer((json_int_t)d->chunks_in));
-	json_object_set_new(j, "chunks_out", json_integer((json_int_t)d->chunks_out));
-	json_object_set_new(j, "bytes_cut", json_integer((json_int_t)d->bytes_cut));
-	json_object_set_new(j, "bytes_dropped", json_integer((json_int_t)d->bytes_dropped));
-	json_object_set_new(j, "held", json_integer((json_int_t)d->held));
-	json_object_set_new(j, "stalls", json_integer((json_int_t)d->stalls));
-	json_object_set_new(j, "delay_count", json_integer((json_int_t)d->delay_count));
-	double mean = d->delay_count ? (double)d->delay_sum_ns / (double)d->delay_count / 1e6 : 0;
-	json_object_set_new(j, "delay_mean_ms", json_real(mean));
-	json_object_set_new(j, "delay_max_ms", json_real((double)d->delay_max_ns / 1e6));
-	/* quantiles from the histogram (each within 1/16 of the value) */
-	uint64_t n = 0;
-	for (unsigned k = 0; k < TCP_DELAY_BUCKETS; k++)
-		n += d->delay_hist[k];
-	static const struct { const char *key; double q; } qs[] = {
-		{ "delay_p50_ms", 0.50 }, { "delay_p99_ms", 0.99 } };
-	for (unsigned i = 0; n && i < sizeof(qs) / sizeof(qs[0]); i++) {
-		uint64_t want = (uint64_t)ceil(qs[i].q * (double)n), acc = 0;
-		unsigned k = 0;
-		while (k < TCP_DELAY_BUCKETS - 1 && (acc += d->delay_hist[k]) < want)
-			k++;
-		json_object_set_new(j, qs[i].key, json_real((double)tcp_delay_bucket_ns(k) / 1e6));
-	}
-	/* what the latency toxics of this stream ask for, beside it */
-	int64_t lat = 0, jit = 0;
-	for (unsigned i = 0; i < e->ntox; i++)
-		if (e->tox[i].type == TOXIC_LATENCY && (int)e->tox[i].stream == stream) {
-			lat += e->tox[i].a.latency.latency_ms;
-			jit += e->tox[i].a.latency.jitter_ms;
-		}
-	json_object_set_new(j, "latency_ms", json_integer(lat));
-	json_object_set_new(j, "jitter_ms", json_integer(jit));
-	const char *check;
-	json_object_set_new(j, "tc", tc_json(r, e, stream, &check));
-	json_object_set_new(j, "check", json_string(check));
-	return j;
-}
-
-static json_t *stats_json(struct proxy_registry *r, const struct entry *e)
-{
-	struct tcp_proxy_stats s = e->base, now;
-	void *ctx;
-	const struct proxy_plane_ops *ops = entry_ops(r, e, &ctx);
-	if (ops->stats_json) {
-		char *text = e->handle ? ops->stats_json(ctx, e->handle) : NULL;
-		json_t *u = text ? json_loads(text, 0, NULL) : NULL;
-		free(text);
-		if (!json_is_object(u)) {
-			json_decref(u);
-			u = json_object();
-		}
-		json_object_set_new(u, "name", json_string(e->name));
-		json_object_set_new(u, "enabled", json_boolean(e->enabled));
-		json_object_set_new(u, "protocol", json_string("udp"));
-		return u;
-	}
-	memset(&now, 0, sizeof(now));
-	if (e->handle)
-		ops->stats(ctx, e->handle, &now);
-	stats_add(&s, &now, 1);
-	json_t *j = json_object();
-	json_object_set_new(j, "name", json_string(e->name));
-	json_object_set_new(j, "enabled", json_boolean(e->enabled));
-	json_object_set_new(j, "accepted", json_integer((json_int_t)s.accepted));
-	json_object_set_new(j, "active", json_integer((json_int_t)s.active));
-	json_object_set_new(j, "closed", json_integer((json_int_t)s.closed));
-	json_object_set_new(j, "upstream_failed", json_integer((json_int_t)s.upstream_failed));
-	json_object_set_new(j, "fd_exhausted", json_integer((json_int_t)s.fd_exhausted));
-	json_object_set_new(j, "upstream",
-			    dir_stats_json(r, e, &s.dir[TOXIC_UPSTREAM], TOXIC_UPSTREAM));
-	json_object_set_new(j, "downstream",
-			    dir_stats_json(r, e, &s.dir[TOXIC_DOWNSTREAM], TOXIC_DOWNSTREAM));
-	return j;
-}
-
-/* ------------------------------------------------------------ JSON in */
-
-/* The body as a JSON value, or 400 with toxiproxy's "bad request body: ..." */
-static json_t *parse_body(const char *body, size_t len, char *err)
-{
-	if (!len) {
-		errf(err, "bad request body: EOF");
-		return NULL;
-	}
-	json_error_t je;
-	json_t *j = json_loadb(body, len, JSON_DECODE_ANY, &je);
-	if (!j)
-		errf(err, "bad request body: %s (line %d, column %d)", je.text, je.line, je.column);
-	return j;
-}
-
-/* @key of @o: absent or null leaves *@out; a string sets it; else 400. */
-static int get_string(json_t *o, const char *key, const char **out, char *err)
-{
-	json_t *v = json_object_get(o, key);
-	if (!v || json_is_null(v))
-		return 0;
-	if (!json_is_string(v))
-		return errf(err, "bad request body: %s: expected a string", key);
-	*out = json_string_value(v);
-	return 0;
-}
-
-static int get_bool(json_t *o, const char *key, int *out, char *err)
-{
-	json_t *v = json_object_get(o, key);
-	if (!v || json_is_null(v))
-		return 0;
-	if (!json_is_boolean(v))
-		return errf(err, "bad request body: %s: expected true or false", key);
-	*out = json_is_true(v);
-	return 0;
-}
-
-/* A name a path can address: 1..PROXY_NAME_MAX-1 bytes, no '/'. */
-static int check_name(const char *what, const char *s, size_t max, char *err)
-{
-	size_t n = strlen(s);
-	if (n >= max)
-		return errf(err, "%s: longer than %zu bytes", what, max - 1);
-	if (strchr(s, '/'))
-		return errf(err, "%s \"%s\": a name with '/' cannot be addressed", what, s);
-	return 0;
-}
-
-/* A proxy given in a body (create, populate, update). */
-struct spec {
-	const char *name, *listen, *upstream;
-	int enabled;
-	struct sockaddr_storage lis, up;
-	socklen_t lis_len, up_len;
-	int up_state;
-	int udp;                      /* -1: "protocol" absent, 0 tcp, 1 udp */
-};
-
-/*
- * @o into @s.  @create: name and upstream required, listen defaults to
- * 127.0.0.1:0; else (an update) what is absent is NULL.  The addresses
- * given are resolved.  Return: 0 or 400 with the message in @err.
- */
-static int parse_spec(struct proxy_registry *r, json_t *o, int create, struct spec *s, char *err)
-{
-	memset(s, 0, sizeof(*s));
-	s->enabled = -1;
-	if (!json_is_object(o))
-		return errf(err, "bad request body: expected a JSON object (a proxy)");
-	const char *proto = NULL;
-	int rc;
-	if ((rc = get_string(o, "name", &s->name, err)) ||
-	    (rc = get_string(o, "listen", &s->listen, err)) ||
-	    (rc = get_string(o, "upstream", &s->upstream, err)) ||
-	    (rc = get_bool(o, "enabled", &s->enabled, err)) ||
-	    (rc = get_string(o, "protocol", &proto, err)))
-		return rc;
-	if (create) {
-		if (!s->name || !s->name[0])
-			return errf(err, "missing required field: name");
-		if ((rc = check_name("name", s->name, PROXY_NAME_MAX, err)))
-			return rc;
-		if (!s->upstream || !s->upstream[0])
-			return errf(err, "missing required field: upstream");
-		if (!s->listen || !s->listen[0])
-			s->listen = "127.0.0.1:0";
-		if (s->enabled < 0)
-			s->enabled = 1;
-	}
-	s->udp = !proto ? -1 : !strcmp(proto, "udp") ? 1 : 0;
-	if (proto && strcmp(proto, "tcp") && strcmp(proto, "udp"))
-		return errf(err, "protocol \"%.100s\": expected tcp or udp", proto);
-	if (s->udp == 1 && !r->udp_ops)
-		return errf(err, "protocol udp: no UDP plane in this server");
-	if (s->upstream && !s->upstream[0])
-		return errf(err, "upstream: empty (HOST:PORT)");
-	if (s->listen && !s->listen[0])
-		return errf(err, "listen: empty (HOST:PORT)");
-	s->lis_len = s->up_len = 0;
-	if (s->listen && (rc = proxy__resolve(r, "listen", s->listen, 1, &s->lis, &s->lis_len,
-					     NULL, err)))
-		return rc;
-	if (s->upstream && (rc = proxy__resolve(r, "upstream", s->upstream, 0, &s->up, &s->up_len,
-					       &s->up_state, err)))
-		return rc;
-	return 0;
 }
 
 /* ------------------------------------------------------------ proxies */
@@ -638,13 +396,13 @@ static int proxy_update(struct proxy_registry *r, struct entry *e, const struct 
 		/* toxiproxy's update stops and starts the proxy: its connections
 		 * close; the listen address (the bound one) and the counters stay */
 		if (e->handle && !relisten)
-			entry_close(r, e);
+			proxy__entry_close(r, e);
 	}
 	if (relisten) {
 		char *l = strdup(s->listen);
 		if (!l)
 			return errf(err, "out of memory"), 500;
-		entry_close(r, e);
+		proxy__entry_close(r, e);
 		free(e->listen);
 		e->listen = l;
 		e->lis = s->lis;
@@ -652,7 +410,7 @@ static int proxy_update(struct proxy_registry *r, struct entry *e, const struct 
 	}
 	int want = s->enabled >= 0 ? s->enabled : e->enabled;
 	if (!want) {
-		entry_close(r, e);
+		proxy__entry_close(r, e);
 		e->enabled = 0;
 	} else if (!e->handle) {
 		int rc = entry_open(r, e, err);
@@ -665,7 +423,7 @@ static int proxy_update(struct proxy_registry *r, struct entry *e, const struct 
 static int populate(struct proxy_registry *r, const char *body, size_t len, struct answer *a,
 		    char *err)
 {
-	json_t *j = parse_body(body, len, err), *done = json_array();
+	json_t *j = proxy__parse_body(body, len, err), *done = json_array();
 	struct spec *sp = NULL;
 	int rc = 0;
 	size_t n = 0;
@@ -689,7 +447,7 @@ static int populate(struct proxy_registry *r, const char *body, size_t len, stru
 	}
 	/* all of them checked before any is made, as toxiproxy does */
 	for (size_t i = 0; i < n; i++) {
-		if ((rc = parse_spec(r, json_array_get(j, i), 1, &sp[i], err))) {
+		if ((rc = proxy__parse_spec(r, json_array_get(j, i), 1, &sp[i], err))) {
 			size_t l = strlen(err);
 			snprintf(err + l, ERRLEN - l, " at proxy %zu", i + 1);
 			goto out;
@@ -706,7 +464,7 @@ static int populate(struct proxy_registry *r, const char *body, size_t len, stru
 			if ((rc = proxy_create(r, &sp[i], &e, err)))
 				goto out;
 		}
-		json_array_append_new(done, proxy_json(e));
+		json_array_append_new(done, proxy__proxy_json(e));
 	}
 out:
 	free(sp);
@@ -806,7 +564,7 @@ static int toxics_clear(struct proxy_registry *r, struct entry *e, char *err)
 static int toxic_create(struct proxy_registry *r, struct entry *e, const char *body, size_t len,
 			struct answer *a, char *err)
 {
-	json_t *j = parse_body(body, len, err);
+	json_t *j = proxy__parse_body(body, len, err);
 	struct toxic t;
 	memset(&t, 0, sizeof(t));
 	t.toxicity = 1;
@@ -819,8 +577,9 @@ static int toxic_create(struct proxy_registry *r, struct entry *e, const char *b
 		errf(err, "bad request body: expected a JSON object (a toxic)");
 		goto out;
 	}
-	if ((rc = get_string(j, "type", &type, err)) || (rc = get_string(j, "stream", &stream, err)) ||
-	    (rc = get_string(j, "name", &name, err)))
+	if ((rc = proxy__get_string(j, "type", &type, err)) ||
+	    (rc = proxy__get_string(j, "stream", &stream, err)) ||
+	    (rc = proxy__get_string(j, "name", &name, err)))
 		goto out;
 	rc = 400;
 	if (!type || toxic_type_from_name(type, &t.type)) {
@@ -837,7 +596,7 @@ static int toxic_create(struct proxy_registry *r, struct entry *e, const char *b
 	if (!stream)
 		stream = "downstream";
 	if (name && name[0]) {
-		if ((rc = check_name("name", name, TOXIC_NAME_MAX, err)))
+		if ((rc = proxy__check_name("name", name, TOXIC_NAME_MAX, err)))
 			goto out;
 		snprintf(t.name, sizeof(t.name), "%s", name);
 	} else {
@@ -864,7 +623,7 @@ static int toxic_create(struct proxy_registry *r, struct entry *e, const char *b
 	if ((rc = toxics_commit(r, e, e->ntox, &t, stream, err)))
 		goto out;
 	json_decref(j);
-	return answer_json(a, 200, tox_json(e, e->ntox - 1));
+	return answer_json(a, 200, proxy__tox_json(e, e->ntox - 1));
 out:
 	toxic_release(&t);
 	json_decref(j);
@@ -874,7 +633,7 @@ out:
 static int toxic_update(struct proxy_registry *r, struct entry *e, unsigned pos, const char *body,
 			size_t len, struct answer *a, char *err)
 {
-	json_t *j = parse_body(body, len, err);
+	json_t *j = proxy__parse_body(body, len, err);
 	struct toxic t;
 	int rc = 400;
 	if (!j)
@@ -897,7 +656,7 @@ static int toxic_update(struct proxy_registry *r, struct entry *e, unsigned pos,
 		return answer_error(a, rc, err, NULL);
 	}
 	json_decref(j);
-	return answer_json(a, 200, tox_json(e, pos));
+	return answer_json(a, 200, proxy__tox_json(e, pos));
 }
 
 /* ------------------------------------------------------------ routing */
@@ -968,19 +727,20 @@ static int handle(struct proxy_registry *r, const char *m, const char *path, con
 		if (is(m, "GET")) {
 			json_t *j = json_object();
 			for (unsigned i = 0; i < r->n; i++)
-				json_object_set_new(j, r->e[i]->name, proxy_json(r->e[i]));
+				json_object_set_new(j, r->e[i]->name, proxy__proxy_json(r->e[i]));
 			return answer_json(a, 200, j);
 		}
 		if (!is(m, "POST"))
 			return 405;
-		json_t *j = parse_body(body, len, err);
+		json_t *j = proxy__parse_body(body, len, err);
 		struct spec s;
 		struct entry *e;
-		int rc = j ? parse_spec(r, j, 1, &s, err) : 400;
+		int rc = j ? proxy__parse_spec(r, j, 1, &s, err) : 400;
 		if (!rc)
 			rc = proxy_create(r, &s, &e, err);
 		json_decref(j);
-		return rc ? answer_error(a, rc, err, NULL) : answer_json(a, 201, proxy_json(e));
+		return rc ? answer_error(a, rc, err, NULL)
+			  : answer_json(a, 201, proxy__proxy_json(e));
 	}
 	if ((n == 3 && !is(c[2], "toxics") && !is(c[2], "stats")) || (n == 4 && !is(c[2], "toxics")))
 		goto notfound;
@@ -997,30 +757,31 @@ static int handle(struct proxy_registry *r, const char *m, const char *path, con
 		return answer_error(a, 404, "proxy not found", NULL);
 	if (n == 2) {
 		if (is(m, "GET"))
-			return answer_json(a, 200, proxy_json(e));
+			return answer_json(a, 200, proxy__proxy_json(e));
 		if (is(m, "DELETE")) {
 			entry_remove(r, pos);
 			return 204;
 		}
-		json_t *j = parse_body(body, len, err);
+		json_t *j = proxy__parse_body(body, len, err);
 		struct spec s;
-		int rc = j ? parse_spec(r, j, 0, &s, err) : 400;
+		int rc = j ? proxy__parse_spec(r, j, 0, &s, err) : 400;
 		if (!rc)
 			rc = proxy_update(r, e, &s, err);
 		json_decref(j);
-		return rc ? answer_error(a, rc, err, NULL) : answer_json(a, 200, proxy_json(e));
+		return rc ? answer_error(a, rc, err, NULL)
+			  : answer_json(a, 200, proxy__proxy_json(e));
 	}
 	if (n == 3 && is(c[2], "stats"))
-		return answer_json(a, 200, stats_json(r, e));
+		return answer_json(a, 200, proxy__stats_json(r, e));
 	if (n == 3)
-		return is(m, "GET") ? answer_json(a, 200, toxics_json(e))
+		return is(m, "GET") ? answer_json(a, 200, proxy__toxics_json(e))
 				    : toxic_create(r, e, body, len, a, err);
 	unsigned tp;
 	struct toxic *t = toxic_find(e, c[3], &tp);
 	if (!t)
 		return answer_error(a, 404, "toxic not found", NULL);
 	if (is(m, "GET"))
-		return answer_json(a, 200, tox_json(e, tp));
+		return answer_json(a, 200, proxy__tox_json(e, tp));
 	if (is(m, "DELETE")) {
 		int rc = toxics_commit(r, e, tp, NULL, NULL, err);
 		return rc ? answer_error(a, rc, err, NULL) : 204;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The API's registry (tools/netem/proxy.c): toxiproxy's model of proxies
+ * The API's registry (tools/netem/proxy.c; a proxy's JSON in
+ * tools/netem/proxy_json.c): toxiproxy's model of proxies
  * and their toxics, its validation, its JSON, and the one request handler
  * the HTTP front (tools/netem/api.c) routes every request into.  Pure over
  * the registry and a data plane reached through struct proxy_plane_ops, so
@@ -42,7 +43,8 @@ struct proxy_plane_ops {
 	 * connections held counted in bytes_dropped, held 0, active 0 */
 	void (*close)(void *ctx, void *handle, struct tcp_proxy_stats *final);
 	/* where connections accepted from now on go (@upstream_len 0:
-	 * nowhere, as open says).  Return: 0 or a negative errno */
+	 * nowhere, as open says).  Return: 0 or a negative errno, after
+	 * which the registry closes the proxy and disables it */
 	int (*set_upstream)(void *ctx, void *handle, const struct sockaddr *upstream,
 			    socklen_t upstream_len);
 	/* the proxy's whole toxic list, in the order added.  Return: 0; a
@@ -65,6 +67,16 @@ struct proxy_plane_ops {
 	 * plane whose counters are not struct tcp_proxy_stats (the UDP
 	 * plane); NULL op: stats() is used.  NULL return: no memory */
 	char *(*stats_json)(void *ctx, void *handle);
+	/* optional, for a stats_json plane that keeps its counters across a
+	 * proxy's opens (the UDP plane): close() with the counters as the
+	 * close left them added into *@kept, the proxy's ledger (NULL before
+	 * the first close: the plane allocates it), which the registry keeps
+	 * with the proxy, gives to kept_json() (which then stands for
+	 * stats_json(), @handle NULL while the proxy is closed) and frees
+	 * with kept_free() when the proxy goes */
+	void (*close_keep)(void *ctx, void *handle, void **kept);
+	char *(*kept_json)(void *ctx, void *handle, const void *kept);
+	void (*kept_free)(void *ctx, void *kept);
 };
 
 struct proxy_registry;

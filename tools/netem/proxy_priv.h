@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What the API registry's two files share (tools/netem/proxy.c: the
- * proxies, toxics and HTTP requests; tools/netem/resolve.c: the upstream
- * names and their lookups): the registry's structures and the calls
- * each makes into the other.  Private to those two files.
+ * What the API registry's three files share (tools/netem/proxy.c: the
+ * proxies, toxics and HTTP requests; tools/netem/proxy_json.c: a proxy's
+ * JSON both ways; tools/netem/resolve.c: the upstream names and their
+ * lookups): the registry's structures and the calls each makes into the
+ * others.  Private to those three files.
  *
  * Threads: whichever thread calls proxy.h's entry points (the HTTP
  * front's, the resolver's).  Locks: struct proxy_registry's two mutexes,
@@ -41,6 +42,7 @@ struct entry {
 	int64_t up_at;                /* CLOCK_MONOTONIC s of the last resolution */
 	void *handle;                 /* the plane's, NULL while closed */
 	struct tcp_proxy_stats base;  /* what the plane proxies closed before counted */
+	void *kept;                   /* the same, a close_keep plane's ledger, or NULL */
 	int udp;                      /* "protocol":"udp": the registry's udp plane */
 };
 
@@ -54,6 +56,16 @@ struct proxy_registry {
 	unsigned flags;
 	struct entry **e;             /* sorted by name */
 	unsigned n;
+};
+
+/* A proxy given in a body (create, populate, update). */
+struct spec {
+	const char *name, *listen, *upstream;
+	int enabled;
+	struct sockaddr_storage lis, up;
+	socklen_t lis_len, up_len;
+	int up_state;
+	int udp;                      /* -1: "protocol" absent, 0 tcp, 1 udp */
 };
 
 /* @fmt into @err (ERRLEN bytes).  Return: 400, the status most callers
@@ -108,5 +120,106 @@ struct entry *proxy__find(const struct proxy_registry *r, const char *name, unsi
  */
 int proxy__resolve(struct proxy_registry *r, const char *what, const char *s, int passive,
 		   struct sockaddr_storage *ss, socklen_t *len, int *state, char *err);
+
+/**
+ * proxy__entry_close() - close @e's plane proxy, if open, its final
+ * counters kept in the entry (e->base, or the plane's ledger e->kept);
+ * @e->enabled is left as it is (tools/netem/proxy.c).
+ *
+ * Context: a request's thread or the resolver's; r->lock held.
+ * Return: none.
+ */
+void proxy__entry_close(struct proxy_registry *r, struct entry *e);
+
+/**
+ * proxy__stats_add() - @s (a closed plane proxy's final counters, or
+ * those of one open now: @now, whose active and held are taken as they
+ * are) into @b (tools/netem/proxy.c).
+ *
+ * Context: the thread of a request; r->lock held when @b is an entry's.
+ * Return: none.
+ */
+void proxy__stats_add(struct tcp_proxy_stats *b, const struct tcp_proxy_stats *s, int now);
+
+/* ------------------------------------------------- tools/netem/proxy_json.c */
+
+struct json_t;
+
+/**
+ * proxy__tox_json() - toxiproxy's JSON of @e's toxic @i, its "stream" as
+ * the client wrote it.
+ *
+ * Context: the thread of a request; r->lock held.
+ * Return: a new reference; NULL when out of memory.
+ */
+struct json_t *proxy__tox_json(const struct entry *e, unsigned i);
+
+/**
+ * proxy__toxics_json() - @e's toxics as a JSON array: the upstream ones,
+ * then the downstream ones, each stream in the order added.
+ *
+ * Context: the thread of a request; r->lock held.
+ * Return: a new reference; NULL when out of memory.
+ */
+struct json_t *proxy__toxics_json(const struct entry *e);
+
+/**
+ * proxy__proxy_json() - toxiproxy's JSON of the proxy @e ("protocol" only
+ * for a UDP proxy).
+ *
+ * Context: the thread of a request; r->lock held.
+ * Return: a new reference; NULL when out of memory.
+ */
+struct json_t *proxy__proxy_json(const struct entry *e);
+
+/**
+ * proxy__stats_json() - GET /proxies/NAME/stats: @e's counters since it
+ * was created, per direction with its delays, the latency its toxics ask
+ * for and its tc toxics' reports; or its plane's stats_json object.
+ *
+ * Context: the thread of a request; r->lock held (the plane is called).
+ * Return: a new reference; NULL when out of memory.
+ */
+struct json_t *proxy__stats_json(struct proxy_registry *r, const struct entry *e);
+
+/**
+ * proxy__parse_body() - the @len bytes of @body as a JSON value.
+ *
+ * Context: any thread; no lock.
+ * Return: a new reference; NULL with toxiproxy's "bad request body: ..."
+ * in @err (a 400).
+ */
+struct json_t *proxy__parse_body(const char *body, size_t len, char *err);
+
+/**
+ * proxy__get_string() - @o's @key into *@out (absent or null: unchanged;
+ * the string stays @o's).
+ *
+ * Context: any thread; no lock.
+ * Return: 0; 400 with the message in @err when it is not a string.
+ */
+int proxy__get_string(struct json_t *o, const char *key, const char **out, char *err);
+
+/**
+ * proxy__check_name() - is @s a name a path can address (shorter than
+ * @max bytes with its NUL, no '/')?  @what names it in the message.
+ *
+ * Context: any thread; no lock.
+ * Return: 0; 400 with the message in @err.
+ */
+int proxy__check_name(const char *what, const char *s, size_t max, char *err);
+
+/**
+ * proxy__parse_spec() - the proxy given in @o into @s (whose strings stay
+ * @o's).  @create: name and upstream required, listen 127.0.0.1:0 when
+ * absent, enabled by default; else (an update) what is absent is NULL
+ * (enabled -1).  The addresses given are resolved (proxy__resolve()).
+ *
+ * Context: the thread of a request; req_lock and r->lock held (r->lock
+ * dropped around a name lookup and taken again).
+ * Return: 0; 400 with the message in @err.
+ */
+int proxy__parse_spec(struct proxy_registry *r, struct json_t *o, int create, struct spec *s,
+		      char *err);
 
 #endif /* PW_NETEM_PROXY_PRIV_H */

@@ -206,8 +206,18 @@ unsigned proxy_registry_resolve(struct proxy_registry *r, unsigned *pending)
 		if (e->handle) {
 			void *ctx;
 			const struct proxy_plane_ops *ops = entry_ops(r, e, &ctx);
-			ops->set_upstream(ctx, e->handle, (const struct sockaddr *)&e->up,
-					  e->up_len);
+			int rc = ops->set_upstream(ctx, e->handle, (const struct sockaddr *)&e->up,
+						   e->up_len);
+			if (rc) {
+				/* a plane that restarts for it (UDP) and could
+				 * not: disabled, as a failed open leaves it */
+				fprintf(stderr,
+					"pinwheel-netem: proxy %s: disabled: the change to the new "
+					"upstream failed: %s\n",
+					e->name, strerror(-rc));
+				proxy__entry_close(r, e);
+				e->enabled = 0;
+			}
 		}
 	}
 	pthread_mutex_unlock(&r->lock);

@@ -93,9 +93,26 @@
  *  - small reads behind a waiting chunk gather (see Memory), where
  *    toxiproxy keeps each read a chunk.
  *
- * Memory: the stream counts what its chunks cost (mem: each chunk's
- * header and allocation, chunk_mem), the caller's bound on reads.  A
- * slicer or bandwidth stage makes no new piece while the queue after it
+ * The achieved rate (struct stream_rate, stats beside the configured):
+ * the applied bandwidth stage with the lowest rate releases bytes in
+ * windows from the start of each backlog, judged only while its queue
+ * held bytes throughout (src/net/accuracy.c's way).  A reader slower than
+ * the rate (a full output queue) or a late pump lowers it: that is what
+ * the stream got.  A change of its rate starts a new backlog.
+ *
+ * Memory: the stream counts what its chunks cost (mem: each chunk's whole
+ * allocation, header included, chunk_mem), the caller's bound on reads.  A
+ * chunk is a bare buffer of the stream's pool or a malloc
+ * (tools/netem/chunk.c): its cost is its class size, so a chunk holding n
+ * bytes costs at most an eighth (or 15 bytes) over its header and n.
+ * Every chunk made here (a piece, a tc packet, the gathered reads) asks
+ * for exactly what it holds; the gathered reads' buffer grows by doubling
+ * (a copy into the next class) and moves to the least class that holds
+ * them when it enters q[0] (stream_chunk_fit(), a copy of at most
+ * STREAM_PEND_MAX bytes); near the caller's bound (mem_max) a read that
+ * would make the buffer's class pass it is not gathered.  The pool gives a
+ * chunk back to the worker's own lists, so no chunk ever crosses threads.
+ * A slicer or bandwidth stage makes no new piece while the queue after it
  * holds STREAM_QMAX chunks (toxiproxy's toxics have channels of 1024
  * chunks), so a 1-byte slicer cannot turn 256 KiB into 256K headers, nor
  * one pump into 256K allocations; the pump runs the stages again (a few
@@ -107,10 +124,10 @@
  * never early; a lone small read is not held back.
  *
  * Costs: a pump walks the stages once (a few times when a full queue
- * drained), O(n + chunks moved); a piece is a
- * new chunk (malloc and copy of its bytes); a tc answer walks the stage's
- * flight queue to its piece (the head, mostly: devices answer in order
- * unless they reorder).  Threads: the owning worker
+ * drained), O(n + chunks moved); a piece is a new chunk (a buffer from
+ * the worker's lists, or a malloc, and a copy of its bytes); a tc answer
+ * walks the stage's flight queue to its piece (the head, mostly: devices
+ * answer in order unless they reorder).  Threads: the owning worker
  * only; no locks.
  */
 #include <errno.h>
@@ -180,76 +197,59 @@ static void stage_init(struct stream *s, struct stage *st, const struct toxic *t
 		st->deadline_ns = now + (uint64_t)st->t.a.timeout.timeout_ms * NS_PER_MS;
 }
 
-/* ------------------------------------------------------------ chunks */
+/* ------------------------------------------------------------ the rate */
 
-struct chunk *chunk_new(const void *p, size_t len, uint64_t now_ns)
+/* The stage of @st[0..n) whose rate the stream gets: the applied
+ * bandwidth toxic with the lowest rate (0 passes all: no limit); -1. */
+static int rate_stage(const struct stage *st, unsigned n)
 {
-	struct chunk *c = malloc(sizeof(*c) + len);
-	if (!c)
-		return NULL;
-	c->next = NULL;
-	c->len = (uint32_t)len;
-	c->off = 0;
-	c->read_ns = c->ts_ns = c->arr_ns = now_ns;
-	c->tc_id = 0;
-	c->tc_state = TC_IN_DEV;
-	c->cap = (uint32_t)len;
-	memcpy(c->data, p, len);
-	return c;
-}
-
-static void chunkq_append(struct chunkq *q, struct chunk *c)
-{
-	c->next = NULL;
-	if (q->tail)
-		q->tail->next = c;
-	else
-		q->head = c;
-	q->tail = c;
-	q->bytes += c->len - c->off;
-	q->count++;
-}
-
-struct chunk *chunkq_pop(struct chunkq *q)
-{
-	struct chunk *c = q->head;
-	if (!c)
-		return NULL;
-	q->head = c->next;
-	if (!q->head)
-		q->tail = NULL;
-	q->bytes -= c->len - c->off;
-	q->count--;
-	c->next = NULL;
-	return c;
-}
-
-/* Append all of @from to @to, in order; @from is left empty. */
-static void chunkq_splice(struct chunkq *to, struct chunkq *from)
-{
-	if (!from->head)
-		return;
-	if (to->tail)
-		to->tail->next = from->head;
-	else
-		to->head = from->head;
-	to->tail = from->tail;
-	to->bytes += from->bytes;
-	to->count += from->count;
-	from->head = from->tail = NULL;
-	from->bytes = 0;
-	from->count = 0;
-}
-
-/* Free what @q holds (its memory leaves @s's mem).  Return: its bytes. */
-static uint64_t chunkq_clear(struct stream *s, struct chunkq *q)
-{
-	uint64_t b = q->bytes;
-	struct chunk *c;
-	while ((c = chunkq_pop(q)))
-		stream_chunk_free(s, c);
+	int b = -1;
+	for (unsigned i = 0; i < n; i++)
+		if (st[i].active && st[i].t.type == TOXIC_BANDWIDTH && st[i].t.a.bandwidth.rate_kbps > 0 &&
+		    (b < 0 || st[i].t.a.bandwidth.rate_kbps < st[b].t.a.bandwidth.rate_kbps))
+			b = (int)i;
 	return b;
 }
+
+/* Measure stage @i (-1: none) from @now on: the open window is not
+ * judged, and no backlog begins before @now. */
+static void rate_restart(struct stream *s, int i, uint64_t now)
+{
+	s->rate.stage = i;
+	s->rate.kbps = i >= 0 ? s->st[i].t.a.bandwidth.rate_kbps : 0;
+	s->rate.busy = 0;
+	s->rate.floor_ns = now;
+}
+
+/* The measured stage released @bytes at @now of a chunk that entered its
+ * queue at @arr; @dry: the queue is empty after it.  Windows run
+ * (start, start + W]: a release at a window's end is in it. */
+static void rate_release(struct stream_rate *m, uint64_t now, uint64_t bytes, uint64_t arr, int dry)
+{
+	const uint64_t W = STREAM_RATE_WINDOW_NS;
+	if (!m->busy) {
+		m->start_ns = arr > m->floor_ns ? arr : m->floor_ns;
+		m->win_bytes = 0;
+		m->busy = 1;
+	}
+	if (now > m->start_ns + W) {
+		/* the open window and any after it with no release (a stall
+		 * with bytes waiting: judged at 0) ended, backlogged */
+		uint64_t k = (now - m->start_ns - 1) / W;
+		m->windows += k;
+		m->bytes += m->win_bytes;
+		m->start_ns += k * W;
+		m->win_bytes = 0;
+	}
+	m->win_bytes += bytes;
+	if (dry && now == m->start_ns + W) { /* dry just as the window ended */
+		m->windows++;
+		m->bytes += m->win_bytes;
+	}
+	m->busy = !dry;
+}
+
+/* ------------------------------------------------------------ moving */
 
 /* May a slicer or bandwidth stage @i make a new piece (its output queue
  * has room for one more chunk)? */
@@ -275,7 +275,7 @@ static int move_piece(struct stream *s, unsigned i, uint32_t n, uint64_t now)
 		move_head(s, i, now);
 		return 0;
 	}
-	struct chunk *p = chunk_new(h->data + h->off, n, now);
+	struct chunk *p = stream_chunk_new(s, h->data + h->off, n, now);
 	if (!p)
 		return -ENOMEM;
 	p->read_ns = h->read_ns;
@@ -349,6 +349,7 @@ int stream_init_tc(struct stream *s, const struct toxic *const *t, void *const *
 	s->n = n;
 	for (unsigned i = 0; i < n; i++)
 		stage_init(s, &s->st[i], t[i], dev ? dev[i] : NULL, now_ns);
+	rate_restart(s, rate_stage(s->st, n), now_ns);
 	return 0;
 }
 
@@ -357,7 +358,7 @@ uint64_t stream_free(struct stream *s)
 	uint64_t b = 0;
 	if (s->pend) {
 		b += s->pend->len - s->pend->off;
-		free(s->pend);
+		stream_chunk_put(s, s->pend);
 		s->pend = NULL;
 	}
 	if (s->q)
@@ -390,14 +391,9 @@ static void pend_flush(struct stream *s)
 	if (!c)
 		return;
 	s->pend = NULL;
-	if (c->cap > c->len) {
-		struct chunk *t = realloc(c, sizeof(*c) + c->len);
-		if (t) {
-			s->mem -= t->cap - t->len;
-			c = t;
-			c->cap = c->len;
-		}
-	}
+	uint64_t was = chunk_mem(c);
+	c = stream_chunk_fit(s, c); /* what it holds, in the least class */
+	s->mem -= was - chunk_mem(c);
 	c->ts_ns = c->arr_ns = s->pend_last_ns;
 	chunkq_append(&s->q[0], c);
 }
@@ -421,27 +417,35 @@ void stream_push_read(struct stream *s, struct chunk *c, uint64_t now_ns)
 		s->mem += chunk_mem(c);
 		return;
 	}
-	if (p->cap < p->len + n) {
-		uint32_t cap = p->cap * 2 < STREAM_PEND_MAX ? p->cap * 2 : STREAM_PEND_MAX;
+	if (chunk_cap(p) < p->len + n) {
+		uint32_t cap = chunk_cap(p) * 2 < STREAM_PEND_MAX ? chunk_cap(p) * 2 : STREAM_PEND_MAX;
 		if (cap < p->len + n)
 			cap = p->len + n;
-		if (s->mem_max && s->mem + (cap - p->cap) > s->mem_max)
+		uint64_t was = chunk_mem(p);
+		if (s->mem_max && s->mem - was + chunk_mem_for(s, cap) > s->mem_max) {
 			cap = p->len + n; /* near the bound: just what came */
-		struct chunk *t = realloc(p, sizeof(*p) + cap);
+			if (s->mem - was + chunk_mem_for(s, cap) > s->mem_max) {
+				/* even that class would pass the bound (the
+				 * caller let @c's own pass): @c goes alone */
+				pend_flush(s);
+				stream_push(s, c, now_ns);
+				return;
+			}
+		}
+		struct chunk *t = chunk_move(s, p, cap);
 		if (!t) {
 			pend_flush(s);
 			stream_push(s, c, now_ns);
 			return;
 		}
-		s->mem += cap - t->cap;
-		t->cap = cap;
+		s->mem += chunk_mem(t) - was;
 		s->pend = p = t;
 	}
 	memcpy(p->data + p->len, c->data + c->off, n);
 	p->len += n;
 	s->held += n;
 	s->pend_last_ns = now_ns;
-	free(c);
+	stream_chunk_put(s, c);
 }
 
 void stream_source_eof(struct stream *s)
@@ -493,11 +497,11 @@ static uint64_t tc_run(struct stream *s, unsigned i, uint64_t now)
 	if (pass && st->tc_resend) {
 		/* no device any more for what waits to be sent again: it moves on */
 		for (struct chunk *c = st->fl.head; c; c = c->next)
-			if (c->tc_state == TC_RESEND)
-				c->tc_state = TC_BACK;
+			if (c->b.user == TC_RESEND)
+				c->b.user = TC_BACK;
 		st->tc_resend = 0;
 	}
-	while (st->fl.head && st->fl.head->tc_state == TC_BACK) {
+	while (st->fl.head && st->fl.head->b.user == TC_BACK) {
 		struct chunk *c = chunkq_pop(&st->fl);
 		c->arr_ns = now;
 		chunkq_append(&s->q[i + 1], c);
@@ -513,7 +517,7 @@ static uint64_t tc_run(struct stream *s, unsigned i, uint64_t now)
 		if (now < st->tc_retry_ns)
 			return st->tc_retry_ns;
 		for (struct chunk *c = st->fl.head; c && st->tc_resend; c = c->next) {
-			if (c->tc_state != TC_RESEND)
+			if (c->b.user != TC_RESEND)
 				continue;
 			uint32_t len = c->len - c->off;
 			if (st->tc_out && st->tc_out + len > st->tc_win)
@@ -522,7 +526,7 @@ static uint64_t tc_run(struct stream *s, unsigned i, uint64_t now)
 				st->tc_retry_ns = now + TC_RESEND_NS;
 				return st->tc_retry_ns;
 			}
-			c->tc_state = TC_IN_DEV;
+			c->b.user = TC_IN_DEV;
 			st->tc_out += len;
 			st->tc_resend--;
 		}
@@ -536,7 +540,7 @@ static uint64_t tc_run(struct stream *s, unsigned i, uint64_t now)
 		if (len == rem) {
 			c = chunkq_pop(in);
 		} else {
-			c = chunk_new(h->data + h->off, len, now);
+			c = stream_chunk_new(s, h->data + h->off, len, now);
 			if (!c)
 				return now + NS_PER_MS;
 			c->read_ns = h->read_ns;
@@ -548,13 +552,13 @@ static uint64_t tc_run(struct stream *s, unsigned i, uint64_t now)
 		c->tc_id = s->tc_next_id++;
 		c->arr_ns = now;
 		if (s->tc_ops->send(s->tc_ops->ctx, st->tc, len, c->tc_id)) {
-			c->tc_state = TC_RESEND;
+			c->b.user = TC_RESEND;
 			chunkq_append(&st->fl, c);
 			st->tc_resend++;
 			st->tc_retry_ns = now + TC_RESEND_NS;
 			return st->tc_retry_ns;
 		}
-		c->tc_state = TC_IN_DEV;
+		c->b.user = TC_IN_DEV;
 		chunkq_append(&st->fl, c);
 		st->tc_out += len;
 	}
@@ -571,18 +575,18 @@ int stream_tc_back(struct stream *s, void *dev, uint64_t id, int how, uint64_t n
 		for (struct chunk *c = st->fl.head; c; prev = c, c = c->next) {
 			if (c->tc_id != id)
 				continue;
-			if (c->tc_state != TC_IN_DEV)
+			if (c->b.user != TC_IN_DEV)
 				return 0; /* a stale copy's answer */
 			uint32_t len = c->len - c->off;
 			st->tc_out -= len;
 			if (how == 0) {
-				c->tc_state = TC_BACK;
+				c->b.user = TC_BACK;
 				if (st->tc_win < (4u << 20))
 					st->tc_win += TC_MTU;
 				return 1;
 			}
 			if (how == 1) {
-				c->tc_state = TC_RESEND;
+				c->b.user = TC_RESEND;
 				st->tc_resend++;
 				st->tc_win = st->tc_win / 2 > TC_MTU ? st->tc_win / 2 : TC_MTU;
 				st->tc_retry_ns = now_ns + TC_RESEND_NS;
@@ -659,6 +663,8 @@ static uint64_t stage_run(struct stream *s, unsigned i, uint64_t now)
 			move_head(s, i, now);
 			st->free_ns = now;
 			st->head_set = 0;
+			if (s->rate.stage == (int)i)
+				rate_restart(s, (int)i, now); /* a new backlog from here */
 		}
 		st->flush = 0;
 		while (in->head && piece_room(s, i)) {
@@ -672,8 +678,12 @@ static uint64_t stage_run(struct stream *s, unsigned i, uint64_t now)
 			}
 			if (st->head_due_ns > now)
 				return st->head_due_ns;
+			uint64_t arr = h->arr_ns, was = in->bytes;
 			if (move_piece(s, i, st->piece, now))
 				return now + NS_PER_MS; /* no memory: try again */
+			if (s->rate.stage == (int)i)
+				rate_release(&s->rate, now, was - in->bytes, arr,
+					     !in->head && (i || !s->pend)); /* dry */
 			st->free_ns = st->head_due_ns;
 			st->head_set = 0;
 		}
@@ -934,7 +944,7 @@ int stream_switch_tc(struct stream *s, const struct toxic *const *t, void *const
 			int keep = kept_at[i] >= 0 && (dev ? dev[kept_at[i]] : NULL) == o->tc;
 			if (o->fl.head && !keep) {
 				for (struct chunk *c = o->fl.head; c; c = c->next)
-					c->tc_state = TC_BACK;
+					c->b.user = TC_BACK;
 				chunkq_splice(&nq[dest[i + 1]], &o->fl);
 				o->tc_out = 0;
 				o->tc_resend = 0;
@@ -974,6 +984,10 @@ int stream_switch_tc(struct stream *s, const struct toxic *const *t, void *const
 		if (changed)
 			stage_restart(&nst[j], now_ns);
 	}
+	/* the measured stage kept, with its rate: its windows go on */
+	int rj = rate_stage(nst, n);
+	int rkeep = rj >= 0 && match[rj] >= 0 && match[rj] == s->rate.stage &&
+		    nst[rj].t.a.bandwidth.rate_kbps == s->rate.kbps;
 	free(s->q);
 	free(s->st);
 	free(match);
@@ -983,6 +997,10 @@ int stream_switch_tc(struct stream *s, const struct toxic *const *t, void *const
 	s->st = nst;
 	s->n = n;
 	s->eof_at = eof_at;
+	if (rkeep)
+		s->rate.stage = rj;
+	else
+		rate_restart(s, rj, now_ns);
 	if (close_at >= 0)
 		close_before(s, (unsigned)close_at);
 	return 0;

@@ -7,7 +7,8 @@
  * toxic list.  No sockets and no timers here: the caller
  * (tools/netem/tcp.c) reads chunks in, calls stream_pump() with the time,
  * arms a timer for the time it returns, and writes what reached the
- * output queue.
+ * output queue.  The chunks and their queues are made, moved and freed
+ * in tools/netem/chunk.c.
  *
  * Threads: a stream belongs to the worker that owns its connection; only
  * that thread calls these.  Locks: none.
@@ -19,11 +20,16 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "pktpool.h"
 #include "toxic.h"
 
 /* What one read returned (or a piece a toxic cut from it): bytes
- * data[off, len). */
+ * data[off, len).  A bare buffer of the stream's pool (or, without one,
+ * a malloc of its exact size: b.cls 0): b.size is what it costs, header
+ * included; b.user is the tc stage's state (TC_IN_DEV, TC_BACK,
+ * TC_RESEND). */
 struct chunk {
+	struct pktbuf b;   /* first: the pool's head */
 	struct chunk *next;
 	uint32_t len, off;
 	uint64_t read_ns;  /* when it was read from the source (statistics) */
@@ -31,16 +37,20 @@ struct chunk {
 			      on by each latency stage it passes */
 	uint64_t arr_ns;   /* when it entered the queue it is in */
 	uint64_t tc_id;    /* tc stage: its packet's number in the stream */
-	uint8_t tc_state;  /* tc stage: TC_IN_DEV, TC_BACK, TC_RESEND */
-	uint32_t cap;      /* bytes allocated for data[] (>= len) */
 	unsigned char data[];
 };
 
-/* What a chunk costs in memory: its header and its data's allocation
- * (what the stream's mem counts). */
+/* What a chunk costs in memory: its whole allocation, header included
+ * (the bare class size: what the stream's mem counts). */
 static inline uint64_t chunk_mem(const struct chunk *c)
 {
-	return sizeof(*c) + c->cap;
+	return c->b.size;
+}
+
+/* The bytes data[] has room for (>= len). */
+static inline uint32_t chunk_cap(const struct chunk *c)
+{
+	return c->b.size - (uint32_t)sizeof(*c);
 }
 
 /* A FIFO of chunks and the bytes it holds. */
@@ -111,6 +121,32 @@ struct stage {
 	uint64_t tc_retry_ns;  /* tc: not before then */
 };
 
+/* The rate windows' length (as src/net/accuracy.c's qdisc windows). */
+#define STREAM_RATE_WINDOW_NS 100000000ull
+
+/*
+ * The achieved rate of the stream's bandwidth limit: the stage measured
+ * is the applied bandwidth toxic with the lowest rate (toxics in series:
+ * the stream gets the slowest); bytes it released, by release time, in
+ * windows of STREAM_RATE_WINDOW_NS counted from the start of each backlog
+ * of its input queue (the head's arrival, or the last switch that
+ * changed the stage), judged only when the queue (stage 0: or the small
+ * reads gathering) held bytes throughout (a window cut short by the queue
+ * running dry is not judged, so an idle sender does not look like a slow
+ * link); a window with no release while bytes waited is judged at 0.
+ * windows and bytes only grow.
+ */
+struct stream_rate {
+	int stage;             /* the stage measured (-1: none) */
+	int busy;              /* its input queue held bytes after its last release */
+	int64_t kbps;          /* its rate (KB/s, toxiproxy's unit) */
+	uint64_t floor_ns;     /* no backlog begins before (the last change) */
+	uint64_t start_ns;     /* the open window's start */
+	uint64_t win_bytes;    /* released in the open window so far */
+	uint64_t windows;      /* windows judged */
+	uint64_t bytes;        /* bytes released in them */
+};
+
 /*
  * The pipeline: stage i moves chunks from q[i] to q[i+1]; q[n] is the
  * output the caller writes.  The end of the stream is a token at queue
@@ -119,6 +155,7 @@ struct stage {
  */
 struct stream {
 	unsigned n;
+	int self;              /* the owning worker's slot in pool (set with it) */
 	struct stage *st;      /* [n] */
 	struct chunkq *q;      /* [n + 1] */
 	int eof_at;
@@ -137,6 +174,9 @@ struct stream {
 	const struct stream_tc_ops *tc_ops; /* NULL: tc stages pass everything */
 	uint64_t tc_next_id;   /* the next tc packet's number (never reused) */
 	uint64_t tc_dropped;   /* bytes a tc device dropped (cut too) */
+	struct pktpool *pool;  /* where its chunks come from and go back (NULL:
+				  malloc and free); set after stream_init() */
+	struct stream_rate rate; /* its bandwidth limit's achieved rate */
 };
 
 /**
@@ -256,10 +296,63 @@ static inline int stream_finished(const struct stream *s)
 }
 
 /**
- * chunk_new() - a chunk holding a copy of @len bytes of @p.
+ * chunk_new() - a chunk holding a copy of @len bytes of @p, malloc'd (for
+ * a stream with no pool; freed by stream_chunk_free() of such a stream).
  * Context: any thread.  Return: the chunk; NULL (ENOMEM).
  */
 struct chunk *chunk_new(const void *p, size_t len, uint64_t now_ns);
+
+/**
+ * stream_chunk_get() - an empty chunk (len, off 0, times @now_ns) with
+ * room for at least @cap bytes, from @s's pool (its bare class for the
+ * header and @cap) or malloc'd to size without one.  Not counted in @s's
+ * mem until it is pushed.
+ * Context: the owning worker.  Return: the chunk; NULL (ENOMEM).
+ */
+struct chunk *stream_chunk_get(struct stream *s, size_t cap, uint64_t now_ns);
+
+/* stream_chunk_get() holding a copy of @len bytes of @p.  The owning
+ * worker.  Return: the chunk; NULL (ENOMEM). */
+struct chunk *stream_chunk_new(struct stream *s, const void *p, size_t len, uint64_t now_ns);
+
+/* Give back @c, not counted in @s's mem (never pushed, or its cost
+ * already taken off).  The owning worker. */
+void stream_chunk_put(struct stream *s, struct chunk *c);
+
+/**
+ * stream_chunk_fit() - @c (not yet pushed, holding c->len bytes) in the
+ * smallest buffer that holds them: a smaller bare class's buffer (the
+ * bytes copied) when there is one, so what is held costs what it holds.
+ * Kept as it is when no smaller one can be had.
+ * Context: the owning worker.  Return: the chunk (@c or its copy).
+ */
+struct chunk *stream_chunk_fit(struct stream *s, struct chunk *c);
+
+/**
+ * chunk_move() - @c (not counted in @s's mem) moved to a buffer with room
+ * for @cap bytes (its header and its len bytes copied; without a pool, a
+ * realloc); @c is given back.
+ * Context: the owning worker.  Return: the new chunk; NULL (no memory:
+ * @c unchanged).
+ */
+struct chunk *chunk_move(struct stream *s, struct chunk *c, size_t cap);
+
+/* Append @c to @q (its unsent bytes to @q's count).  Context: the
+ * queue's owner. */
+void chunkq_append(struct chunkq *q, struct chunk *c);
+
+/* Append all of @from to @to, in order; @from is left empty.
+ * Context: the queues' owner. */
+void chunkq_splice(struct chunkq *to, struct chunkq *from);
+
+/* Free what @q holds (its memory leaves @s's mem).  Context: the owning
+ * worker.  Return: the bytes it held. */
+uint64_t chunkq_clear(struct stream *s, struct chunkq *q);
+
+/* What a chunk with room for @cap bytes costs from @s's allocator (its
+ * pool's bare class, or the exact size).  Context: the owning worker.
+ * Return: bytes, header included. */
+uint64_t chunk_mem_for(const struct stream *s, size_t cap);
 
 /**
  * chunkq_pop() - take the head of @q; @q's byte count drops by what the
@@ -275,7 +368,7 @@ struct chunk *chunkq_pop(struct chunkq *q);
 static inline void stream_chunk_free(struct stream *s, struct chunk *c)
 {
 	s->mem -= chunk_mem(c);
-	free(c);
+	stream_chunk_put(s, c);
 }
 
 #endif /* PW_NETEM_STREAM_H */

@@ -225,10 +225,9 @@ int tc_dev_matches(const struct tc_dev *d, const struct toxic *t)
 	       !d->sched_text == !sc && (!sc || !strcmp(d->sched_text, sc));
 }
 
-/* One batch command with each word after "dev" replaced by @dev (a
- * command may name "dev" more than once: room for a replacement every
- * other word).  Return: the command (malloc'd); NULL (no memory). */
-static char *with_dev(const char *cmd, size_t n, const char *dev)
+/* Sized for a replacement every other word: a line may name "dev" more
+ * than once. */
+char *tc_line_with_dev(const char *cmd, size_t n, const char *dev)
 {
 	char *out = malloc(n + (n / 2 + 1) * strlen(dev) + 2);
 	if (!out)
@@ -280,7 +279,7 @@ static int run_words(struct pw_runtime *rt, struct tc_dev *d, const struct toxic
 	unsigned line = 0;
 	size_t n;
 	while (toxic_tc_next_line(&p, &line, &s, &n)) {
-		char *cmd = with_dev(s, n, d->devname);
+		char *cmd = tc_line_with_dev(s, n, d->devname);
 		if (!cmd)
 			return -ENOMEM;
 		int r = pw_tc(rt, cmd, 0, NULL, 0, msg, sizeof(msg));
@@ -308,7 +307,7 @@ static char *text_with_dev(const char *text, const char *dev)
 	for (const char *p = text;;) {
 		const char *e = strchr(p, '\n');
 		size_t len = e ? (size_t)(e - p) : strlen(p);
-		char *l = with_dev(p, len, dev);
+		char *l = tc_line_with_dev(p, len, dev);
 		if (!l) {
 			free(out);
 			return NULL;

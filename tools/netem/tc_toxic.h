@@ -4,7 +4,8 @@
  * device per proxy, stream direction and tc toxic, on the TCP plane's
  * runtime, whose qdiscs every connection of the proxy shares; the packets
  * that stand for a connection's chunks in it; and their way back to the
- * connection's worker.  Private to the TCP plane (tcp.c, conn.c).
+ * connection's worker.  Private to the TCP plane (tcp.c, conn.c), but for
+ * tc_line_with_dev(), which the UDP plane (udp_proxy.c) shares.
  *
  * A tc toxic's "schedule" runs on the device from its creation (a
  * pw_tc_schedule on the plane's runtime), and every device keeps its
@@ -123,6 +124,17 @@ char *tc_report_json(struct pw_runtime *rt, struct pw_netdev *dev, const char *d
  */
 int tc_schedule_load_inline(struct pw_runtime *rt, const char *text, const char *devname,
 			    struct pw_tc_schedule **out, char *msg, size_t msglen);
+
+/**
+ * tc_line_with_dev() - one line of tc words (@cmd, @n bytes, no newline)
+ * with every word after "dev" replaced by @dev, runs of blanks made one
+ * space: how a tc toxic's batch and schedule lines, written for any
+ * device, are pointed at the device of their proxy and direction (the
+ * TCP plane's here, the UDP plane's in udp_proxy.c).
+ * Context: any thread; no locks, no shared state.
+ * Return: the line (malloc'd, NUL-terminated); NULL (no memory).
+ */
+char *tc_line_with_dev(const char *cmd, size_t n, const char *dev);
 
 /* The calling thread is worker @w (NULL: none).  Once, at its start. */
 void tc_toxic_thread(struct worker *w);

@@ -99,10 +99,20 @@
  * counts bytes, held_mem what they cost (chunk_mem: the bound dir_bytes
  * and max_bytes apply to).
  *
+ * Chunks: the plane's pktpool (pl->bufs, tools/common/pktpool.h: bare
+ * buffers only, a slot per worker, slot i worker i's) gives every chunk;
+ * a connection's chunks are made and given back on its worker only (its
+ * close too: a proxy closed or deleted from the control thread closes
+ * its connections by a command to their workers), so each worker's
+ * lists are its own, with no atomic.  A worker keeps up to BUF_CACHE
+ * bytes of freed chunks for reuse; tcp_plane_destroy() frees them after
+ * the workers stopped.
+ *
  * Costs: a command costs each worker one wake-up; a switch walks the
  * proxy's connections on each worker.  Memory: a connection is its struct
  * and what its directions hold (at most 2 x dir_bytes of chunk memory,
- * and STREAM_QMAX piece headers a slicer or bandwidth stage); with
+ * and STREAM_QMAX piece headers a slicer or bandwidth stage), and each
+ * worker up to BUF_CACHE of free chunks; with
  * max_bytes, all directions together hold at most max_bytes plus one
  * reserve (pl->reserve) for each direction that read under it, and one
  * read a worker past a bound another worker just reached.
@@ -398,11 +408,21 @@ int tcp_plane_create(const struct tcp_plane_config *cfg, struct tcp_plane **out,
 	if (getrandom(&pl->seed, sizeof(pl->seed), 0) != sizeof(pl->seed))
 		pl->seed = (uint64_t)time(NULL) ^ (uint64_t)getpid() << 32;
 	pthread_mutex_init(&pl->lock, NULL);
+	const struct pktpool_cfg bc = { .nslots = nw, .pkt_size = sizeof(struct ppkt),
+					.bare_cache = BUF_CACHE };
+	int r = pktpool_init(&pl->bufs, &bc);
+	if (r) {
+		pthread_mutex_destroy(&pl->lock);
+		free(pl);
+		snprintf(err, errlen, "no memory for the TCP plane's chunks");
+		return r;
+	}
 	struct pw_config pc;
 	pw_config_init(&pc);
 	pc.ncpus = nw;
-	int r = pw_runtime_create(&pc, &pl->rt);
+	r = pw_runtime_create(&pc, &pl->rt);
 	if (r) {
+		pktpool_destroy(&pl->bufs);
 		pthread_mutex_destroy(&pl->lock);
 		free(pl);
 		snprintf(err, errlen, "cannot make the TCP plane's runtime: %s", strerror(-r));
@@ -508,6 +528,9 @@ void tcp_plane_destroy(struct tcp_plane *pl)
 		free(pl->w);
 	}
 	pw_runtime_destroy(pl->rt);
+	/* every connection closed on its worker, so every chunk is back on
+	 * its worker's lists (or freed): the lists go */
+	pktpool_destroy(&pl->bufs);
 	pthread_mutex_destroy(&pl->lock);
 	free(pl);
 }
@@ -932,6 +955,8 @@ void tcp_proxy_stats(struct tcp_proxy *p, struct tcp_proxy_stats *s)
 			if (m > b->delay_max_ns)
 				b->delay_max_ns = m;
 			b->stalls += ctr_get(&a->stalls);
+			b->rate_ns += ctr_get(&a->rate_ns);
+			b->rate_bytes += ctr_get(&a->rate_bytes);
 		}
 		s->accepted += ctr_get(&w->accepted);
 		s->active += ctr_get(&w->active);

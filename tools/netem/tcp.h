@@ -192,6 +192,10 @@ struct tcp_dir_stats {
 					   (p50/p99 in the API's stats) */
 	uint64_t stalls;                /* times the source was not read: held_mem
 					   at dir_bytes, or max_bytes reached */
+	uint64_t rate_ns;               /* the bandwidth limit's judged windows'
+					   time (stream.h's struct stream_rate:
+					   per connection, summed) */
+	uint64_t rate_bytes;            /* the bytes it released in them */
 };
 struct tcp_proxy_stats {
 	uint64_t accepted, active, closed;

@@ -34,6 +34,7 @@
 #define READ_RESERVE  READ_MAX    /* a direction holding (mem) less than this
 				     (or a quarter of dir_bytes, if less:
 				     pl->reserve) reads even past max_bytes */
+#define BUF_CACHE     (2u << 20) /* bytes of free chunks a worker keeps for reuse */
 #define ACCEPT_BATCH  64
 #define WRITE_IOV     64
 
@@ -56,6 +57,7 @@ struct dir {
 	struct pw_hrtimer tm;
 	uint64_t armed_ns;         /* UINT64_MAX: not armed */
 	uint64_t rep_cut, rep_held, rep_mem; /* what the statistics have seen of s */
+	uint64_t rep_rwin, rep_rbytes; /* of s.rate's windows and bytes */
 	struct tcp_dir_stats *st;  /* the slot's counters */
 	struct stream_tc_ops tcops; /* its tc stages' way to their devices */
 };
@@ -147,6 +149,8 @@ struct tcp_plane {
 	uint64_t max_bytes;
 	uint64_t reserve;          /* READ_RESERVE or dir_bytes / 4, the least */
 	uint64_t held_total;       /* atomic: all directions' held memory (chunk_mem) */
+	struct pktpool bufs;       /* the chunks: a slot per worker (bare buffers
+				      only, no packets); see tcp.c */
 	int half_close;
 	int stop;                  /* atomic */
 	uint64_t seed;

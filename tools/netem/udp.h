@@ -6,7 +6,7 @@
  * relay_config, changed in place (tc commands as changes,
  * packets in flight kept), read (a statistics snapshot, the --stats
  * report), stopped (drain, join, balance).  The command line runs one;
- * the API's UDP proxies (not built yet) are meant to run one each.
+ * the API's UDP proxies (tools/netem/udp_proxy.c) one each.
  * Threads: each function is called by the relay's controlling thread
  * (the command line's main thread, or an API thread), one call at a time
  * per relay (the caller serialises them); the relay's own worker threads
@@ -112,5 +112,37 @@ void udp_relay_report(struct udp_relay *r);
  * the achieved outside the configured (the command line's exit status).
  */
 int udp_relay_stop(struct udp_relay *r, int print, struct udp_stats *final);
+
+/* ------------------------------------------------------------------
+ * Built with --api only (tools/netem/udp_report.c, beside the tc toxic's
+ * report writer, tools/netem/tc_toxic.c): what the API's UDP proxies use.
+ */
+
+/**
+ * udp_relay_tc_report() - direction @dir's device as the API's statistics
+ * show a TCP proxy's tc toxic, shown as toxic @toxic (NULL: ""): one JSON
+ * object (text), {"toxic","device","qdiscs": tc -s -j qdisc show with each
+ * qdisc's accuracy (the achieved sojourn, rate and loss beside the
+ * configured), "check": "pass"|"fail"|"not judged"|"error" and "why",
+ * "schedule": {"step","line",...} when the direction runs one} (tc_toxic.h's
+ * tc_report_json()).  The figures need a relay started with
+ * cfg->accuracy (without: "check":"error").
+ * Context: the controlling thread.
+ * Return: the text (malloc'd); NULL (no memory, or no such direction).
+ */
+char *udp_relay_tc_report(struct udp_relay *r, enum relay_dir dir, const char *toxic);
+
+/**
+ * udp_relay_set_schedule() - direction @dir runs the schedule @text from
+ * now (an API tc toxic's inline text: any word after "dev" names the
+ * direction's device), in place of the one it ran (stopped and freed);
+ * @text NULL: none.  The text is checked before anything stops, so a bad
+ * one leaves the old schedule running.  The relay's stop stops it.
+ * Context: the controlling thread.
+ * Return: 0; -EINVAL with "schedule:LINE: ..." naming the bad token in
+ * @err; -ENOMEM; -EAGAIN (it did not start: then the direction has none).
+ */
+int udp_relay_set_schedule(struct udp_relay *r, enum relay_dir dir, const char *text, char *err,
+			   size_t errlen);
 
 #endif /* PW_NETEM_UDP_H */

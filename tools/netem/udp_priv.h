@@ -2,8 +2,9 @@
 /*
  * The UDP relay's private part, shared by tools/netem/udp.c (the data
  * path: budget, packets, clients, receive, the workers' loop), udp_tx.c
- * (the send path) and udp_setup.c (setup, statistics, udp.h's functions)
- * and included by nothing else: the relay's limits, its structs (the
+ * (the send path), udp_setup.c (setup, statistics, udp.h's functions)
+ * and udp_report.c (the devices' reports and schedules for the API's UDP
+ * proxies), and included by nothing else: the relay's limits, its structs (the
  * packet, the counter slot, the client, the worker, the relay) and the
  * functions those files call across (the udp__ prefix).  The design is
  * udp.c's essay.  Threads and locks: each declaration says; the header

@@ -1,0 +1,307 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A proxy's JSON, both ways, for the API's registry (tools/netem/proxy.c
+ * owns the registry, the requests and their routing; a toxic's own JSON is
+ * tools/netem/toxic.c's).
+ *
+ * Out: a proxy as toxiproxy shows it ("name", "listen", "upstream",
+ * "enabled", "toxics"; "protocol" only for a UDP proxy, so a TCP proxy's
+ * stays toxiproxy's byte for byte); its toxics, the upstream ones and then
+ * the downstream ones, each stream in the order added, with "stream" as
+ * the client wrote it; its statistics: the counters since it was created
+ * (the plane proxies closed before plus the one open now), per direction
+ * the delays' mean, maximum and quantiles, the latency its toxics ask for,
+ * its tc toxics' reports and their check, or, for a plane with a
+ * stats_json op (the UDP plane), that plane's own object.
+ *
+ * In: a request's body as JSON with toxiproxy's "bad request body: ..."
+ * messages, its string and boolean fields, a name a path can address, and
+ * a proxy given in a body (struct spec: create, update, /populate)
+ * checked and its addresses resolved (tools/netem/resolve.c).
+ *
+ * Threads: the thread of a request (proxy_api_request(),
+ * proxy_registry_populate()); proxy.c is the only caller.  Locks: takes
+ * none.  proxy__tox_json(), proxy__toxics_json() and proxy__proxy_json()
+ * read an entry: r->lock held.  proxy__stats_json() calls the plane too
+ * (stats or stats_json, tc_report), whose calls the registry serialises
+ * with r->lock: held.  proxy__parse_spec(): req_lock and r->lock held
+ * (proxy__resolve() drops r->lock around a name lookup).
+ * proxy__parse_body(), proxy__get_string() and proxy__check_name() touch
+ * no shared state.
+ *
+ * Costs: a proxy's JSON is O(its toxics); its statistics add one plane
+ * call for the counters and one tc_report per stream, each report's text
+ * parsed back into JSON; values are built with jansson.
+ */
+#define _GNU_SOURCE
+#include "proxy_priv.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------ JSON out */
+
+/* @e's toxic @i with its "stream" as the client wrote it (toxiproxy
+ * keeps the text, reading it without regard to case) */
+json_t *proxy__tox_json(const struct entry *e, unsigned i)
+{
+	json_t *j = toxic_to_json(&e->tox[i]);
+	if (j && e->stext[i][0])
+		json_object_set_new(j, "stream", json_string(e->stext[i]));
+	return j;
+}
+
+/* toxiproxy lists a proxy's upstream toxics, then its downstream ones,
+ * each stream in the order added */
+json_t *proxy__toxics_json(const struct entry *e)
+{
+	json_t *l = json_array();
+	for (int s = 0; s < TOXIC_NSTREAMS; s++)
+		for (unsigned i = 0; i < e->ntox; i++)
+			if ((int)e->tox[i].stream == s)
+				json_array_append_new(l, proxy__tox_json(e, i));
+	return l;
+}
+
+json_t *proxy__proxy_json(const struct entry *e)
+{
+	json_t *j = json_object();
+	json_object_set_new(j, "name", json_string(e->name));
+	json_object_set_new(j, "listen", json_string(e->listen));
+	json_object_set_new(j, "upstream", json_string(e->upstream));
+	json_object_set_new(j, "enabled", json_boolean(e->enabled));
+	if (e->udp) /* a TCP proxy's JSON stays toxiproxy's, byte for byte */
+		json_object_set_new(j, "protocol", json_string("udp"));
+	json_object_set_new(j, "toxics", proxy__toxics_json(e));
+	return j;
+}
+
+/* The reports of @e's tc toxics on @stream (a JSON array: each device's
+ * qdiscs with their accuracy, its check and its schedule's step), and the
+ * stream's check over them in *@check: "fail" when one failed, else
+ * "pass" when one passed, else "not judged". */
+static json_t *tc_json(struct proxy_registry *r, const struct entry *e, int stream,
+		       const char **check)
+{
+	*check = "not judged";
+	json_t *l = NULL;
+	void *ctx;
+	const struct proxy_plane_ops *ops = entry_ops(r, e, &ctx);
+	char *text = e->handle && ops->tc_report ?
+			     ops->tc_report(ctx, e->handle, (enum toxic_stream)stream) :
+			     NULL;
+	if (text)
+		l = json_loads(text, 0, NULL);
+	free(text);
+	if (!json_is_array(l)) {
+		json_decref(l);
+		return json_array();
+	}
+	size_t i;
+	json_t *v;
+	json_array_foreach(l, i, v) {
+		const char *c = json_string_value(json_object_get(v, "check"));
+		if (c && !strcmp(c, "fail"))
+			*check = "fail";
+		else if (c && !strcmp(c, "pass") && strcmp(*check, "fail"))
+			*check = "pass";
+	}
+	return l;
+}
+
+static json_t *dir_stats_json(struct proxy_registry *r, const struct entry *e,
+			      const struct tcp_dir_stats *d, int stream)
+{
+	json_t *j = json_object();
+	json_object_set_new(j, "bytes_in", json_integer((json_int_t)d->bytes_in));
+	json_object_set_new(j, "bytes_out", json_integer((json_int_t)d->bytes_out));
+	json_object_set_new(j, "chunks_in", json_integer((json_int_t)d->chunks_in));
+	json_object_set_new(j, "chunks_out", json_integer((json_int_t)d->chunks_out));
+	json_object_set_new(j, "bytes_cut", json_integer((json_int_t)d->bytes_cut));
+	json_object_set_new(j, "bytes_dropped", json_integer((json_int_t)d->bytes_dropped));
+	json_object_set_new(j, "held", json_integer((json_int_t)d->held));
+	json_object_set_new(j, "stalls", json_integer((json_int_t)d->stalls));
+	json_object_set_new(j, "delay_count", json_integer((json_int_t)d->delay_count));
+	double mean = d->delay_count ? (double)d->delay_sum_ns / (double)d->delay_count / 1e6 : 0;
+	json_object_set_new(j, "delay_mean_ms", json_real(mean));
+	json_object_set_new(j, "delay_max_ms", json_real((double)d->delay_max_ns / 1e6));
+	/* quantiles from the histogram (each within 1/16 of the value) */
+	uint64_t n = 0;
+	for (unsigned k = 0; k < TCP_DELAY_BUCKETS; k++)
+		n += d->delay_hist[k];
+	static const struct { const char *key; double q; } qs[] = {
+		{ "delay_p50_ms", 0.50 }, { "delay_p99_ms", 0.99 } };
+	for (unsigned i = 0; n && i < sizeof(qs) / sizeof(qs[0]); i++) {
+		uint64_t want = (uint64_t)ceil(qs[i].q * (double)n), acc = 0;
+		unsigned k = 0;
+		while (k < TCP_DELAY_BUCKETS - 1 && (acc += d->delay_hist[k]) < want)
+			k++;
+		json_object_set_new(j, qs[i].key, json_real((double)tcp_delay_bucket_ns(k) / 1e6));
+	}
+	/* what the latency toxics of this stream ask for, beside it */
+	int64_t lat = 0, jit = 0;
+	for (unsigned i = 0; i < e->ntox; i++)
+		if (e->tox[i].type == TOXIC_LATENCY && (int)e->tox[i].stream == stream) {
+			lat += e->tox[i].a.latency.latency_ms;
+			jit += e->tox[i].a.latency.jitter_ms;
+		}
+	json_object_set_new(j, "latency_ms", json_integer(lat));
+	json_object_set_new(j, "jitter_ms", json_integer(jit));
+	/* the bandwidth toxics' rate: in series, the lowest is what the
+	 * stream gets (0: none, or all 0, which passes everything); the
+	 * achieved over the windows in which it had a backlog (0: none) */
+	int64_t rate = 0;
+	for (unsigned i = 0; i < e->ntox; i++)
+		if (e->tox[i].type == TOXIC_BANDWIDTH && (int)e->tox[i].stream == stream &&
+		    e->tox[i].a.bandwidth.rate_kbps > 0 &&
+		    (!rate || e->tox[i].a.bandwidth.rate_kbps < rate))
+			rate = e->tox[i].a.bandwidth.rate_kbps;
+	json_object_set_new(j, "rate_kbps", json_integer(rate));
+	double got = d->rate_ns ? (double)d->rate_bytes * 1e6 / (double)d->rate_ns : 0;
+	json_object_set_new(j, "rate_achieved_kbps", json_real(got));
+	json_object_set_new(j, "rate_judged_ms", json_integer((json_int_t)(d->rate_ns / 1000000)));
+	const char *check;
+	json_object_set_new(j, "tc", tc_json(r, e, stream, &check));
+	json_object_set_new(j, "check", json_string(check));
+	return j;
+}
+
+json_t *proxy__stats_json(struct proxy_registry *r, const struct entry *e)
+{
+	struct tcp_proxy_stats s = e->base, now;
+	void *ctx;
+	const struct proxy_plane_ops *ops = entry_ops(r, e, &ctx);
+	if (ops->stats_json) {
+		char *text = ops->kept_json ? ops->kept_json(ctx, e->handle, e->kept)
+			   : e->handle ? ops->stats_json(ctx, e->handle) : NULL;
+		json_t *u = text ? json_loads(text, 0, NULL) : NULL;
+		free(text);
+		if (!json_is_object(u)) {
+			json_decref(u);
+			u = json_object();
+		}
+		json_object_set_new(u, "name", json_string(e->name));
+		json_object_set_new(u, "enabled", json_boolean(e->enabled));
+		json_object_set_new(u, "protocol", json_string("udp"));
+		return u;
+	}
+	memset(&now, 0, sizeof(now));
+	if (e->handle)
+		ops->stats(ctx, e->handle, &now);
+	proxy__stats_add(&s, &now, 1);
+	json_t *j = json_object();
+	json_object_set_new(j, "name", json_string(e->name));
+	json_object_set_new(j, "enabled", json_boolean(e->enabled));
+	json_object_set_new(j, "accepted", json_integer((json_int_t)s.accepted));
+	json_object_set_new(j, "active", json_integer((json_int_t)s.active));
+	json_object_set_new(j, "closed", json_integer((json_int_t)s.closed));
+	json_object_set_new(j, "upstream_failed", json_integer((json_int_t)s.upstream_failed));
+	json_object_set_new(j, "fd_exhausted", json_integer((json_int_t)s.fd_exhausted));
+	json_object_set_new(j, "upstream",
+			    dir_stats_json(r, e, &s.dir[TOXIC_UPSTREAM], TOXIC_UPSTREAM));
+	json_object_set_new(j, "downstream",
+			    dir_stats_json(r, e, &s.dir[TOXIC_DOWNSTREAM], TOXIC_DOWNSTREAM));
+	return j;
+}
+
+/* ------------------------------------------------------------ JSON in */
+
+/* The body as a JSON value, or 400 with toxiproxy's "bad request body: ..." */
+json_t *proxy__parse_body(const char *body, size_t len, char *err)
+{
+	if (!len) {
+		errf(err, "bad request body: EOF");
+		return NULL;
+	}
+	json_error_t je;
+	json_t *j = json_loadb(body, len, JSON_DECODE_ANY, &je);
+	if (!j)
+		errf(err, "bad request body: %s (line %d, column %d)", je.text, je.line, je.column);
+	return j;
+}
+
+/* @key of @o: absent or null leaves *@out; a string sets it; else 400. */
+int proxy__get_string(json_t *o, const char *key, const char **out, char *err)
+{
+	json_t *v = json_object_get(o, key);
+	if (!v || json_is_null(v))
+		return 0;
+	if (!json_is_string(v))
+		return errf(err, "bad request body: %s: expected a string", key);
+	*out = json_string_value(v);
+	return 0;
+}
+
+static int get_bool(json_t *o, const char *key, int *out, char *err)
+{
+	json_t *v = json_object_get(o, key);
+	if (!v || json_is_null(v))
+		return 0;
+	if (!json_is_boolean(v))
+		return errf(err, "bad request body: %s: expected true or false", key);
+	*out = json_is_true(v);
+	return 0;
+}
+
+/* A name a path can address: 1..PROXY_NAME_MAX-1 bytes, no '/'. */
+int proxy__check_name(const char *what, const char *s, size_t max, char *err)
+{
+	size_t n = strlen(s);
+	if (n >= max)
+		return errf(err, "%s: longer than %zu bytes", what, max - 1);
+	if (strchr(s, '/'))
+		return errf(err, "%s \"%s\": a name with '/' cannot be addressed", what, s);
+	return 0;
+}
+
+/*
+ * @o into @s.  @create: name and upstream required, listen defaults to
+ * 127.0.0.1:0; else (an update) what is absent is NULL.  The addresses
+ * given are resolved.  Return: 0 or 400 with the message in @err.
+ */
+int proxy__parse_spec(struct proxy_registry *r, json_t *o, int create, struct spec *s, char *err)
+{
+	memset(s, 0, sizeof(*s));
+	s->enabled = -1;
+	if (!json_is_object(o))
+		return errf(err, "bad request body: expected a JSON object (a proxy)");
+	const char *proto = NULL;
+	int rc;
+	if ((rc = proxy__get_string(o, "name", &s->name, err)) ||
+	    (rc = proxy__get_string(o, "listen", &s->listen, err)) ||
+	    (rc = proxy__get_string(o, "upstream", &s->upstream, err)) ||
+	    (rc = get_bool(o, "enabled", &s->enabled, err)) ||
+	    (rc = proxy__get_string(o, "protocol", &proto, err)))
+		return rc;
+	if (create) {
+		if (!s->name || !s->name[0])
+			return errf(err, "missing required field: name");
+		if ((rc = proxy__check_name("name", s->name, PROXY_NAME_MAX, err)))
+			return rc;
+		if (!s->upstream || !s->upstream[0])
+			return errf(err, "missing required field: upstream");
+		if (!s->listen || !s->listen[0])
+			s->listen = "127.0.0.1:0";
+		if (s->enabled < 0)
+			s->enabled = 1;
+	}
+	s->udp = !proto ? -1 : !strcmp(proto, "udp") ? 1 : 0;
+	if (proto && strcmp(proto, "tcp") && strcmp(proto, "udp"))
+		return errf(err, "protocol \"%.100s\": expected tcp or udp", proto);
+	if (s->udp == 1 && !r->udp_ops)
+		return errf(err, "protocol udp: no UDP plane in this server");
+	if (s->upstream && !s->upstream[0])
+		return errf(err, "upstream: empty (HOST:PORT)");
+	if (s->listen && !s->listen[0])
+		return errf(err, "listen: empty (HOST:PORT)");
+	s->lis_len = s->up_len = 0;
+	if (s->listen && (rc = proxy__resolve(r, "listen", s->listen, 1, &s->lis, &s->lis_len,
+					     NULL, err)))
+		return rc;
+	if (s->upstream && (rc = proxy__resolve(r, "upstream", s->upstream, 0, &s->up, &s->up_len,
+					       &s->up_state, err)))
+		return rc;
+	return 0;
+}
