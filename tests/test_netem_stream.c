@@ -220,7 +220,8 @@ static void test_stream_bandwidth(void)
  * the measured bandwidth stage had a backlog, exactly the rate when each
  * window holds one piece; an idle gap, or a sender slower than the link,
  * does not lower it; the lowest of toxics in series is measured; a switch
- * of the rate starts a new backlog; no bandwidth limit: nothing. */
+ * of the rate starts a new backlog; a source held back by the caller's
+ * bound keeps the backlog going; no bandwidth limit: nothing. */
 static void test_stream_rate(void)
 {
 	struct toxic t[2] = { ntu_toxic(TOXIC_BANDWIDTH, TOXIC_DOWNSTREAM, "bw"),
@@ -267,6 +268,34 @@ static void test_stream_rate(void)
 	CHECK_EQ(m->written, m->pushed);
 	CHECK_EQ(m->s.rate.windows, w0 + 18); /* 9 chunks (the head went on at once) */
 	CHECK_EQ(m->s.rate.bytes - b0, (m->s.rate.windows - w0) * 5000);
+	sim_free(m);
+
+	/* a source the caller holds back (its bound: one chunk at a time, the
+	 * next read 0.64 ms after the last piece went): one backlog, the gaps
+	 * counted against the rate; the read that finds the source empty
+	 * ends it, the partial window not judged */
+	t[0].a.bandwidth.rate_kbps = 100;
+	sim_init(m, t, 1, 1);
+	for (int k = 0; k < 16; k++) {
+		sim_push(m, 65536);
+		stream_source_held(&m->s, 1);
+		sim_run(m, m->now + 656 * MS); /* 655.36 ms of pieces, then the gap */
+	}
+	stream_source_held(&m->s, 0);
+	CHECK_EQ(m->written, 16 * 65536);
+	w = m->s.rate.windows;
+	b = m->s.rate.bytes;
+	CHECK_EQ(w, 104); /* 10.496 s of backlog */
+	CHECK(b <= w * 10000 && b + 10000 >= w * 10000);
+	CHECK_EQ(m->s.rate.busy, 0);
+	/* the same reads from a source that was not held back: each chunk
+	 * is a backlog of its own, six whole windows of it judged */
+	for (int k = 0; k < 16; k++) {
+		sim_push(m, 65536);
+		sim_run(m, m->now + 656 * MS);
+	}
+	CHECK_EQ(m->s.rate.windows, w + 16 * 6);
+	CHECK_EQ(m->s.rate.bytes, b + 16 * 6 * 10000ull);
 	sim_free(m);
 
 	/* in series: the lowest (100 after 200) is measured, exactly */

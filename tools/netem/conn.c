@@ -417,12 +417,14 @@ static int dir_write(struct dir *d, uint64_t now, struct turn *tb)
 
 /* @d's source is not read now: counted once per stop; @retry: the
  * connection goes on the stalled list (max_bytes or memory: nothing of
- * its own will wake it). */
+ * its own will wake it).  The source was readable when last tried
+ * (can_read): the stream is told its bytes wait (the rate's judging). */
 static int dir_stall(struct dir *d, int retry)
 {
 	if (!d->stalled)
 		ctr_add(&d->st->stalls, 1);
 	d->stalled = 1;
+	stream_source_held(&d->s, 1);
 	if (retry)
 		stall_add(d->c->sl->w, d->c);
 	return 0;
@@ -502,6 +504,7 @@ static int dir_read(struct dir *d, uint64_t now, struct turn *tb)
 			return 1;
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
 			d->can_read = 0;
+			stream_source_held(&d->s, 0); /* empty: a dry backlog ends */
 			return 0;
 		}
 		stream_source_eof(&d->s); /* EOF, or an error: the source ended */

@@ -450,10 +450,18 @@ void stream_push_read(struct stream *s, struct chunk *c, uint64_t now_ns)
 
 void stream_source_eof(struct stream *s)
 {
+	s->src_held = 0;
 	if (s->eof_at < 0) {
 		pend_flush(s); /* behind the data */
 		s->eof_at = 0;
 	}
+}
+
+void stream_source_held(struct stream *s, int held)
+{
+	s->src_held = held;
+	if (!held && s->rate.stage == 0 && !s->q[0].head && !s->pend)
+		s->rate.busy = 0; /* the sender is idle now: the backlog ended */
 }
 
 static uint64_t min_u64(uint64_t a, uint64_t b)
@@ -683,7 +691,7 @@ static uint64_t stage_run(struct stream *s, unsigned i, uint64_t now)
 				return now + NS_PER_MS; /* no memory: try again */
 			if (s->rate.stage == (int)i)
 				rate_release(&s->rate, now, was - in->bytes, arr,
-					     !in->head && (i || !s->pend)); /* dry */
+					     !in->head && (i || (!s->pend && !s->src_held))); /* dry */
 			st->free_ns = st->head_due_ns;
 			st->head_set = 0;
 		}

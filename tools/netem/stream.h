@@ -134,6 +134,10 @@ struct stage {
  * reads gathering) held bytes throughout (a window cut short by the queue
  * running dry is not judged, so an idle sender does not look like a slow
  * link); a window with no release while bytes waited is judged at 0.
+ * Stage 0's queue running dry while the caller holds back a readable
+ * source (stream_source_held(): its bound on what a direction holds) is
+ * not the sender's idle: the backlog goes on, and the gap until the next
+ * read counts against the rate, which is what the stream got.
  * windows and bytes only grow.
  */
 struct stream_rate {
@@ -177,6 +181,8 @@ struct stream {
 	struct pktpool *pool;  /* where its chunks come from and go back (NULL:
 				  malloc and free); set after stream_init() */
 	struct stream_rate rate; /* its bandwidth limit's achieved rate */
+	int src_held;          /* the caller holds back a readable source
+				  (stream_source_held()) */
 };
 
 /**
@@ -237,6 +243,16 @@ void stream_push_read(struct stream *s, struct chunk *c, uint64_t now_ns);
  * Context: the owning worker.
  */
 void stream_source_eof(struct stream *s);
+
+/**
+ * stream_source_held() - the caller's bound stopped it reading a source
+ * that has bytes (@held 1), or a read found the source empty (@held 0:
+ * a backlog of stage 0 that ran dry meanwhile ends here, its open window
+ * not judged).  Only the achieved rate's judging looks at it (struct
+ * stream_rate).
+ * Context: the owning worker.
+ */
+void stream_source_held(struct stream *s, int held);
 
 /**
  * stream_pump() - move every chunk (and the end of stream) as far as the
