@@ -687,14 +687,19 @@ static int run_config(const struct lab_opts *o, struct lab_result *r, unsigned r
 	lab_check(r, fed == NQ, "%s: every queue sent packets (%u of %u)", nm, fed, NQ);
 	if (ncpus >= 2) {
 		if (cf->policy == PW_MIGRATION_PUSH && !cf->pinned) {
-			lab_check(r, sb.pushed > sa.pushed, "%s: PUSH pushed timers", nm);
-			/* and a run that pushed nothing measured "pinned" under
-			 * another name: not counted for the claims either */
+			/* PUSH moves a watchdog only when the arming CPU looks
+			 * idle and another busy (seed000.c says when): a run
+			 * whose re-arms never found that pushed nothing and
+			 * measured "pinned" under another name.  Not counted
+			 * for the claims, as seed000 does; not a failure (the
+			 * scheduling decides it, and the model and the
+			 * library's tests check the mechanism itself). */
 			if (sb.pushed == sa.pushed)
 				lab_run_invalidate(r, out->run, LAB_RUN_NOT_IN_FORCE,
 						   "PUSH pushed no timer (not in force)");
-			lab_check(r, out->foreign_pct > 0,
-				  "%s: watchdogs fired on a CPU not owning their queue", nm);
+			else
+				lab_check(r, out->foreign_pct > 0,
+					  "%s: watchdogs fired on a CPU not owning their queue", nm);
 		} else {
 			/* pinned: each watchdog fires where its queue's owner
 			 * armed it; PULL: hrtimers stay local anyway */
