@@ -161,9 +161,13 @@ static void f_stats(void *ctx, void *handle, struct tcp_proxy_stats *s)
 	s->dir[TOXIC_DOWNSTREAM].bytes_in = 1000;
 	s->dir[TOXIC_DOWNSTREAM].bytes_out = 900;
 	s->dir[TOXIC_DOWNSTREAM].held = 100;
+	/* three delays of 50.0-50.3 ms (one bucket, 46.1-50.3), one of 150 */
 	s->dir[TOXIC_DOWNSTREAM].delay_count = 4;
-	s->dir[TOXIC_DOWNSTREAM].delay_sum_ns = 400000000;
+	s->dir[TOXIC_DOWNSTREAM].delay_sum_ns = 300400000;
+	s->dir[TOXIC_DOWNSTREAM].delay_min_ns = 50000000;
 	s->dir[TOXIC_DOWNSTREAM].delay_max_ns = 150000000;
+	s->dir[TOXIC_DOWNSTREAM].delay_hist[tcp_delay_bucket(50100000)] = 3;
+	s->dir[TOXIC_DOWNSTREAM].delay_hist[tcp_delay_bucket(150000000)] = 1;
 	s->dir[TOXIC_DOWNSTREAM].rate_ns = 2000000000; /* 20 windows judged */
 	s->dir[TOXIC_DOWNSTREAM].rate_bytes = 190000;  /* 95 KB/s */
 }
@@ -691,7 +695,12 @@ static void test_stats(void)
 		   "{\"name\":\"a\",\"enabled\":true,\"accepted\":5,\"active\":2,\"closed\":3,"
 		   "\"upstream_failed\":0,\"fd_exhausted\":1,\"upstream\":{\"bytes_in\":0");
 	CHECK(strstr(body, "\"downstream\":{\"bytes_in\":1000,\"bytes_out\":900,"));
-	CHECK(strstr(body, "\"delay_mean_ms\":100.0,\"delay_max_ms\":150.0,\"latency_ms\":100"));
+	/* the median: the 2nd of 3 in a bucket narrowed to [50.0 ms, its top
+	 * 50.331648]: 50 + 0.331648 * 2/3; the 99th: the largest delay (a
+	 * bucket's middle would have said 48.2 and 142.6) */
+	CHECK(strstr(body, "\"delay_count\":4,\"delay_min_ms\":50.0,\"delay_mean_ms\":75.1,"
+			   "\"delay_max_ms\":150.0,\"delay_p50_ms\":50.2211,\"delay_p99_ms\":150.0,"
+			   "\"latency_ms\":100"));
 	/* no bandwidth toxic: rate 0, none achieved */
 	CHECK(strstr(body, "\"jitter_ms\":0,\"rate_kbps\":0,\"rate_achieved_kbps\":0.0,"
 			   "\"rate_judged_ms\":0,"));

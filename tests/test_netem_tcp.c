@@ -93,6 +93,9 @@ static void test_latency(void)
 	tcp_proxy_stats(p, &s);
 	CHECK(s.dir[TOXIC_DOWNSTREAM].delay_count > 0);
 	CHECK(s.dir[TOXIC_DOWNSTREAM].delay_sum_ns >= s.dir[TOXIC_DOWNSTREAM].delay_count * 20 * MS);
+	/* none early: the smallest no less than 30 - 10 ms */
+	CHECK(s.dir[TOXIC_DOWNSTREAM].delay_min_ns >= 20 * MS);
+	CHECK(s.dir[TOXIC_DOWNSTREAM].delay_min_ns <= s.dir[TOXIC_DOWNSTREAM].delay_max_ns);
 	close(fd);
 	ntu_wait_idle(p, &s);
 	tcp_proxy_close(p);

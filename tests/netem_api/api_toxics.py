@@ -170,6 +170,15 @@ def toxic_latency(ctx):
               % (ms, ms // 2, min(rtts) * 1000))
         print("    latency %d ms down + %d up: round trips %.1f..%.1f ms"
               % (ms, ms // 2, min(rtts) * 1000, max(rtts) * 1000))
+        if ctx.kind == "pinwheel":
+            # the achieved delay beside the configured: no chunk early, and
+            # the quantiles between the smallest and the largest
+            d = dir_stats(expect(ctx, "GET", "/proxies/lat/stats", 200).json, "downstream")
+            keys = ("delay_min_ms", "delay_p50_ms", "delay_p99_ms", "delay_max_ms")
+            v = [d.get(k) for k in keys]
+            check(d.get("delay_count") == 5 and None not in v, "latency stats: %r" % d)
+            check(v[0] >= ms and v == sorted(v) and d["latency_ms"] == ms,
+                  "latency %d ms: achieved %s" % (ms, dict(zip(keys, v))))
         s.close()
         # toxicity 0: the toxic applies to no connection
         expect(ctx, "DELETE", "/proxies/lat/toxics/latency_downstream", 204)

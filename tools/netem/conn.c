@@ -364,7 +364,12 @@ static void out_consume(struct dir *d, size_t n, uint64_t now)
 		if (n >= rem) {
 			n -= rem;
 			uint64_t delay = now - h->read_ns;
-			ctr_add(&d->st->delay_count, 1);
+			uint64_t cnt = ctr_get(&d->st->delay_count);
+			if (!cnt || delay < ctr_get(&d->st->delay_min_ns))
+				__atomic_store_n(&d->st->delay_min_ns, delay, __ATOMIC_RELAXED);
+			/* the count after the minimum: a reader that sees the
+			 * count (acquire, tcp_proxy_stats()) sees a minimum */
+			__atomic_store_n(&d->st->delay_count, cnt + 1, __ATOMIC_RELEASE);
 			ctr_add(&d->st->delay_sum_ns, delay);
 			ctr_add(&d->st->delay_hist[tcp_delay_bucket(delay)], 1);
 			if (delay > ctr_get(&d->st->delay_max_ns))

@@ -198,6 +198,8 @@ void proxy__stats_add(struct tcp_proxy_stats *b, const struct tcp_proxy_stats *s
 		x->bytes_cut += y->bytes_cut;
 		x->bytes_dropped += y->bytes_dropped;
 		x->held = now ? y->held : 0;
+		if (y->delay_count && (!x->delay_count || y->delay_min_ns < x->delay_min_ns))
+			x->delay_min_ns = y->delay_min_ns;
 		x->delay_count += y->delay_count;
 		x->delay_sum_ns += y->delay_sum_ns;
 		for (unsigned k = 0; k < TCP_DELAY_BUCKETS; k++)

@@ -111,6 +111,30 @@ static json_t *tc_json(struct proxy_registry *r, const struct entry *e, int stre
 	return l;
 }
 
+/* The @q quantile of @d's delays (@n of them in its histogram), ns: the
+ * bucket holding the rank, read by the rank's place among the bucket's
+ * delays between its bounds narrowed to [delay_min_ns, delay_max_ns]. */
+static double delay_quantile_ns(const struct tcp_dir_stats *d, uint64_t n, double q)
+{
+	uint64_t want = (uint64_t)ceil(q * (double)n), below = 0;
+	if (want < 1)
+		want = 1;
+	unsigned k = 0;
+	while (k < TCP_DELAY_BUCKETS - 1 && below + d->delay_hist[k] < want)
+		below += d->delay_hist[k++];
+	double lo = (double)tcp_delay_bucket_lo(k);
+	double hi = k + 1 < TCP_DELAY_BUCKETS ? (double)tcp_delay_bucket_lo(k + 1) : (double)d->delay_max_ns;
+	if (lo < (double)d->delay_min_ns)
+		lo = (double)d->delay_min_ns;
+	if (hi > (double)d->delay_max_ns)
+		hi = (double)d->delay_max_ns;
+	if (hi < lo) /* counts read while moving: the bounds disagree */
+		hi = lo;
+	uint64_t in = d->delay_hist[k] ? d->delay_hist[k] : 1;
+	double f = (double)(want - below) / (double)in;
+	return lo + (hi - lo) * (f < 1 ? f : 1);
+}
+
 static json_t *dir_stats_json(struct proxy_registry *r, const struct entry *e,
 			      const struct tcp_dir_stats *d, int stream)
 {
@@ -124,22 +148,20 @@ static json_t *dir_stats_json(struct proxy_registry *r, const struct entry *e,
 	json_object_set_new(j, "held", json_integer((json_int_t)d->held));
 	json_object_set_new(j, "stalls", json_integer((json_int_t)d->stalls));
 	json_object_set_new(j, "delay_count", json_integer((json_int_t)d->delay_count));
+	json_object_set_new(j, "delay_min_ms",
+			    json_real(d->delay_count ? (double)d->delay_min_ns / 1e6 : 0));
 	double mean = d->delay_count ? (double)d->delay_sum_ns / (double)d->delay_count / 1e6 : 0;
 	json_object_set_new(j, "delay_mean_ms", json_real(mean));
 	json_object_set_new(j, "delay_max_ms", json_real((double)d->delay_max_ns / 1e6));
-	/* quantiles from the histogram (each within 1/16 of the value) */
+	/* quantiles from the histogram (tcp.h: inside the bucket, never
+	 * outside the smallest and largest delay) */
 	uint64_t n = 0;
 	for (unsigned k = 0; k < TCP_DELAY_BUCKETS; k++)
 		n += d->delay_hist[k];
 	static const struct { const char *key; double q; } qs[] = {
 		{ "delay_p50_ms", 0.50 }, { "delay_p99_ms", 0.99 } };
-	for (unsigned i = 0; n && i < sizeof(qs) / sizeof(qs[0]); i++) {
-		uint64_t want = (uint64_t)ceil(qs[i].q * (double)n), acc = 0;
-		unsigned k = 0;
-		while (k < TCP_DELAY_BUCKETS - 1 && (acc += d->delay_hist[k]) < want)
-			k++;
-		json_object_set_new(j, qs[i].key, json_real((double)tcp_delay_bucket_ns(k) / 1e6));
-	}
+	for (unsigned i = 0; n && d->delay_count && i < sizeof(qs) / sizeof(qs[0]); i++)
+		json_object_set_new(j, qs[i].key, json_real(delay_quantile_ns(d, n, qs[i].q) / 1e6));
 	/* what the latency toxics of this stream ask for, beside it */
 	int64_t lat = 0, jit = 0;
 	for (unsigned i = 0; i < e->ntox; i++)

@@ -947,7 +947,11 @@ void tcp_proxy_stats(struct tcp_proxy *p, struct tcp_proxy_stats *s)
 			b->bytes_in += ctr_get(&a->bytes_in);
 			b->chunks_in += ctr_get(&a->chunks_in);
 			b->chunks_out += ctr_get(&a->chunks_out);
-			b->delay_count += ctr_get(&a->delay_count);
+			uint64_t dc = __atomic_load_n(&a->delay_count, __ATOMIC_ACQUIRE);
+			uint64_t mn = ctr_get(&a->delay_min_ns);
+			if (dc && (!b->delay_count || mn < b->delay_min_ns))
+				b->delay_min_ns = mn;
+			b->delay_count += dc;
 			b->delay_sum_ns += ctr_get(&a->delay_sum_ns);
 			for (unsigned k = 0; k < TCP_DELAY_BUCKETS; k++)
 				b->delay_hist[k] += ctr_get(&a->delay_hist[k]);

@@ -146,10 +146,12 @@ void tcp_proxy_close_stats(struct tcp_proxy *p, struct tcp_proxy_stats *final);
 
 /*
  * The achieved delay's histogram: bucket 0 below 16 us, then 8 buckets an
- * octave (each 1/8 of its octave wide, so a quantile read at a bucket's
- * middle is within 1/16 of the value) up to 2^37 ns, the last bucket
+ * octave (each 1/8 of its octave wide) up to 2^37 ns, the last bucket
  * taking anything longer.  8 bytes a bucket, per direction, proxy and
- * worker.
+ * worker.  A quantile is read inside its bucket, interpolated by rank
+ * between the bucket's bounds narrowed to the smallest and largest delay
+ * seen, so it never reads below the one or above the other (a bucket's
+ * middle alone could put the median of delays of 50.0-50.3 ms at 48.2).
  */
 #define TCP_DELAY_MIN_SHIFT 14
 #define TCP_DELAY_OCTAVES   23
@@ -166,13 +168,14 @@ static inline unsigned tcp_delay_bucket(uint64_t ns)
 	return 1 + (o - TCP_DELAY_MIN_SHIFT) * 8 + (unsigned)((ns >> (o - 3)) & 7);
 }
 
-/* The middle of bucket @i, ns (bucket 0: half its width). */
-static inline uint64_t tcp_delay_bucket_ns(unsigned i)
+/* The lower bound of bucket @i, ns (bucket i + 1's is its upper bound;
+ * the last bucket has none). */
+static inline uint64_t tcp_delay_bucket_lo(unsigned i)
 {
 	if (i == 0)
-		return 1ull << (TCP_DELAY_MIN_SHIFT - 1);
+		return 0;
 	unsigned o = TCP_DELAY_MIN_SHIFT + (i - 1) / 8, sub = (i - 1) % 8;
-	return (1ull << o) + ((2 * sub + 1) << (o - 4));
+	return (1ull << o) + ((uint64_t)sub << (o - 3));
 }
 
 /* A proxy's statistics: counters since it was opened. */
@@ -188,6 +191,8 @@ struct tcp_dir_stats {
 					   dir_bytes and max_bytes bound) */
 	uint64_t delay_count;           /* chunks whose added delay is summed below */
 	uint64_t delay_sum_ns, delay_max_ns; /* written - read time */
+	uint64_t delay_min_ns;          /* the smallest (valid while delay_count
+					   is not 0) */
 	uint64_t delay_hist[TCP_DELAY_BUCKETS]; /* the same, by tcp_delay_bucket()
 					   (p50/p99 in the API's stats) */
 	uint64_t stalls;                /* times the source was not read: held_mem
