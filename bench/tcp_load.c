@@ -14,12 +14,15 @@
  *       the proxy's CPU time per GB (PID and its children: socat forks one
  *       process a connection).
  *   pinwheel-tcp-load latency --server ADDR:PORT --via ADDR:PORT
- *                     [--count N] [--pid PID]
+ *                     [--count N] [--sleep-ms MS] [--pid PID]
  *       One connection through the proxy to an echo server and one
  *       directly, ping-pong of 64-byte messages, alternating; prints the
  *       RTT through the proxy minus the direct RTT's median (p50, p99),
- *       beside the OS's own lateness for a 1 ms sleep (p50, p99) measured
- *       in the same run.
+ *       beside the OS's own lateness for a sleep of MS milliseconds
+ *       (default 1; p50, p99) measured in the same run, one after each
+ *       round.  A proxy's latency toxic sleeps its whole length, and on a
+ *       VM a long sleep can wake later than a short one: give MS the
+ *       toxic's length to compare like with like.
  *   pinwheel-tcp-load idle --server ADDR:PORT --via ADDR:PORT --pid PID
  *                     [--conns N]
  *       N idle connections through the proxy; prints the proxy's RSS
@@ -54,6 +57,7 @@ static struct {
 	struct sockaddr_in server, via;
 	unsigned conns, count;
 	double secs;
+	double sleep_ms;       /* the lateness probe's sleep (latency) */
 	int pid;
 	int echo;
 	int lfd;
@@ -332,10 +336,12 @@ static int run_latency(void)
 			fprintf(stderr, "pinwheel-tcp-load: the echo failed at round %u\n", i);
 			return 1;
 		}
-		struct timespec req = {0, 1000000};
+		uint64_t want = (uint64_t)(G.sleep_ms * 1e6);
+		struct timespec req = {(time_t)(want / 1000000000), (long)(want % 1000000000)};
 		uint64_t t = now_ns();
 		clock_nanosleep(CLOCK_MONOTONIC, 0, &req, NULL);
-		sl[i] = now_ns() - t - 1000000;
+		uint64_t took = now_ns() - t;
+		sl[i] = took > want ? took - want : 0;
 	}
 	qsort(d, n, 8, cmp_u64);
 	uint64_t base = pct(d, n, 0.5);
@@ -344,9 +350,9 @@ static int run_latency(void)
 	qsort(a, n, 8, cmp_u64);
 	qsort(sl, n, 8, cmp_u64);
 	printf("{\"mode\":\"latency\",\"count\":%u,\"direct_rtt_p50_us\":%.1f,"
-	       "\"added_p50_us\":%.1f,\"added_p99_us\":%.1f,"
+	       "\"added_p50_us\":%.1f,\"added_p99_us\":%.1f,\"sleep_ms\":%g,"
 	       "\"sleep_late_p50_us\":%.1f,\"sleep_late_p99_us\":%.1f}\n",
-	       n, (double)base / 1e3, (double)pct(a, n, 0.5) / 1e3, (double)pct(a, n, 0.99) / 1e3,
+	       n, (double)base / 1e3, (double)pct(a, n, 0.5) / 1e3, (double)pct(a, n, 0.99) / 1e3, G.sleep_ms,
 	       (double)pct(sl, n, 0.5) / 1e3, (double)pct(sl, n, 0.99) / 1e3);
 	free(a);
 	free(d);
@@ -387,7 +393,7 @@ static int run_idle(void)
 static void usage(void)
 {
 	fprintf(stderr, "usage: pinwheel-tcp-load throughput|latency|idle --server ADDR:PORT "
-			"--via ADDR:PORT [--conns N] [--secs S] [--count N] [--pid PID]\n");
+			"--via ADDR:PORT [--conns N] [--secs S] [--count N] [--sleep-ms MS] [--pid PID]\n");
 }
 
 int main(int argc, char **argv)
@@ -400,6 +406,7 @@ int main(int argc, char **argv)
 	G.conns = 1;
 	G.secs = 3;
 	G.count = 2000;
+	G.sleep_ms = 1;
 	int have_s = 0, have_v = 0;
 	for (int i = 2; i < argc; i++) {
 		const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -418,6 +425,8 @@ int main(int argc, char **argv)
 			G.secs = atof(v);
 		} else if (!strcmp(o, "--count")) {
 			G.count = (unsigned)atoi(v);
+		} else if (!strcmp(o, "--sleep-ms")) {
+			G.sleep_ms = atof(v);
 		} else if (!strcmp(o, "--pid")) {
 			G.pid = atoi(v);
 		} else {
@@ -425,7 +434,8 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (!have_s || !have_v || !G.conns || G.conns > 100000 || G.count < 2 || G.secs <= 0) {
+	if (!have_s || !have_v || !G.conns || G.conns > 100000 || G.count < 2 || G.secs <= 0 ||
+	    !(G.sleep_ms > 0 && G.sleep_ms <= 10000)) {
 		usage();
 		return 2;
 	}

@@ -8,9 +8,10 @@
 #   - throughput with no toxic, 1 connection and 100: MB/s the server
 #     received, and the proxy's CPU seconds per GB (what decides it on a
 #     2-vCPU machine where the load, the server and the proxy share cores);
-#   - the latency toxic (50 ms downstream): the added delay p50/p99 beside
-#     the OS's own lateness for a 1 ms sleep in the same run (toxiproxy and
-#     pinwheel: socat has none);
+#   - the proxy's own hop (the round trip it adds with no toxic), then the
+#     latency toxic (50 ms downstream): the added delay p50/p99 beside the
+#     OS's own lateness for a 50 ms sleep (the toxic's) in the same run
+#     (toxiproxy and pinwheel: socat has none); "toxic_ms" says which;
 #   - memory per idle connection (1,000 connections).
 # One JSON object a line (the proxy named in "proxy"), then nothing else:
 # not a test, nothing is asserted.
@@ -96,11 +97,17 @@ for ((r = 0; r < repeat; r++)); do
 			"$load" throughput --server "$server" --via "$proxy" --conns "$c" --secs "$secs" --pid "$pid" | tag "$k"
 			cleanup
 		done
+		# the proxy's own hop: the added round trip with no toxic
+		start "$k"
+		"$load" latency --server "$server" --via "$proxy" --count 100 |
+			sed 's/^{/{"toxic_ms":0,/' | tag "$k"
+		cleanup
 		if [[ $k != socat ]]; then
 			start "$k"
 			curl -sf -XPOST "http://$api/proxies/bench/toxics" \
 				-d '{"type":"latency","stream":"downstream","attributes":{"latency":50}}' >/dev/null
-			"$load" latency --server "$server" --via "$proxy" --count 100 | tag "$k"
+			"$load" latency --server "$server" --via "$proxy" --count 100 --sleep-ms 50 |
+				sed 's/^{/{"toxic_ms":50,/' | tag "$k"
 			cleanup
 		fi
 		start "$k"
