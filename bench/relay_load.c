@@ -23,7 +23,8 @@
  *     RTT recorded; "added" (p50, p99) is the RTT's percentile minus the
  *     configured delay (D, ms) minus the direct RTT's median to the echo
  *     server (measured first, the same way, without the relay); beside it,
- *     the OS's lateness of a plain epoll_pwait2 sleep of D ms (1 ms if 0),
+ *     the OS's lateness of an epoll sleep of D ms as the relay sleeps
+ *     (epoll_sleep(), tools/common/epoll_sleep.h; 1 ms if 0),
  *     measured just before: what "at most the OS wake-up jitter" compares.
  *     --throughput-only 1 skips it (the latency figures print 0).
  * --kernel: the same traffic through the kernel instead (root): the echo
@@ -66,6 +67,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "epoll_sleep.h"
 #include "now.h"
 
 #define BATCH 32
@@ -347,8 +349,9 @@ static double proc_cpu_s(pid_t pid)
 	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
 }
 
-/* The OS wake-up lateness of a thread sleeping @ms in epoll_pwait2 (the
- * relay's sleep), @n times: p50 and p99 in *@p50 / *@p99 (ns). */
+/* The OS wake-up lateness of a thread sleeping @ms in epoll (the relay's
+ * sleep: epoll_sleep(), the poll slack taken off), @n times: p50 and p99
+ * in *@p50 / *@p99 (ns). */
 static void wake_lateness(double ms, unsigned n, uint64_t *p50, uint64_t *p99)
 {
 	int ep = epoll_create1(0);
@@ -356,13 +359,15 @@ static void wake_lateness(double ms, unsigned n, uint64_t *p50, uint64_t *p99)
 	if (ep < 0 || !l)
 		die("wake_lateness");
 	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+	struct epoll_slack slack;
+	epoll_slack_init(&slack);
 	uint64_t d = (uint64_t)(ms * 1e6);
 	for (unsigned i = 0; i < n; i++) {
 		struct epoll_event ev;
-		struct timespec ts = { (time_t)(d / 1000000000ull), (long)(d % 1000000000ull) };
-		uint64_t t = now_ns() + d;
-		epoll_pwait2(ep, &ev, 1, &ts, NULL);
-		uint64_t e = now_ns();
+		uint64_t t = now_ns() + d, e;
+		/* as the relay's loop: a wake before the deadline sleeps the rest */
+		while ((e = now_ns()) < t)
+			epoll_sleep(ep, &ev, 1, t - e, &slack);
 		l[i] = e > t ? e - t : 0;
 	}
 	qsort(l, n, sizeof(*l), cmp_u64);

@@ -17,7 +17,8 @@
  * the runtime's CPU i (pw_cpu_enter) with
  * its own loop, as pinwheel-netem's UDP workers do, because it sleeps on
  * sockets and timers at once: epoll_pwait2() with a nanosecond timeout to
- * pw_next_expiry_ns(), then the ready sockets, the control thread's
+ * pw_next_expiry_ns() (epoll_sleep(), tools/common/epoll_sleep.h: the
+ * kernel's poll slack, 0.1% of a timeout, taken off it), then the ready sockets, the control thread's
  * commands, pw_run_timers(), pw_run_work(), and the connections that have
  * work (the run list).  A connection's turn is bounded (TURN_WRITES
  * writes or TURN_BYTES bytes, conn.c; a stage's pieces by STREAM_QMAX,
@@ -156,6 +157,7 @@
 #include <pinwheel/timer.h>
 #include <pinwheel/worker.h>
 
+#include "epoll_sleep.h"
 #include "tcp_priv.h"
 
 /* ------------------------------------------------------------ helpers */
@@ -334,6 +336,8 @@ static void *worker_main(void *arg)
 	}
 	tc_toxic_thread(w);
 	struct epoll_event ev[64];
+	struct epoll_slack slack; /* the poll slack, off the deadline */
+	epoll_slack_init(&slack);
 	while (!__atomic_load_n(&pl->stop, __ATOMIC_ACQUIRE)) {
 		uint64_t now = pw_now_ns(pl->rt);
 		uint64_t next = pw_next_expiry_ns(pl->rt, w->id);
@@ -342,10 +346,7 @@ static void *worker_main(void *arg)
 			wait = MAX_SLEEP_NS;
 		if ((w->stalled || w->paused) && wait > RETRY_NS)
 			wait = RETRY_NS;
-		struct timespec ts = { (time_t)(wait / 1000000000ull), (long)(wait % 1000000000ull) };
-		int n = epoll_pwait2(w->ep, ev, 64, &ts, NULL);
-		if (n < 0 && errno == ENOSYS) /* before Linux 5.11: milliseconds, rounded up */
-			n = epoll_wait(w->ep, ev, 64, (int)((wait + 999999) / 1000000));
+		int n = epoll_sleep(w->ep, ev, 64, wait, &slack);
 		for (int i = 0; i < n; i++)
 			handle_event(w, &ev[i]);
 		run_commands(w);

@@ -46,7 +46,8 @@
  *  - N workers, worker i serving CPU i of the runtime (pw_cpu_enter) with
  *    its own loop instead of pinwheel's worker threads, because it must
  *    sleep on sockets and timers at once: epoll_pwait2() with a nanosecond
- *    timeout to pw_next_expiry_ns(), then receive (recvmmsg, 32 a call, at
+ *    timeout to pw_next_expiry_ns() (epoll_sleep(): the kernel's poll
+ *    slack taken off, tools/common/epoll_sleep.h), then receive (recvmmsg, 32 a call, at
  *    most 4 calls a socket a round), pw_run_timers(), pw_run_work() (the
  *    NET_TX work), and send what the qdiscs released (below).  Worker i
  *    has its own SO_REUSEPORT listening socket, so the kernel spreads
@@ -229,6 +230,7 @@
 #include "relay.h"
 #include "udp.h"
 #include "udp_priv.h"
+#include "epoll_sleep.h"
 #include "pktpool.h"
 
 /* The calling thread's worker (udp_priv.h). */
@@ -835,6 +837,8 @@ void *udp__worker_main(void *arg)
 		abort();
 	}
 	struct epoll_event ev[64];
+	struct epoll_slack slack; /* the poll slack, off the deadline */
+	epoll_slack_init(&slack);
 	int busy = 0;
 	while (!__atomic_load_n(&r->stop_now, __ATOMIC_ACQUIRE)) {
 		if (__atomic_load_n(&w->listening, __ATOMIC_RELAXED) &&
@@ -845,10 +849,7 @@ void *udp__worker_main(void *arg)
 		uint64_t wait = busy || next <= now ? 0 : next - now;
 		if (wait > MAX_SLEEP_NS)
 			wait = MAX_SLEEP_NS;
-		struct timespec ts = { (time_t)(wait / 1000000000ull), (long)(wait % 1000000000ull) };
-		int n = epoll_pwait2(w->ep, ev, 64, &ts, NULL);
-		if (n < 0 && errno == ENOSYS) /* before Linux 5.11: milliseconds, rounded up */
-			n = epoll_wait(w->ep, ev, 64, (int)((wait + 999999) / 1000000));
+		int n = epoll_sleep(w->ep, ev, 64, wait, &slack);
 		busy = 0;
 		for (int i = 0; i < n; i++) {
 			void *tag = ev[i].data.ptr;
