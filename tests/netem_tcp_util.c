@@ -240,6 +240,29 @@ void ntu_send_pat(int fd, uint64_t off, size_t len)
 	}
 }
 
+/* Byte @at of the stream came wrong (@got, @n bytes read from there on):
+ * say where in the stream those bytes belong, the nearest offset first
+ * (the pattern repeats every 64 KiB: within 32 KiB either way, a piece
+ * reordered, doubled or lost shows its distance), then fail. */
+static void pat_mismatch(const unsigned char *got, size_t n, uint64_t at)
+{
+	size_t m = n < 32 ? n : 32;
+	for (int64_t d = 0; m >= 8 && d < 32768; d = d > 0 ? -d : 1 - d) {
+		if ((int64_t)at + d < 0)
+			continue;
+		uint64_t x = at + (uint64_t)d;
+		size_t k = 0;
+		while (k < m && got[k] == ntu_pat(x + k))
+			k++;
+		if (k == m) {
+			fprintf(stderr, "stream byte %llu: the next %zu bytes are those of offset "
+					"%+lld from there\n", (unsigned long long)at, m, (long long)d);
+			break;
+		}
+	}
+	CHECK_EQ(got[0], ntu_pat(at));
+}
+
 void ntu_recv_pat(int fd, uint64_t off, size_t len)
 {
 	unsigned char buf[65536];
@@ -249,7 +272,8 @@ void ntu_recv_pat(int fd, uint64_t off, size_t len)
 			fprintf(stderr, "recv: %zd (%s), %zu bytes missing\n", r, strerror(errno), len);
 		CHECK(r > 0);
 		for (ssize_t k = 0; k < r; k++)
-			CHECK_EQ(buf[k], ntu_pat(off + (uint64_t)k));
+			if (buf[k] != ntu_pat(off + (uint64_t)k))
+				pat_mismatch(buf + k, (size_t)(r - k), off + (uint64_t)k);
 		off += (uint64_t)r;
 		len -= (size_t)r;
 	}

@@ -448,7 +448,7 @@ static int dir_read(struct dir *d, uint64_t now, struct turn *tb)
 	/* no toxic, nothing queued, the sink writable: the read goes straight
 	 * out of the worker's buffer; max_bytes does not stop it (only what
 	 * the sink leaves is held) */
-	int direct = d->s.n == 0 && !out->head && d->can_write;
+	int direct = d->s.n == 0 && !out->head && !d->s.pend && d->can_write;
 	size_t room = READ_MAX;
 	/* what a partial write leaves is held: never more than the bound
 	 * (the largest chunk class within it) */

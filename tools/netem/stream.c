@@ -806,7 +806,9 @@ uint64_t stream_pump(struct stream *s, uint64_t now_ns)
 	uint64_t next;
 	/* a stage stopped by its full output queue goes on in the same pump
 	 * once a later stage drained that queue (a few passes at most) */
-	if (s->pend && now_ns >= s->pend_first_ns + STREAM_PEND_NS)
+	/* gathered reads go on at their time limit, or once the first queue
+	 * they gathered behind has emptied (nothing left to wait behind) */
+	if (s->pend && (now_ns >= s->pend_first_ns + STREAM_PEND_NS || !s->q[0].head))
 		pend_flush(s);
 	for (int pass = 0;; pass++) {
 		next = UINT64_MAX;

@@ -67,9 +67,11 @@ struct chunkq {
 
 /* Small reads (at most STREAM_SMALL bytes) that arrive while the first
  * queue is not empty gather in one pending chunk (at most STREAM_PEND_MAX
- * bytes, at most STREAM_PEND_NS after its first read) before they enter
- * it, so held bytes cost about what they hold; they are timed from the
- * last read among them (late by that much at most, never early). */
+ * bytes, at most STREAM_PEND_NS after its first read, or until the pump
+ * finds that queue empty) before they enter it, so held bytes cost about
+ * what they hold; they are timed from the last read among them (late by
+ * that much at most, never early).  While they gather, no read takes the
+ * direct path past them (conn.c). */
 #define STREAM_SMALL    1024u
 #define STREAM_PEND_MAX (16u << 10)
 #define STREAM_PEND_NS  1000000ull
