@@ -911,6 +911,42 @@ static void test_stream_gather(void)
 	free(m);
 }
 
+/* With no toxic the first queue is the output: small reads gathered
+ * behind a chunk the sink has not taken go on as soon as it has, not a
+ * gathering time later (and while they gather the reader takes no direct
+ * path past them: conn.c). */
+static void read_no_pump(struct sim *m, uint32_t len)
+{
+	unsigned char buf[4096];
+	CHECK(len <= sizeof(buf));
+	for (uint32_t k = 0; k < len; k++)
+		buf[k] = ntu_pat(m->in_off + k);
+	struct chunk *c = stream_chunk_new(&m->s, buf, len, m->now);
+	CHECK(c);
+	stream_push_read(&m->s, c, m->now);
+	m->in_off += len;
+	m->pushed += len;
+}
+
+static void test_stream_gather_drained(void)
+{
+	struct sim *m = calloc(1, sizeof(*m));
+	sim_init(m, NULL, 0, 1);
+	read_no_pump(m, 2000); /* large: straight in */
+	for (int k = 0; k < 5; k++)
+		read_no_pump(m, 10); /* small, behind it: gathered */
+	CHECK(m->s.pend != NULL);
+	CHECK_EQ(m->s.q[0].count, 1);
+	sim_pump(m); /* the sink takes the 2,000 */
+	CHECK_EQ(m->written, 2000);
+	CHECK(m->s.pend != NULL);
+	sim_pump(m); /* the same instant: nothing left to gather behind */
+	CHECK(m->s.pend == NULL);
+	CHECK_EQ(m->written, 2050);
+	sim_free(m);
+	free(m);
+}
+
 /* ============================================================ the pool's bare buffers */
 
 static void test_pool_bare(void)
@@ -1017,6 +1053,7 @@ static void run_streams(void)
 	RUN(test_stream_restart);
 	RUN(test_stream_qmax);
 	RUN(test_stream_gather);
+	RUN(test_stream_gather_drained);
 }
 
 int main(void)
