@@ -11,9 +11,9 @@
  * thread's timer slack, none for a real-time thread (the kernel's
  * select_estimate_accuracy(), fs/select.c).  The kernel may end the sleep
  * anywhere from the timeout to the timeout plus that slack, and a CPU with
- * nothing else to do wakes at the end: a 50 ms toxic's sleep woke some
- * 50 us after the same sleep through nanosleep() with a 1 ns timer slack,
- * and a 500 ms one about 500 us after (docs/relay.md has the figures).
+ * nothing else to do wakes at the end: a 50 ms timeout carries 50 us of
+ * slack by that rule, a 500 ms one 500 us (docs/relay.md, "Figures: TCP
+ * proxies side by side", has what was measured, and the command).
  *
  * So the timeout asked for is shortened until its slack ends at the
  * deadline: T' = ceil(T * d / (d + 1)) for the divisor d (1000, or 200
