@@ -309,11 +309,23 @@ void ntu_check_ledger(const struct tcp_proxy_stats *s)
 	}
 }
 
+/* Whether @s's ledger balances both ways (a snapshot taken while a worker
+ * moves counters may not: tcp.c, "Statistics"). */
+static int ledger_balanced(const struct tcp_proxy_stats *s)
+{
+	for (int d = 0; d < TOXIC_NSTREAMS; d++) {
+		const struct tcp_dir_stats *x = &s->dir[d];
+		if (x->bytes_in != x->bytes_out + x->bytes_cut + x->bytes_dropped + x->held)
+			return 0;
+	}
+	return 1;
+}
+
 void ntu_wait_idle(struct tcp_proxy *p, struct tcp_proxy_stats *s)
 {
 	for (int i = 0; i < 1000; i++) {
 		tcp_proxy_stats(p, s);
-		if (s->active == 0 && s->dir[0].held == 0 && s->dir[1].held == 0)
+		if (s->active == 0 && s->dir[0].held == 0 && s->dir[1].held == 0 && ledger_balanced(s))
 			break;
 		ntu_sleep_ms(10);
 	}

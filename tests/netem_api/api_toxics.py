@@ -173,7 +173,14 @@ def toxic_latency(ctx):
         if ctx.kind == "pinwheel":
             # the achieved delay beside the configured: no chunk early, and
             # the quantiles between the smallest and the largest
-            d = dir_stats(expect(ctx, "GET", "/proxies/lat/stats", 200).json, "downstream")
+            # (polled: a worker counts a write after the write returns,
+            # which may be after the echo was read here)
+            deadline = time.monotonic() + 3
+            while True:
+                d = dir_stats(expect(ctx, "GET", "/proxies/lat/stats", 200).json, "downstream")
+                if d.get("delay_count") == 5 or time.monotonic() > deadline:
+                    break
+                time.sleep(0.02)
             keys = ("delay_min_ms", "delay_p50_ms", "delay_p99_ms", "delay_max_ms")
             v = [d.get(k) for k in keys]
             check(d.get("delay_count") == 5 and None not in v, "latency stats: %r" % d)
