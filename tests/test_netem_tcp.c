@@ -167,14 +167,16 @@ static void test_timeout_reset(void)
 	uint16_t port;
 	struct tcp_proxy *p = ntu_proxy_open(PL, E.port, &port);
 	struct toxic t = ntu_toxic(TOXIC_TIMEOUT, TOXIC_DOWNSTREAM, "to");
-	t.a.timeout.timeout_ms = 100;
+	/* long enough for the echo's 100 bytes to reach the toxic first,
+	 * even slowed 5-20x (they are then what it cuts) */
+	t.a.timeout.timeout_ms = 500;
 	ntu_set_toxics(p, &t, 1);
 	int fd = ntu_client(port, 0);
 	double t0 = ntu_now_s();
 	ntu_send_pat(fd, 0, 100);
 	int err;
 	CHECK_EQ(ntu_drain(fd, &err), 0); /* nothing passes; then it closes */
-	CHECK(ntu_now_s() - t0 >= 0.1 - 0.001);
+	CHECK(ntu_now_s() - t0 >= 0.5 - 0.001);
 	close(fd);
 	struct tcp_proxy_stats s;
 	ntu_wait_idle(p, &s);

@@ -331,15 +331,32 @@ static void test_fd_exhausted(void)
 	struct tcp_proxy *p = ntu_proxy_open(pl, E.port, &port);
 	struct rlimit keep, rl;
 	CHECK_EQ(getrlimit(RLIMIT_NOFILE, &keep), 0);
-	int probe = dup(0); /* the lowest free descriptor */
-	CHECK(probe >= 0);
-	close(probe);
-	/* the client's socket fits, the proxy's accept does not */
-	rl = keep;
-	rl.rlim_cur = (rlim_t)probe + 1;
-	CHECK_EQ(setrlimit(RLIMIT_NOFILE, &rl), 0);
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	CHECK(fd >= 0);
+	/* the client's socket fits, the proxy's accept does not: the client
+	 * must take the lowest free descriptor, so it is probed once the echo
+	 * thread has closed earlier tests' connections (it does so on its own
+	 * time), and again if a descriptor below came free meanwhile */
+	int fd = -1, probe = -1;
+	for (int tries = 0; tries < 50 && fd < 0; tries++) {
+		int was = probe;
+		probe = dup(0);
+		CHECK(probe >= 0);
+		close(probe);
+		if (probe != was) {
+			ntu_sleep_ms(50); /* not yet still */
+			continue;
+		}
+		rl = keep;
+		rl.rlim_cur = (rlim_t)probe + 1;
+		CHECK_EQ(setrlimit(RLIMIT_NOFILE, &rl), 0);
+		fd = socket(AF_INET, SOCK_STREAM, 0);
+		CHECK(fd >= 0);
+		if (fd != probe) {
+			close(fd);
+			fd = -1;
+			CHECK_EQ(setrlimit(RLIMIT_NOFILE, &keep), 0);
+		}
+	}
+	CHECK(fd >= 0 && fd == probe);
 	struct sockaddr_in a = ntu_loop_addr(port);
 	CHECK_EQ(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0); /* the backlog takes it */
 	struct tcp_proxy_stats s;

@@ -70,7 +70,10 @@ def toxic_limit_data(ctx):
                 # the server gets exactly the first N bytes; the connection
                 # closes then, both ways (what the echo had sent back may
                 # be cut: toxiproxy delivers none of it)
-                time.sleep(0.1)
+                deadline = time.monotonic() + 5
+                while echo.bytes < limit and time.monotonic() < deadline:
+                    time.sleep(0.02)
+                time.sleep(0.1)  # and no more comes
                 check(echo.bytes == limit, "limit_data %s %d: the server got %d bytes"
                       % (stream, limit, echo.bytes))
                 check(got == data[:len(got)], "limit_data %s: the bytes back are changed" % stream)
@@ -255,6 +258,14 @@ def toxic_change_in_flight(ctx):
         deadline = time.monotonic() + 3
         while echo.bytes < size + 50000 and time.monotonic() < deadline:
             time.sleep(0.02)
+        check(echo.bytes == size + 50000, "the echo server got %d of %d bytes"
+              % (echo.bytes, size + 50000))
+        if ctx.kind == "pinwheel":
+            # the echo's answer read back into the toxic before the disable
+            deadline = time.monotonic() + 5
+            while (dir_stats(expect(ctx, "GET", "/proxies/cf/stats", 200).json, "downstream")["held"]
+                   < 50000 and time.monotonic() < deadline):
+                time.sleep(0.02)
         expect(ctx, "PATCH", "/proxies/cf", 200, {"enabled": False})
         how, n, _ = wait_close(s, time.monotonic() + 5)
         check(how in ("eof", "reset") and n == 0, "disabled with bytes held: %s, %d bytes" % (how, n))
