@@ -914,7 +914,7 @@ static void test_stream_gather(void)
 /* With no toxic the first queue is the output: small reads gathered
  * behind a chunk the sink has not taken go on as soon as it has, not a
  * gathering time later (and while they gather the reader takes no direct
- * path past them: conn.c). */
+ * path past them: stream_passthrough()). */
 static void read_no_pump(struct sim *m, uint32_t len)
 {
 	unsigned char buf[4096];
@@ -940,9 +940,11 @@ static void test_stream_gather_drained(void)
 	sim_pump(m); /* the sink takes the 2,000 */
 	CHECK_EQ(m->written, 2000);
 	CHECK(m->s.pend != NULL);
+	CHECK(!stream_passthrough(&m->s)); /* no read goes past the gathered */
 	sim_pump(m); /* the same instant: nothing left to gather behind */
 	CHECK(m->s.pend == NULL);
 	CHECK_EQ(m->written, 2050);
+	CHECK(stream_passthrough(&m->s));
 	sim_free(m);
 	free(m);
 }

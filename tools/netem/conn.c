@@ -444,11 +444,10 @@ static int dir_read(struct dir *d, uint64_t now, struct turn *tb)
 	const uint64_t hdr = sizeof(struct chunk);
 	if (!d->can_read || stream_source_done(&d->s))
 		return 0;
-	struct chunkq *out = stream_out(&d->s);
-	/* no toxic, nothing queued, the sink writable: the read goes straight
+	/* no toxic, nothing held, the sink writable: the read goes straight
 	 * out of the worker's buffer; max_bytes does not stop it (only what
 	 * the sink leaves is held) */
-	int direct = d->s.n == 0 && !out->head && !d->s.pend && d->can_write;
+	int direct = stream_passthrough(&d->s) && d->can_write;
 	size_t room = READ_MAX;
 	/* what a partial write leaves is held: never more than the bound
 	 * (the largest chunk class within it) */

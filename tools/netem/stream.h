@@ -71,7 +71,7 @@ struct chunkq {
  * finds that queue empty) before they enter it, so held bytes cost about
  * what they hold; they are timed from the last read among them (late by
  * that much at most, never early).  While they gather, no read takes the
- * direct path past them (conn.c). */
+ * direct path past them (stream_passthrough()). */
 #define STREAM_SMALL    1024u
 #define STREAM_PEND_MAX (16u << 10)
 #define STREAM_PEND_NS  1000000ull
@@ -299,6 +299,14 @@ int stream_switch_tc(struct stream *s, const struct toxic *const *t, void *const
 static inline struct chunkq *stream_out(struct stream *s)
 {
 	return &s->q[s->n];
+}
+
+/* 1 when @s has no toxic and holds nothing, gathered small reads
+ * included: a read may then go straight to the sink without overtaking a
+ * byte.  Context: the owning worker. */
+static inline int stream_passthrough(const struct stream *s)
+{
+	return s->n == 0 && !s->q[0].head && !s->pend;
 }
 
 /* 1 once the source must not be read any more (EOF seen or a toxic closed). */
