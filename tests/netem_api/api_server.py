@@ -232,27 +232,16 @@ def sigterm_in_flight(ctx):
             s.sendall(pattern(i, size))
             socks.append(s)
         total = nconn * size
-        deadline = time.monotonic() + 4
-        while echo.bytes < total and time.monotonic() < deadline:
-            time.sleep(0.02)
+        poll(lambda: echo.bytes, lambda n: n >= total, 4)
         check(echo.bytes == total, "the echo server got %d of %d bytes" % (echo.bytes, total))
         if ctx.kind == "pinwheel":
-            up = down = None
-            deadline = time.monotonic() + 4
-            while True:
+            def both():
                 r = expect(ctx, "GET", "/proxies/term/stats", 200)
-                up, down = dir_stats(r.json, "upstream"), dir_stats(r.json, "downstream")
-                check(up is not None and down is not None,
-                      "stats lack upstream/downstream counters: %r" % r.body[:500])
-                # the counters are not read at one instant (tcp.c,
-                # "Statistics"): wait for both ledgers to balance as well
-                if down["bytes_in"] == total and all(
-                        d["bytes_in"] == d["bytes_out"] + d["bytes_cut"] + d["bytes_dropped"] + d["held"]
-                        for d in (up, down)):
-                    break
-                if time.monotonic() > deadline:
-                    break
-                time.sleep(0.02)
+                ud = dir_stats(r.json, "upstream"), dir_stats(r.json, "downstream")
+                check(None not in ud, "stats lack upstream/downstream counters: %r" % r.body[:500])
+                return ud
+            # the counters are not read at one instant: both ledgers balanced too
+            up, down = poll(both, lambda ud: ud[1]["bytes_in"] == total and all(map(ledger_ok, ud)), 4)
             check(up["bytes_in"] == total and up["bytes_out"] == total,
                   "upstream: %d bytes sent, stats in %d out %d" % (total, up["bytes_in"], up["bytes_out"]))
             check(down["bytes_in"] == total and down["bytes_out"] == 0 and down.get("held") == total,

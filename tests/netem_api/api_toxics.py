@@ -70,9 +70,7 @@ def toxic_limit_data(ctx):
                 # the server gets exactly the first N bytes; the connection
                 # closes then, both ways (what the echo had sent back may
                 # be cut: toxiproxy delivers none of it)
-                deadline = time.monotonic() + 5
-                while echo.bytes < limit and time.monotonic() < deadline:
-                    time.sleep(0.02)
+                poll(lambda: echo.bytes, lambda n: n >= limit)
                 time.sleep(0.1)  # and no more comes
                 check(echo.bytes == limit, "limit_data %s %d: the server got %d bytes"
                       % (stream, limit, echo.bytes))
@@ -178,12 +176,8 @@ def toxic_latency(ctx):
             # the quantiles between the smallest and the largest
             # (polled: a worker counts a write after the write returns,
             # which may be after the echo was read here)
-            deadline = time.monotonic() + 3
-            while True:
-                d = dir_stats(expect(ctx, "GET", "/proxies/lat/stats", 200).json, "downstream")
-                if d.get("delay_count") == 5 or time.monotonic() > deadline:
-                    break
-                time.sleep(0.02)
+            d = poll(lambda: dir_stats(expect(ctx, "GET", "/proxies/lat/stats", 200).json, "downstream"),
+                     lambda d: d.get("delay_count") == 5, 3)
             keys = ("delay_min_ms", "delay_p50_ms", "delay_p99_ms", "delay_max_ms")
             v = [d.get(k) for k in keys]
             check(d.get("delay_count") == 5 and None not in v, "latency stats: %r" % d)
@@ -255,17 +249,13 @@ def toxic_change_in_flight(ctx):
         expect(ctx, "DELETE", "/proxies/cf/toxics/lat", 204)
         add_toxic(ctx, "cf", {"type": "latency", "name": "lat2", "attributes": {"latency": 5000}})
         s.sendall(data[:50000])
-        deadline = time.monotonic() + 3
-        while echo.bytes < size + 50000 and time.monotonic() < deadline:
-            time.sleep(0.02)
+        poll(lambda: echo.bytes, lambda n: n >= size + 50000, 3)
         check(echo.bytes == size + 50000, "the echo server got %d of %d bytes"
               % (echo.bytes, size + 50000))
         if ctx.kind == "pinwheel":
             # the echo's answer read back into the toxic before the disable
-            deadline = time.monotonic() + 5
-            while (dir_stats(expect(ctx, "GET", "/proxies/cf/stats", 200).json, "downstream")["held"]
-                   < 50000 and time.monotonic() < deadline):
-                time.sleep(0.02)
+            poll(lambda: dir_stats(expect(ctx, "GET", "/proxies/cf/stats", 200).json, "downstream")["held"],
+                 lambda held: held >= 50000)
         expect(ctx, "PATCH", "/proxies/cf", 200, {"enabled": False})
         how, n, _ = wait_close(s, time.monotonic() + 5)
         check(how in ("eof", "reset") and n == 0, "disabled with bytes held: %s, %d bytes" % (how, n))

@@ -124,12 +124,8 @@ def udp_proxy(ctx):
         c = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         for i in range(5):
             c.sendto(b"held-%d" % i, (host, port))
-        deadline = time.monotonic() + 5  # all 5 read and queued in netem
-        while True:
-            before = udp_balance(ctx, "u1", False)["upstream"]
-            if before["backlog"] >= 5 or time.monotonic() > deadline:
-                break
-            time.sleep(0.02)
+        # all 5 read and queued in netem
+        before = poll(lambda: udp_balance(ctx, "u1", False)["upstream"], lambda b: b["backlog"] >= 5)
         # netem to tbf: a replace of the root (netem to netem is a change, kept)
         expect(ctx, "PATCH", "/proxies/u1/toxics/slow", 200,
                {"attributes": {"qdisc": "tbf rate 1mbit burst 32kb latency 50ms"}})
