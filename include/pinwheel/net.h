@@ -254,7 +254,8 @@ uint64_t pw_netdev_watchdog_arms(struct pw_netdev *dev, unsigned txq);
  * (htb's classes; the other qdiscs' fixed classes show, and refuse
  * changes with the kernel's error); show output is appended to @out
  * (NULL: discarded) in iproute2's exact format.
- * @flags: PW_TC_STATS (-s), PW_TC_JSON (-j), PW_TC_DETAILS (-d).
+ * @flags: PW_TC_STATS (-s), PW_TC_JSON (-j), PW_TC_DETAILS (-d),
+ * PW_TC_ACCURACY, PW_TC_NO_FILES.
  * Context: any thread (the layer's configuration lock serialises tc).
  * Return: 0; a negative errno with iproute2's message in @err (which may
  * be NULL).  A failed command changes nothing.
@@ -263,8 +264,32 @@ uint64_t pw_netdev_watchdog_arms(struct pw_netdev *dev, unsigned txq);
 #define PW_TC_JSON    0x2
 #define PW_TC_DETAILS 0x4
 #define PW_TC_ACCURACY 0x8 /* show: each qdisc's accuracy (pw_netdev_accuracy_enable()) */
+/* Words from someone who does not own this host's files (an API client):
+ * every word that would read a file is refused (-EPERM, the file never
+ * opened, the message the same whether the path exists or not), decided on
+ * the words as tc's quoting and prefix rules leave them.  netem's
+ * `distribution NAME` then takes the built-in tables only (normal, pareto,
+ * paretonormal: equal to iproute2's), never a system `.dist` file, so a
+ * file-only table (`experimental`) is refused too; trace's `file` is
+ * refused (its `text` form is not).  Without the flag a file is opened
+ * once, a regular file only, its size bounded (a FIFO or /dev/zero is an
+ * error, not a hang). */
+#define PW_TC_NO_FILES 0x10
 int pw_tc(struct pw_runtime *rt, const char *cmd, unsigned flags, char *out, size_t outlen,
 	  char *err, size_t errlen);
+
+/**
+ * pw_tc_dev() - pw_tc() confined to device @dev: the device a command's
+ * `dev WORD` names (WORD as tc's quoting leaves it) is @dev whatever WORD
+ * says, unless WORD is another device of @rt, which is refused; a show
+ * without `dev` shows @dev alone.  So words from a client that owns one
+ * device (a proxy's tc toxic) reach no other, however they are spelt.
+ * Context: as pw_tc().
+ * Return: as pw_tc(); -EPERM with "Error: dev \"WORD\" is another device:
+ * ..." naming it; -EINVAL when @dev is NULL or empty.
+ */
+int pw_tc_dev(struct pw_runtime *rt, const char *dev, const char *cmd, unsigned flags, char *out,
+	      size_t outlen, char *err, size_t errlen);
 
 /* ------------------------------------------------------------ schedules */
 
@@ -285,6 +310,11 @@ struct pw_tc_schedule; /* opaque */
 #define PW_TC_SCHED_INLINE 0x1 /* run each step in the timer's callback, on
 				* the CPU it fires on (exact on the simulated
 				* clock); default: the schedule's own thread */
+#define PW_TC_SCHED_NO_FILES 0x2 /* every step checked and run with PW_TC_NO_FILES */
+#define PW_TC_SCHED_CONFINE 0x4  /* with @dev: every step runs as pw_tc_dev(@dev)
+				  * (any device word names @dev but another
+				  * device's name, refused at load) instead
+				  * of each step having to name @dev */
 
 /**
  * pw_tc_schedule_load() - parse and check @text, a schedule named @name

@@ -13,6 +13,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "dist.h"
+#include "tc_util.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -172,10 +173,12 @@ out:
 	return 0;
 }
 
-/* Open @path; on failure note the -errno. */
+/* Open @path once, a regular file of at most PW_DIST_FILE_MAX bytes (a
+ * FIFO or /dev/zero is an error, not a hang); on failure note the -errno
+ * (-EINVAL not a regular file, -EFBIG too large). */
 static FILE *open_table(const char *path, int *ret)
 {
-	FILE *f = fopen(path, "r");
+	FILE *f = pw__open_regular(path, PW_DIST_FILE_MAX, NULL, 0);
 
 	*ret = f ? 0 : -errno;
 	return f;
@@ -232,7 +235,8 @@ int pw__dist_load(const char *name, int16_t **table, unsigned *n, char *err, siz
 		if (saved == -ENOTDIR)
 			saved = -ENOENT;
 		set_err(err, errlen, "No distribution data for %s (%s: %s)", name, first,
-			strerror(-ret));
+			ret == -EINVAL ? "not a regular file" :
+			ret == -EFBIG ? "larger than a table can be" : strerror(-ret));
 		return saved;
 	}
 	ret = parse_file(f, path, table, n, err, errlen);

@@ -26,6 +26,9 @@
 /* Most values a table may hold (iproute2's MAX_DIST, the kernel's
  * NETEM_DIST_MAX). */
 #define PW_NETEM_DIST_MAX 16384
+/* The largest `.dist` file read: the kernel's table limit at 64 bytes a
+ * value, comments and blanks included (iproute2's tables are under 60 KiB). */
+#define PW_DIST_FILE_MAX ((uint64_t)PW_NETEM_DIST_MAX * 64)
 
 /* Load a distribution table.  @name is a path when it contains '/' (used
  * as given, no ".dist" appended), else a table name looked up as
@@ -45,7 +48,10 @@
  * Return: 0; -ENOENT (or fopen's -errno) "No distribution data for NAME
  * (PATH: strerror)"; -E2BIG "PATH: too much data"; -ERANGE value out of
  * s16 range; -EINVAL garbage token or a bad argument; -ENODATA no values;
- * -ENAMETOOLONG path too long; -ENOMEM; -EIO read error. */
+ * -ENAMETOOLONG path too long; -ENOMEM; -EIO read error; -EINVAL (with
+ * "Not a regular file"... in strerror's words: "Invalid argument") a FIFO,
+ * device or directory, never read; -EFBIG above PW_DIST_FILE_MAX.  The file
+ * is opened once (pw__open_regular()). */
 int pw__dist_load(const char *name, int16_t **table, unsigned *n, char *err, size_t errlen);
 
 /* Generate a built-in table: "normal", "pareto" or "paretonormal", with

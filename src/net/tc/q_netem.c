@@ -68,7 +68,22 @@ static int load_dist(struct pw__tc_ctx *tc, const char *name, int16_t **t, unsig
 	free(*t);
 	*t = NULL;
 	*n = 0;
-	int rc = pw__dist_get(name, t, n, err, sizeof(err));
+	int rc;
+	if (tc->flags & PW_TC_NO_FILES) {
+		/* the built-in tables only (equal to iproute2's, test_dist):
+		 * no .dist file is looked up, and a path is refused unread */
+		rc = pw__dist_builtin(name, t, n);
+		if (rc == -ENOENT) {
+			pw__tc_err(tc, "Error: distribution \"%s\": only the built-in tables "
+				       "(normal, pareto, paretonormal) here, no file is read.",
+				   strchr(name, '/') ? "PATH" : name);
+			return -EPERM;
+		}
+		if (rc)
+			return rc;
+		return 0;
+	}
+	rc = pw__dist_get(name, t, n, err, sizeof(err));
 	if (rc || !*t || *n == 0) {
 		if (err[0])
 			pw__tc_err(tc, "%s", err);

@@ -228,11 +228,14 @@ static int parse_trace(struct pw__tc_ctx *tc, const char *text, size_t len,
  * Return: 0, -errno (printed), -EFBIG (above TRACE_TEXT_MAX). */
 static int read_file(struct pw__tc_ctx *tc, const char *path, char **buf, size_t *len)
 {
-	FILE *f = fopen(path, "re");
+	/* opened once, a regular file only (a FIFO or a device would block
+	 * or never end), its size checked before it is read */
+	char why[128];
+	FILE *f = pw__open_regular(path, TRACE_TEXT_MAX, why, sizeof(why));
 	if (!f) {
 		int e = errno;
-		pw__tc_err(tc, "trace: cannot open \"%s\": %s", path, strerror(e));
-		return -e;
+		pw__tc_err(tc, "trace: cannot open \"%s\": %s", path, why);
+		return e == EFBIG ? -EFBIG : -e;
 	}
 	char *b = NULL;
 	size_t n = 0, cap = 0;
@@ -360,6 +363,8 @@ static int trace_parse(struct pw__tc_ctx *tc, int argc, char **argv, void *optp)
 	if (!file && !text)
 		return 0; /* a change of the limit alone; add needs a trace (init) */
 	if (file) {
+		if ((rc = pw__tc_no_files(tc, "trace's \"file\" (give the trace as \"text\")")))
+			return rc;
 		rc = read_trace_file(tc, file, o);
 	} else {
 		const struct trace_src src = { .name = NULL };

@@ -110,6 +110,7 @@ struct pw_tc_schedule {
 	struct pw_runtime *rt;
 	char *name;
 	unsigned flags;
+	char *confine;             /* PW_TC_SCHED_CONFINE: the device, else NULL */
 	struct sched_step *steps;
 	unsigned nsteps;
 	bool loop;
@@ -133,6 +134,12 @@ struct pw_tc_schedule {
 	int failed_rc;
 	char failed_msg[256];
 };
+
+/* The flags every pw_tc() of @s runs with. */
+static unsigned tc_flags(const struct pw_tc_schedule *s)
+{
+	return (s->flags & PW_TC_SCHED_NO_FILES) ? PW_TC_NO_FILES : 0;
+}
 
 /* ------------------------------------------------------------- errors */
 
@@ -262,12 +269,12 @@ static int check_verb(const char *cmd, char *err, size_t errlen)
 /* The words as tc parses them, on @scratch (a runtime without devices):
  * right words end in "Cannot find device".  The device's name in @devname.
  * Return: 0; -EINVAL/-ENOMEM with tc's message in @err. */
-static int check_words(struct pw_runtime *scratch, const char *cmd, char *devname, size_t dlen,
-		       char *err, size_t errlen)
+static int check_words(struct pw_runtime *scratch, const char *cmd, unsigned tcflags,
+		       char *devname, size_t dlen, char *err, size_t errlen)
 {
 	char msg[SCHED_ERRLEN];
 	static const char cfd[] = "Cannot find device \"";
-	int rc = pw_tc(scratch, cmd, 0, NULL, 0, msg, sizeof(msg));
+	int rc = pw_tc(scratch, cmd, tcflags, NULL, 0, msg, sizeof(msg));
 	const char *at = rc == -ENODEV ? strstr(msg, cfd) : NULL;
 	if (at) {
 		at += sizeof(cfd) - 1;
@@ -293,6 +300,8 @@ static int check_words(struct pw_runtime *scratch, const char *cmd, char *devnam
 	 * does not always name the word (netem's "Illegal \"latency\""), so
 	 * the command follows it */
 	msg[strcspn(msg, "\n")] = '\0';
+	if (rc == -EPERM) /* a word the caller's flags refuse (PW_TC_NO_FILES) */
+		return say(err, errlen, -EPERM, "%s", msg);
 	return say(err, errlen, -EINVAL, "%s (in \"%s\")", msg, cmd);
 }
 
@@ -354,13 +363,20 @@ static int parse_line(struct pw_tc_schedule *s, struct pw_runtime *scratch, cons
 	char msg[SCHED_ERRLEN], devname[64];
 	int rc = check_verb(p, msg, sizeof(msg));
 	if (!rc)
-		rc = check_words(scratch, p, devname, sizeof(devname), msg, sizeof(msg));
+		rc = check_words(scratch, p, tc_flags(s), devname, sizeof(devname), msg,
+				 sizeof(msg));
 	if (rc)
 		return say(err, errlen, rc, "%s:%u: %s", s->name, lineno, msg);
-	if (!pw_netdev_get(s->rt, devname))
+	if (s->confine) {
+		/* as pw_tc_dev() will run it: any name but another device's */
+		if (strcmp(devname, s->confine) && pw_netdev_get(s->rt, devname))
+			return say(err, errlen, -EPERM,
+				   "%s:%u: Error: dev \"%s\" is another device: this schedule acts "
+				   "on %s only.", s->name, lineno, devname, s->confine);
+	} else if (!pw_netdev_get(s->rt, devname))
 		return say(err, errlen, -ENODEV, "%s:%u: Cannot find device \"%s\"", s->name,
 			   lineno, devname);
-	if (dev && strcmp(dev, devname))
+	if (dev && !s->confine && strcmp(dev, devname))
 		return say(err, errlen, -EINVAL, "%s:%u: \"%s\": this schedule is for dev %s",
 			   s->name, lineno, devname, dev);
 	if (s->nsteps == *cap) {
@@ -467,7 +483,9 @@ static void run_step(struct pw_tc_schedule *s, uint64_t g)
 {
 	struct sched_step *st = &s->steps[g % s->nsteps];
 	char msg[SCHED_ERRLEN];
-	int rc = pw_tc(s->rt, st->cmd, 0, NULL, 0, msg, sizeof(msg));
+	int rc = s->confine ? pw_tc_dev(s->rt, s->confine, st->cmd, tc_flags(s), NULL, 0, msg,
+					sizeof(msg))
+			    : pw_tc(s->rt, st->cmd, tc_flags(s), NULL, 0, msg, sizeof(msg));
 	uint64_t now = pw_now_ns(s->rt);
 	pthread_mutex_lock(&s->lock);
 	if (rc == 0) {
@@ -559,7 +577,9 @@ int pw_tc_schedule_load(struct pw_runtime *rt, const char *text, const char *nam
 		err[0] = '\0';
 	if (out)
 		*out = NULL;
-	if (!rt || !text || !out || (flags & ~PW_TC_SCHED_INLINE))
+	if (!rt || !text || !out ||
+	    (flags & ~(PW_TC_SCHED_INLINE | PW_TC_SCHED_NO_FILES | PW_TC_SCHED_CONFINE)) ||
+	    ((flags & PW_TC_SCHED_CONFINE) && (!dev || !*dev)))
 		return say(err, errlen, -EINVAL, "invalid argument");
 	struct pw_tc_schedule *s = calloc(1, sizeof(*s));
 	if (!s)
@@ -570,6 +590,15 @@ int pw_tc_schedule_load(struct pw_runtime *rt, const char *text, const char *nam
 	s->failed_step = -1;
 	s->name = strdup(name ? name : "schedule");
 	int rc = -ENOMEM;
+	if ((flags & PW_TC_SCHED_CONFINE) && !(s->confine = strdup(dev))) {
+		say(err, errlen, rc, "out of memory");
+		goto fail_nolock;
+	}
+	if (s->confine && !pw_netdev_get(rt, s->confine)) {
+		rc = say(err, errlen, -ENODEV, "%s: Cannot find device \"%s\"",
+			 s->name ? s->name : "schedule", s->confine);
+		goto fail_nolock;
+	}
 	if (!s->name) {
 		say(err, errlen, rc, "out of memory");
 		goto fail_nolock;
@@ -611,6 +640,7 @@ fail_nolock:
 		free(s->steps[i].cmd);
 	free(s->steps);
 	free(s->name);
+	free(s->confine);
 	free(s);
 	return rc;
 }
@@ -719,6 +749,7 @@ void pw_tc_schedule_free(struct pw_tc_schedule *s)
 		free(s->steps[i].cmd);
 	free(s->steps);
 	free(s->name);
+	free(s->confine);
 	free(s);
 }
 

@@ -102,6 +102,16 @@ int pw__tc_duparg(struct pw__tc_ctx *tc, const char *key, const char *arg)
 	return -EINVAL;
 }
 
+int pw__tc_no_files(struct pw__tc_ctx *tc, const char *what)
+{
+	if (!(tc->flags & PW_TC_NO_FILES))
+		return 0;
+	/* the word itself is not repeated: where it names a path, whether
+	 * that path exists is no business of the caller's */
+	pw__tc_err(tc, "Error: %s would read a file, and this command may read none.", what);
+	return -EPERM;
+}
+
 /* ---------------------------------------------------------- estimator */
 
 int pw__est_parse(struct pw__tc_ctx *tc, const char *interval, const char *tconst,
@@ -259,8 +269,26 @@ unsigned pw__tc_devs_in_order(struct pw__net *net, struct pw_netdev ***out)
 	return n;
 }
 
-int pw_tc(struct pw_runtime *rt, const char *cmd, unsigned flags, char *out, size_t outlen,
-	  char *err, size_t errlen)
+/* ------------------------------------------------------------ confinement */
+
+const char *pw__tc_dev_word(struct pw__tc_ctx *tc, const char *word, int *rc)
+{
+	*rc = 0;
+	if (!tc->confine || !strcmp(word, tc->confine))
+		return word;
+	if (pw__tc_dev_lookup(tc->ext.net, word)) {
+		pw__tc_err(tc, "Error: dev \"%s\" is another device: this command acts on %s only.",
+			   word, tc->confine);
+		*rc = -EPERM;
+		return NULL;
+	}
+	return tc->confine;
+}
+
+/* pw_tc() and pw_tc_dev(): @confine NULL or the one device the command
+ * may act on. */
+static int tc_run(struct pw_runtime *rt, const char *confine, const char *cmd, unsigned flags,
+		  char *out, size_t outlen, char *err, size_t errlen)
 {
 	if (err && errlen)
 		err[0] = '\0';
@@ -273,6 +301,7 @@ int pw_tc(struct pw_runtime *rt, const char *cmd, unsigned flags, char *out, siz
 	tc.ext.msg = err;
 	tc.ext.msglen = errlen;
 	tc.flags = flags;
+	tc.confine = confine;
 	/* psched's constants since Linux 2.6.x (tick = 1/64 us); fixed so a
 	 * script parses the same on every machine */
 	pw__tc_core_set(&tc.core, 1000, 64, 1000000);
@@ -346,3 +375,19 @@ done:
 	return rc;
 }
 
+int pw_tc(struct pw_runtime *rt, const char *cmd, unsigned flags, char *out, size_t outlen,
+	  char *err, size_t errlen)
+{
+	return tc_run(rt, NULL, cmd, flags, out, outlen, err, errlen);
+}
+
+int pw_tc_dev(struct pw_runtime *rt, const char *dev, const char *cmd, unsigned flags, char *out,
+	      size_t outlen, char *err, size_t errlen)
+{
+	if (!dev || !*dev) {
+		if (err && errlen)
+			snprintf(err, errlen, "No device to confine the command to");
+		return -EINVAL;
+	}
+	return tc_run(rt, dev, cmd, flags, out, outlen, err, errlen);
+}

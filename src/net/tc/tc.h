@@ -28,7 +28,20 @@ struct pw__tc_ctx {
 	struct pw__extack ext;
 	unsigned flags;            /* PW_TC_* */
 	struct pw__tc_core core;   /* psched tick arithmetic */
+	const char *confine;       /* pw_tc_dev(): the one device it may act on */
 };
+
+/* The device a command's `dev WORD` names, the word as tc's quoting left
+ * it: WORD itself, or under pw_tc_dev() the confining device, unless WORD
+ * is another device of the runtime (then NULL, -EPERM in *@rc, said).
+ * Context: the command's thread, cfg_lock held for a modification.
+ * Return: the name to look up; NULL on refusal. */
+const char *pw__tc_dev_word(struct pw__tc_ctx *tc, const char *word, int *rc);
+
+/* A word that would open a file (netem's `distribution PATH`, trace's
+ * `file`), refused under PW_TC_NO_FILES: said naming @what, -EPERM.
+ * Return: 0 when files may be read; -EPERM. */
+int pw__tc_no_files(struct pw__tc_ctx *tc, const char *what);
 
 /* netlink request flags, as tc sends them (NLM_F_CREATE, _EXCL, _REPLACE) */
 #define PW__TC_F_CREATE  0x1

@@ -104,7 +104,9 @@ static int class_show(struct pw__tc_ctx *tc, int argc, char **argv, struct pw__o
 			argv++;
 			if (devname)
 				return pw__tc_duparg(tc, "dev", *argv);
-			devname = *argv;
+			int rc;
+			if (!(devname = pw__tc_dev_word(tc, *argv, &rc)))
+				return rc;
 		} else if (!strcmp(*argv, "qdisc")) {
 			if (--argc <= 0)
 				return pw__tc_incomplete(tc);
@@ -147,6 +149,8 @@ static int class_show(struct pw__tc_ctx *tc, int argc, char **argv, struct pw__o
 	bool json = o->json;
 	o->json = false;
 	int rc = 0;
+	if (!devname)
+		devname = tc->confine; /* confined: its own device */
 	if (devname) {
 		struct pw_netdev *dev = pw__tc_dev_lookup(tc->ext.net, devname);
 		if (!dev) {
@@ -179,7 +183,9 @@ static int class_modify(struct pw__tc_ctx *tc, int argc, char **argv, unsigned f
 			argv++;
 			if (devname)
 				return pw__tc_duparg(tc, "dev", *argv);
-			devname = *argv;
+			int rc;
+			if (!(devname = pw__tc_dev_word(tc, *argv, &rc)))
+				return rc;
 		} else if (!strcmp(*argv, "classid")) {
 			if (--argc <= 0)
 				return pw__tc_incomplete(tc);

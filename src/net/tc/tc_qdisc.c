@@ -71,10 +71,12 @@ static int parse_qdisc_req(struct pw__tc_ctx *tc, int argc, char **argv, struct 
 					   *argv);
 				return -EINVAL;
 			}
-			r->devname = *argv;
+			int rc;
+			if (!(r->devname = pw__tc_dev_word(tc, *argv, &rc)))
+				return rc;
 			/* for a kind's parse that builds on the device (cfg_lock
 			 * held); NULL is reported after the options, as tc does */
-			tc->ext.dev = pw__tc_dev_lookup(tc->ext.net, *argv);
+			tc->ext.dev = pw__tc_dev_lookup(tc->ext.net, r->devname);
 		} else if (!strcmp(*argv, "handle")) {
 			if (r->handle) /* tc checks before NEXT_ARG() */
 				return pw__tc_duparg(tc, "handle", *argv);
@@ -485,7 +487,9 @@ static int qdisc_show(struct pw__tc_ctx *tc, int argc, char **argv, struct pw__o
 			if (--argc <= 0)
 				return pw__tc_incomplete(tc);
 			argv++;
-			devname = *argv;
+			int rc;
+			if (!(devname = pw__tc_dev_word(tc, *argv, &rc)))
+				return rc;
 		} else if (!strcmp(*argv, "root") || !strcmp(*argv, "ingress") ||
 			   !strcmp(*argv, "clsact") || pw__matches(*argv, "parent") == 0 ||
 			   pw__matches(*argv, "handle") == 0) {
@@ -522,6 +526,8 @@ static int qdisc_show(struct pw__tc_ctx *tc, int argc, char **argv, struct pw__o
 		argc--, argv++;
 	}
 	struct pw__tc_show_arg sa = { tc, o, &f, 0, 0 };
+	if (!devname)
+		devname = tc->confine; /* confined: its own device, not all */
 	if (devname) {
 		struct pw_netdev *dev = pw__tc_dev_lookup(tc->ext.net, devname);
 		if (!dev) {

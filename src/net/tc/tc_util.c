@@ -21,6 +21,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* ====================================================== double to integer */
 
@@ -587,4 +590,46 @@ int pw__makeargs(char *line, char *argv[], int maxargs)
 	if (maxargs > 0)
 		argv[argc] = NULL;
 	return argc;
+}
+
+/* ------------------------------------------------------------ files */
+
+FILE *pw__open_regular(const char *path, uint64_t max, char *why, size_t whylen)
+{
+	int e;
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0) {
+		e = errno;
+		if (why && whylen)
+			snprintf(why, whylen, "%s", strerror(e));
+		errno = e;
+		return NULL;
+	}
+	struct stat st;
+	if (fstat(fd, &st)) {
+		e = errno;
+		if (why && whylen)
+			snprintf(why, whylen, "%s", strerror(e));
+	} else if (!S_ISREG(st.st_mode)) {
+		e = EINVAL;
+		if (why && whylen)
+			snprintf(why, whylen, "not a regular file");
+	} else if ((uint64_t)st.st_size > max) {
+		e = EFBIG;
+		if (why && whylen)
+			snprintf(why, whylen, "larger than %llu bytes", (unsigned long long)max);
+	} else {
+		/* blocking again: a regular file never waits, and stdio's
+		 * reads then need no EAGAIN handling */
+		int fl = fcntl(fd, F_GETFL);
+		FILE *f = fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) ? NULL : fdopen(fd, "r");
+		if (f)
+			return f;
+		e = errno;
+		if (why && whylen)
+			snprintf(why, whylen, "%s", strerror(e));
+	}
+	close(fd);
+	errno = e;
+	return NULL;
 }

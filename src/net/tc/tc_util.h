@@ -28,6 +28,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "../pkt_sched.h"
 
@@ -206,5 +207,18 @@ int pw__matches(const char *cmd, const char *pattern);
  * quote (tc exits in both cases).
  */
 int pw__makeargs(char *line, char *argv[], int maxargs);
+
+/* ------------------------------------------------------------ files */
+
+/*
+ * A file named by a tc word (netem's `distribution PATH`, trace's `file
+ * PATH`), opened once for reading: a regular file only (a FIFO, a device
+ * such as /dev/zero or a directory is refused without blocking: the open
+ * itself is O_NONBLOCK), at most @max bytes (its size when opened).  On
+ * failure errno is set (EINVAL: not a regular file; EFBIG: too large; the
+ * open's own) and @why (when @whylen) says so in words.
+ * Context: the tc command's thread.  Return: the stream; NULL.
+ */
+FILE *pw__open_regular(const char *path, uint64_t max, char *why, size_t whylen);
 
 #endif
