@@ -10,6 +10,7 @@ runs its @test checks in its ORDER and prints the DIFF lines).  Threads:
 the runner's main thread; echo servers on threads of their own.
 """
 
+import json
 import time
 
 from common import *  # noqa: F401,F403 (the shared helpers)
@@ -88,7 +89,8 @@ def tc_schedule_inline(ctx):
                        "schedule": "1s qdisc replace dev x root trace file /etc/shadow\n"}):
             r = add_toxic(ctx, "tsch", {"type": "tc", "name": "tr", "stream": "upstream",
                                         "attributes": attrs}, 400)
-            check("trace file" in (r.json or {}).get("error", ""), "trace file refused: %r" % r)
+            check("would read a file" in (r.json or {}).get("error", ""),
+                  "trace file refused: %r" % r)
         add_toxic(ctx, "tsch", {"type": "tc", "name": "tr", "stream": "upstream",
                                 "attributes": {"qdisc": 'trace text "1 1 3" limit 100'}})
     finally:
@@ -151,3 +153,179 @@ def tc_stats_accuracy(ctx):
     finally:
         delete_proxy(ctx, "tacc")
         echo.stop()
+
+
+def _rss_kb(ctx):
+    with open("/proc/%d/status" % ctx.server.proc.pid) as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def _err(r):
+    return (r.json or {}).get("error", "") if r.json else r.body.decode("utf-8", "replace")
+
+
+def _udp_proxy(ctx, name):
+    return expect(ctx, "POST", "/proxies", 201, {"name": name, "listen": HOST + ":0",
+                                                 "upstream": HOST + ":9", "protocol": "udp"})
+
+
+@test
+def tc_reads_no_file(ctx):
+    """No word of a client's reads a file on the server (issue 34, finding
+    1), however tc's quoting, prefixes and continuations spell it, on TCP
+    and UDP proxies, in a qdisc, a batch or a schedule: 400, the same
+    message whether the path exists or not, nothing of the file shown,
+    no hang on /dev/zero and no growth; the built-in tables still work."""
+    if ctx.kind != "pinwheel":
+        return  # toxiproxy has no tc toxic
+    make_proxy(ctx, "tnf", "127.0.0.1:9")
+    _udp_proxy(ctx, "unf")
+    try:
+        rss0 = _rss_kb(ctx)
+        words = ["netem delay 10ms 5ms distribution /etc/passwd",
+                 "netem delay 10ms 5ms distribution ../../../../../../../etc/passwd",
+                 "netem delay 10ms 5ms distribution /nonexistent/nothing",
+                 'netem delay 10ms 5ms "distribution" /etc/passwd',
+                 "netem delay 10ms 5ms distrib '/etc/passwd'",
+                 "netem delay 10ms 5ms distribution /dev/zero",
+                 "netem slot distribution /etc/passwd 1ms 1ms",
+                 'trace "file" /etc/passwd',
+                 '"trace" file /etc/passwd']
+        said = {}
+        for proxy in ("tnf", "unf"):
+            for w in words:
+                t0 = time.monotonic()
+                r = add_toxic(ctx, proxy, {"type": "tc", "name": "f", "stream": "upstream",
+                                           "attributes": {"qdisc": w}}, 400)
+                e = _err(r)
+                check(time.monotonic() - t0 < 5, "%s %r: %.1f s" % (proxy, w, time.monotonic() - t0))
+                check("root:" not in e and "No such" not in e and "regular" not in e,
+                      "%s %r shows the file: %r" % (proxy, w, e))
+                check("file" in e and "read" in e, "%s %r: %r" % (proxy, w, e))
+                if "distribution /" in w:
+                    said.setdefault(proxy, set()).add(e.replace(w, "W"))
+            check(len(said[proxy]) == 1, "%s: a path's existence shows: %r" % (proxy, said[proxy]))
+            for attrs in ({"batch": "qdisc add dev x root netem delay 10ms 5ms \\\n"
+                                    "distribution /etc/passwd"},
+                          {"qdisc": "netem delay 10ms",
+                           "schedule": "1s qdisc change dev x root netem delay 5ms 1ms \\\n"
+                                       "distribution /etc/passwd\n"},
+                          {"qdisc": "netem delay 10ms",
+                           "schedule": "1s qdisc replace dev x root trace \\\nfile /etc/passwd\n"}):
+                r = add_toxic(ctx, proxy, {"type": "tc", "name": "f", "stream": "upstream",
+                                           "attributes": attrs}, 400)
+                check("root:" not in _err(r) and "No such" not in _err(r),
+                      "%s %r: %r" % (proxy, attrs, _err(r)))
+            for table in ("normal", "pareto", "paretonormal"):
+                add_toxic(ctx, proxy, {"type": "tc", "name": "n" + table, "stream": "downstream"
+                                       if table == "normal" else "upstream",
+                                       "attributes": {"qdisc": "netem delay 10ms 5ms distribution "
+                                                      + table}})
+                expect(ctx, "DELETE", "/proxies/%s/toxics/n%s" % (proxy, table), 204)
+            r = add_toxic(ctx, proxy, {"type": "tc", "name": "x", "attributes": {
+                "qdisc": "netem delay 10ms 5ms distribution experimental"}}, 400)
+            check("built-in" in _err(r), "experimental: %r" % _err(r))
+        grown = _rss_kb(ctx) - rss0
+        check(grown < 64 * 1024, "RSS grew by %d KiB" % grown)
+    finally:
+        delete_proxy(ctx, "tnf")
+        delete_proxy(ctx, "unf")
+
+
+def _device_delay(ctx, proxy, stream="upstream"):
+    r = expect(ctx, "GET", "/proxies/%s/stats" % proxy, 200)
+    d = dir_stats(r.json, stream) or r.json.get(stream) or {}  # TCP's, UDP's
+    tc = d.get("tc") or []
+    return [(d.get("device"), [q.get("delay") for q in d.get("qdiscs", [])]) for d in tc]
+
+
+@test
+def tc_own_device_only(ctx):
+    """A tc toxic reaches its own device only (issue 34, finding 3): a
+    batch, a qdisc or a schedule naming another proxy's device, however
+    quoted, is a 400 naming it, and nothing changes anywhere, the lines
+    before it included; any other word after dev names the toxic's own."""
+    if ctx.kind != "pinwheel":
+        return
+    make_proxy(ctx, "tdev1", "127.0.0.1:9")
+    make_proxy(ctx, "tdev2", "127.0.0.1:9")
+    _udp_proxy(ctx, "udev1")
+    try:
+        add_toxic(ctx, "tdev2", {"type": "tc", "name": "mine", "stream": "upstream",
+                                 "attributes": {"qdisc": "netem delay 1ms"}})
+        before = _device_delay(ctx, "tdev2")
+        check(len(before) == 1 and before[0][0], "tdev2's device: %r" % before)
+        dev2 = before[0][0]
+        for attrs in ({"batch": 'qdisc replace "dev" %s root netem delay 7s' % dev2},
+                      {"batch": "qdisc replace dev '%s' root netem delay 7s" % dev2},
+                      {"batch": "qdisc add dev x root netem delay 2ms\n"
+                                "qdisc replace \"dev\" %s root netem delay 7s" % dev2},
+                      {"batch": 'qdisc replace "dev" %s root netem delay 7s\nqdisc bogus' % dev2},
+                      {"qdisc": "netem delay 1ms",
+                       "schedule": '1s qdisc change "dev" %s root netem delay 7s\n' % dev2}):
+            r = add_toxic(ctx, "tdev1", {"type": "tc", "name": "evil", "stream": "upstream",
+                                         "attributes": attrs}, 400)
+            check(dev2 in _err(r) or "bogus" in _err(r), "%r: not named: %r" % (attrs, _err(r)))
+            check(_device_delay(ctx, "tdev2") == before,
+                  "%r changed %s: %r" % (attrs, dev2, _device_delay(ctx, "tdev2")))
+        # a UDP proxy's other direction is another device too
+        r = add_toxic(ctx, "udev1", {"type": "tc", "name": "evil", "stream": "upstream",
+                                     "attributes": {"batch": "qdisc replace dev down root "
+                                                             "netem delay 7s"}}, 400)
+        check('"down"' in _err(r), "udp down not named: %r" % _err(r))
+        d = _device_delay(ctx, "udev1", "downstream")
+        check(d and all("7" not in json.dumps(q) for _, q in d), "udp down changed: %r" % d)
+        # any other word names the toxic's own device
+        add_toxic(ctx, "tdev1", {"type": "tc", "name": "ok", "stream": "upstream",
+                                 "attributes": {"batch": "qdisc add dev whatever root netem "
+                                                         "delay 3ms"}})
+        mine = _device_delay(ctx, "tdev1")
+        check(len(mine) == 1 and mine[0][0] != dev2, "tdev1's own device: %r" % mine)
+    finally:
+        for p in ("tdev1", "tdev2", "udev1"):
+            delete_proxy(ctx, p)
+
+
+@test
+def tc_stream_refusals_parsed(ctx):
+    """netem's loss, duplicate, corrupt, reorder and slot cannot apply to a
+    TCP byte stream (issue 34, finding 4): refused on the configuration tc
+    parsed, whatever the spelling (prefixes, quotes), in a tree, a schedule
+    step or on a disabled proxy, with a 400 naming the option."""
+    if ctx.kind != "pinwheel":
+        return
+    make_proxy(ctx, "tsp", "127.0.0.1:9")
+    try:
+        cases = [("netem delay 1ms los 100%", "loss"),
+                 ('netem delay 1ms "loss" 100%', "loss"),
+                 ("netem delay 1ms loss gemodel 1%", "loss"),
+                 ("netem dup 50%", "duplicate"),
+                 ("netem corr 1%", "corrupt"),
+                 ("netem delay 10ms reorder 25%", "reorder"),
+                 ("netem slot 1ms 2ms", "slot")]
+        for enabled in (True, False):
+            expect(ctx, "PATCH", "/proxies/tsp", 200, {"enabled": enabled})
+            for w, opt in cases:
+                r = add_toxic(ctx, "tsp", {"type": "tc", "name": "s", "attributes": {"qdisc": w}},
+                              400)
+                check("netem %s" % opt in _err(r), "%r: %r" % (w, _err(r)))
+            r = add_toxic(ctx, "tsp", {"type": "tc", "name": "s", "attributes": {"batch":
+                "qdisc add dev x root handle 1: htb default 1\n"
+                "class add dev x parent 1: classid 1:1 htb rate 1mbit\n"
+                "qdisc add dev x parent 1:1 handle 10: netem delay 1ms lo 5%"}}, 400)
+            check("netem loss" in _err(r), "tree: %r" % _err(r))
+            r = add_toxic(ctx, "tsp", {"type": "tc", "name": "s", "attributes": {
+                "qdisc": "netem delay 1ms",
+                "schedule": "1s qdisc change dev x root netem delay 2ms\n"
+                            "2s qdisc change dev x root netem delay 1ms dupl 5%\nloop\n"}}, 400)
+            check("netem duplicate" in _err(r) and "schedule:2" in _err(r),
+                  "schedule: %r" % _err(r))
+            r = expect(ctx, "GET", "/proxies/tsp/toxics", 200)
+            check(r.json == [], "toxics left: %r" % r.json)
+        add_toxic(ctx, "tsp", {"type": "tc", "name": "ok", "attributes": {
+            "qdisc": "netem delay 1ms 1ms distribution normal"}})
+    finally:
+        delete_proxy(ctx, "tsp")

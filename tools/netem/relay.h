@@ -51,6 +51,7 @@ struct relay_config {
 	int help;                      /* --help */
 	const char *schedule[RELAY_NDIR]; /* --up-schedule / --down-schedule: file names */
 	int accuracy;                  /* --accuracy (or --check) */
+	int no_files;                  /* words from an API client: PW_TC_NO_FILES */
 	int check;                     /* --check: exit 3 when the achieved left the configured */
 	int api;                       /* --api given: serve toxiproxy's HTTP API (server.c) */
 	struct sockaddr_storage api_addr; /* --api ADDR:PORT */

@@ -103,108 +103,18 @@ static void tcp_stats(void *ctx, void *handle, struct tcp_proxy_stats *s)
 	tcp_proxy_stats(handle, s);
 }
 
-/* Is word @w among the whitespace-separated words of @s? */
-static int has_word(const char *s, const char *w)
-{
-	size_t n = strlen(w);
-	for (const char *q = s; (q = strstr(q, w)); q += n) {
-		int start = q == s || q[-1] == ' ' || q[-1] == '\t' || q[-1] == '\n';
-		int end = !q[n] || q[n] == ' ' || q[n] == '\t' || q[n] == '\n' || q[n] == '\r';
-		if (start && end)
-			return 1;
-	}
-	return 0;
-}
-
-/* tc's parser on @cmd, on the scratch runtime, which has no device: words
- * tc takes end in "Cannot find device" (tc reads every word, the kind's
- * too, before it looks the device up; src/net/tc/schedule.c checks its
- * steps the same way); 0 then, else -EINVAL with tc's message in @msg. */
-static int tc_parse(struct pw_runtime *scratch, const char *cmd, char *msg, size_t len)
-{
-	msg[0] = '\0';
-	int rc = pw_tc(scratch, cmd, 0, NULL, 0, msg, len);
-	if (rc == -ENOMEM)
-		return rc;
-	if (rc == -ENODEV && strstr(msg, "Cannot find device"))
-		return 0;
-	if (!rc) /* a command that changes nothing (a show): the plane runs it too */
-		return 0;
-	if (!msg[0])
-		snprintf(msg, len, "%s", strerror(-rc));
-	msg[strcspn(msg, "\n")] = '\0';
-	return -EINVAL;
-}
-
 /*
  * What the plane would refuse in toxic @t, found without opening anything:
- * netem's loss, duplication, corruption and reordering (with the message
- * tcp_proxy_set_toxics() gives), and a tc toxic's words that tc refuses
- * (the qdisc form as "qdisc add dev D root WORDS"; a batch line by line,
- * '#' comments and a leading "tc" dropped, as the plane runs them).  What
- * depends on the device's state (a class whose parent qdisc does not
- * exist) is found when the plane sets the toxic, as before.
+ * a tc toxic's words and schedule run as the plane runs them (confined to
+ * a device of their own, no file read) on a runtime of their own, and the
+ * configuration they make read back for what a byte stream cannot carry
+ * (tc_toxic_check(): netem's loss, duplication, corruption, reordering,
+ * whatever the spelling).  Other toxics: the registry checked the ranges.
  */
-static int tcp_validate_words(void *ctx, const struct toxic *t, char *err, size_t errlen)
-{
-	struct srv *sv = ctx;
-	if (t->type != TOXIC_TC)
-		return 0; /* the registry checked the ranges */
-	const char *words = t->a.tc.qdisc ? t->a.tc.qdisc : t->a.tc.batch;
-	if (!words) {
-		snprintf(err, errlen, "toxic %s: a tc toxic needs a qdisc or a batch", t->name);
-		return -EINVAL;
-	}
-	static const char *const stream_less[] = { "loss", "drop", "duplicate", "corrupt",
-						   "reorder", "gap", "slot" };
-	if (has_word(words, "netem"))
-		for (size_t i = 0; i < sizeof(stream_less) / sizeof(stream_less[0]); i++)
-			if (has_word(words, stream_less[i])) {
-				snprintf(err, errlen,
-					 "toxic %s: netem %s cannot apply to a TCP byte stream (it "
-					 "would lose or reorder bytes); use it on a udp proxy",
-					 t->name, stream_less[i]);
-				return -EINVAL;
-			}
-	if (!sv->scratch)
-		return 0;
-	char msg[256];
-	int rc;
-	if (t->a.tc.qdisc) {
-		char *cmd = NULL;
-		if (asprintf(&cmd, "qdisc add dev pwcheck0 root %s", words) < 0)
-			return -ENOMEM;
-		rc = tc_parse(sv->scratch, cmd, msg, sizeof(msg));
-		free(cmd);
-		if (rc == -EINVAL)
-			snprintf(err, errlen, "toxic %s: tc refused \"%s\": %s", t->name, words, msg);
-		return rc;
-	}
-	const char *p = words, *b;
-	unsigned line = 0;
-	size_t n;
-	while (toxic_tc_next_line(&p, &line, &b, &n)) {
-		char *cmd = strndup(b, n);
-		if (!cmd)
-			return -ENOMEM;
-		rc = tc_parse(sv->scratch, cmd, msg, sizeof(msg));
-		free(cmd);
-		if (rc == -EINVAL)
-			snprintf(err, errlen, "toxic %s: tc refused batch line %u \"%.*s\": %s",
-				 t->name, line, (int)(n > 120 ? 120 : n), b, msg);
-		if (rc)
-			return rc;
-	}
-	return 0;
-}
-
-/* ... and a tc toxic's schedule, loaded for a device of its own on the
- * scratch runtime (tcp_tc_schedule_check()). */
 static int tcp_validate(void *ctx, const struct toxic *t, char *err, size_t errlen)
 {
 	struct srv *sv = ctx;
-	int rc = tcp_validate_words(ctx, t, err, errlen);
-	return rc ? rc : tcp_tc_schedule_check(sv->scratch, t, err, errlen);
+	return tcp_tc_schedule_check(sv->scratch, t, err, errlen);
 }
 
 static char *tcp_tc_report(void *ctx, void *handle, enum toxic_stream stream)

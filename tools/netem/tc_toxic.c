@@ -32,7 +32,7 @@
  * burst smaller than a piece; horizon; no qdisc) cannot be repaired on a
  * byte stream: the piece's bytes are counted in bytes_cut and the
  * connection is reset.  netem's loss, duplication, corruption and
- * reordering are refused when the toxic is set (tcp.c).  Flushed pieces
+ * reordering are refused when the toxic is set (tc_toxic_check()).  Flushed pieces
  * (the device destroyed) count as released.
  *
  * Lifetime: each packet holds a reference on its connection (tc_refs), so
@@ -43,18 +43,28 @@
  * or changed is destroyed by the control thread once empty, after every
  * worker stopped sending on it (tcp.c).
  *
+ * The client's words.  They come from whoever can reach the API, so
+ * every command runs confined to the toxic's own device (pw_tc_dev(): any
+ * word after "dev", as tc's quoting leaves it, names the device; another
+ * device's name is refused) and reads no file (PW_TC_NO_FILES), decided
+ * by tc's parser, not by matching text.  Before a device is made the
+ * whole toxic is checked on a device and runtime of its own
+ * (tc_toxic_check()): every word and batch line, and for a byte stream
+ * the configuration tc reads back, after the words and after each step of
+ * the schedule: a netem that loses, duplicates, corrupts or reorders is
+ * refused however it was spelt (tc_dev_stream_safe()).
+ *
  * Schedules and accuracy.  Every device keeps its qdiscs' accuracy
  * figures (pw_netdev_accuracy_enable() before its words run, so each
  * qdisc counts from its creation): always on, because the figures are
  * about packets gone by, which no later request could count.  A toxic's
- * "schedule" text, each word after "dev" replaced by the device's name
- * line by line (the client's line numbers stay), is loaded against the
- * device and started when the device is made (toxic added, changed or
- * its proxy enabled); its steps run on a pinwheel timer of the plane's
- * runtime and the schedule's own thread, each a tc change that keeps
- * the packets queued; it stops before the device goes.  A disabled
- * proxy's toxic is checked the same way on a device of its own made on
- * the validator's scratch runtime (tcp_tc_schedule_check()).  The report
+ * "schedule" text (the client's line numbers in its messages) is loaded
+ * confined to the device and started when the device is made (toxic
+ * added, changed or its proxy enabled); its steps run on a pinwheel timer
+ * of the plane's runtime and the schedule's own thread, each a tc change
+ * that keeps the packets queued; it stops before the device goes.  A
+ * disabled proxy's toxic is checked the same way, by the validator
+ * (tc_toxic_check(), through tcp_tc_schedule_check()).  The report
  * (tc_report_json()) is tc's JSON show with the accuracy, the library's
  * check over the device and the schedule's status, written as text so
  * this file needs no JSON library.
@@ -225,116 +235,110 @@ int tc_dev_matches(const struct tc_dev *d, const struct toxic *t)
 	       !d->sched_text == !sc && (!sc || !strcmp(d->sched_text, sc));
 }
 
-/* Sized for a replacement every other word: a line may name "dev" more
- * than once. */
-char *tc_line_with_dev(const char *cmd, size_t n, const char *dev)
-{
-	char *out = malloc(n + (n / 2 + 1) * strlen(dev) + 2);
-	if (!out)
-		return NULL;
-	size_t o = 0, i = 0;
-	int next_is_dev = 0;
-	while (i < n) {
-		if (cmd[i] == ' ' || cmd[i] == '\t') {
-			out[o++] = ' ';
-			while (i < n && (cmd[i] == ' ' || cmd[i] == '\t'))
-				i++;
-			continue;
-		}
-		size_t s = i;
-		while (i < n && cmd[i] != ' ' && cmd[i] != '\t')
-			i++;
-		if (next_is_dev) {
-			memcpy(out + o, dev, strlen(dev));
-			o += strlen(dev);
-		} else {
-			memcpy(out + o, cmd + s, i - s);
-			o += i - s;
-		}
-		next_is_dev = i - s == 3 && !strncmp(cmd + s, "dev", 3);
-	}
-	out[o] = '\0';
-	return out;
-}
+/* The words of an API client: no file read (PW_TC_NO_FILES), and every
+ * command confined to the toxic's own device (pw_tc_dev(): whatever the
+ * client wrote after "dev", quoted or not, names it; another device's name
+ * is refused and named), decided by tc's parser on the words it reads. */
+#define TC_UNTRUSTED PW_TC_NO_FILES
+#define SCHED_UNTRUSTED (PW_TC_SCHED_NO_FILES | PW_TC_SCHED_CONFINE)
 
-/* Run @t's words on @d's device.  Return: 0; a negative errno, @err set. */
-static int run_words(struct pw_runtime *rt, struct tc_dev *d, const struct toxic *t, char *err,
-		     size_t errlen)
+/* Run @t's words on device @devname of @rt.  Return: 0; a negative
+ * errno, @err set naming the toxic (and the batch line). */
+static int run_words(struct pw_runtime *rt, const char *devname, const struct toxic *t,
+		     char *err, size_t errlen)
 {
-	char msg[256] = "";
-	if (!d->batch) {
+	char msg[512] = "";
+	const char *words = t->a.tc.qdisc ? t->a.tc.qdisc : t->a.tc.batch;
+	if (t->a.tc.qdisc) {
 		char *cmd = NULL;
-		if (asprintf(&cmd, "qdisc add dev %s root %s", d->devname, d->words) < 0)
+		if (asprintf(&cmd, "qdisc add dev %s root %s", devname, words) < 0)
 			return -ENOMEM;
-		int r = pw_tc(rt, cmd, 0, NULL, 0, msg, sizeof(msg));
+		int r = pw_tc_dev(rt, devname, cmd, TC_UNTRUSTED, NULL, 0, msg, sizeof(msg));
 		free(cmd);
 		if (r) {
-			snprintf(err, errlen, "toxic %s: tc refused \"%s\": %s", t->name, d->words,
-				 msg[0] ? msg : strerror(-r));
-			return -EINVAL;
+			msg[strcspn(msg, "\n")] = '\0';
+			snprintf(err, errlen, "toxic %s: tc refused \"%.*s\": %s", t->name,
+				 (int)toxic_utf8_fit(words, strlen(words) > 120 ? 120 : strlen(words)),
+				 words, msg[0] ? msg : strerror(-r));
+			return r == -ENOMEM ? r : -EINVAL;
 		}
 		return 0;
 	}
-	const char *p = d->words, *s;
+	const char *p = words, *s;
 	unsigned line = 0;
 	size_t n;
 	while (toxic_tc_next_line(&p, &line, &s, &n)) {
-		char *cmd = tc_line_with_dev(s, n, d->devname);
+		char *cmd = strndup(s, n);
 		if (!cmd)
 			return -ENOMEM;
-		int r = pw_tc(rt, cmd, 0, NULL, 0, msg, sizeof(msg));
-		if (r) {
-			snprintf(err, errlen, "toxic %s: tc refused batch line %u \"%.*s\": %s", t->name,
-				 line, (int)(n > 120 ? 120 : n), s, msg[0] ? msg : strerror(-r));
-			free(cmd);
-			return -EINVAL;
-		}
+		int r = pw_tc_dev(rt, devname, cmd, TC_UNTRUSTED, NULL, 0, msg, sizeof(msg));
 		free(cmd);
+		if (r) {
+			msg[strcspn(msg, "\n")] = '\0';
+			snprintf(err, errlen, "toxic %s: tc refused batch line %u \"%.*s\": %s", t->name,
+				 line, (int)toxic_utf8_fit(s, n > 120 ? 120 : n), s,
+				 msg[0] ? msg : strerror(-r));
+			return r == -ENOMEM ? r : -EINVAL;
+		}
 	}
 	return 0;
 }
 
-/* @text with, on each line, every word after "dev" replaced by @dev
- * (lines kept, so the schedule's line numbers stay the client's).
- * Return: the text (malloc'd); NULL (no memory). */
-static char *text_with_dev(const char *text, const char *dev)
-{
-	size_t n = strlen(text);
-	char *out = malloc(n + (n / 2 + 1) * strlen(dev) + 2);
-	if (!out)
-		return NULL;
-	size_t o = 0;
-	for (const char *p = text;;) {
-		const char *e = strchr(p, '\n');
-		size_t len = e ? (size_t)(e - p) : strlen(p);
-		char *l = tc_line_with_dev(p, len, dev);
-		if (!l) {
-			free(out);
-			return NULL;
-		}
-		size_t ll = strlen(l);
-		memcpy(out + o, l, ll);
-		o += ll;
-		free(l);
-		if (!e)
-			break;
-		out[o++] = '\n';
-		p = e + 1;
-	}
-	out[o] = '\0';
-	return out;
-}
-
 int tc_schedule_load_inline(struct pw_runtime *rt, const char *text, const char *devname,
-			    struct pw_tc_schedule **out, char *msg, size_t msglen)
+			    unsigned flags, struct pw_tc_schedule **out, char *msg, size_t msglen)
 {
 	*out = NULL;
-	char *t = text_with_dev(text, devname);
-	if (!t)
-		return -ENOMEM;
-	int r = pw_tc_schedule_load(rt, t, "schedule", devname, 0, out, msg, msglen);
-	free(t);
-	return r;
+	return pw_tc_schedule_load(rt, text, "schedule", devname, SCHED_UNTRUSTED | flags, out, msg,
+				   msglen);
+}
+
+int tc_dev_stream_safe(struct pw_runtime *rt, const char *devname, const char *toxic, char *err,
+		       size_t errlen)
+{
+	/* netem's options as its printer writes them from the parsed
+	 * configuration (q_netem.c): whatever spelling the words used */
+	static const char *const stream_less[] = { "loss", "duplicate", "corrupt", "reorder",
+						   "gap", "slot" };
+	char cmd[64], msg[256];
+	snprintf(cmd, sizeof(cmd), "qdisc show dev %s", devname);
+	size_t cap = 1 << 14;
+	char *out = NULL;
+	int r;
+	for (;;) {
+		free(out);
+		if (!(out = malloc(cap)))
+			return -ENOMEM;
+		r = pw_tc(rt, cmd, 0, out, cap, msg, sizeof(msg));
+		if (r != -ENOSPC || cap >= (1u << 26))
+			break;
+		cap *= 4;
+	}
+	if (r) {
+		free(out);
+		snprintf(err, errlen, "toxic %s: cannot read back its device: %s", toxic,
+			 strerror(-r));
+		return r == -ENOMEM ? r : -EIO;
+	}
+	int bad = -1;
+	for (char *l = out, *e; l && *l && bad < 0; l = e ? e + 1 : NULL) {
+		e = strchr(l, '\n');
+		if (e)
+			*e = '\0';
+		if (strncmp(l, "qdisc netem ", 12))
+			continue;
+		for (char *w = strtok(l, " "); w && bad < 0; w = strtok(NULL, " "))
+			for (size_t i = 0; i < sizeof(stream_less) / sizeof(stream_less[0]); i++)
+				if (!strcmp(w, stream_less[i]))
+					bad = (int)i;
+	}
+	free(out);
+	if (bad < 0)
+		return 0;
+	snprintf(err, errlen,
+		 "toxic %s: netem %s cannot apply to a TCP byte stream (it would lose or reorder "
+		 "bytes); use it on a udp proxy",
+		 toxic, stream_less[bad]);
+	return -EINVAL;
 }
 
 /* Load @t's schedule for @d's device (started by the caller).
@@ -346,7 +350,7 @@ static int sched_load(struct pw_runtime *rt, struct tc_dev *d, const struct toxi
 	if (!d->sched_text)
 		return -ENOMEM;
 	char msg[512] = "";
-	int r = tc_schedule_load_inline(rt, t->a.tc.schedule, d->devname, &d->sched, msg,
+	int r = tc_schedule_load_inline(rt, t->a.tc.schedule, d->devname, 0, &d->sched, msg,
 					sizeof(msg));
 	if (r == -ENOMEM)
 		return r;
@@ -366,6 +370,11 @@ int tc_dev_create(struct tcp_plane *pl, const struct toxic *t, uint64_t serial,
 		snprintf(err, errlen, "toxic %s: a tc toxic needs a qdisc or a batch", t->name);
 		return -EINVAL;
 	}
+	/* the words and the schedule's steps checked whole first, on a
+	 * device of their own: a refusal leaves nothing made */
+	int r = tc_toxic_check(t, 1, err, errlen);
+	if (r)
+		return r;
 	struct tc_dev *d = calloc(1, sizeof(*d));
 	if (d)
 		d->words = strdup(w);
@@ -378,7 +387,7 @@ int tc_dev_create(struct tcp_plane *pl, const struct toxic *t, uint64_t serial,
 	snprintf(d->devname, sizeof(d->devname), "tcx%llu", (unsigned long long)serial);
 	d->stream = t->stream;
 	d->batch = !t->a.tc.qdisc;
-	int r = pw_netdev_create(pl->rt, d->devname, 1, &drv_ops, d, &d->dev);
+	r = pw_netdev_create(pl->rt, d->devname, 1, &drv_ops, d, &d->dev);
 	if (r) {
 		snprintf(err, errlen, "toxic %s: cannot make its device: %s", t->name, strerror(-r));
 		free(d->words);
@@ -389,7 +398,7 @@ int tc_dev_create(struct tcp_plane *pl, const struct toxic *t, uint64_t serial,
 	/* accuracy before the qdiscs: each keeps its figures from its start */
 	r = pw_netdev_accuracy_enable(d->dev, 1);
 	if (!r)
-		r = run_words(pl->rt, d, t, err, errlen);
+		r = run_words(pl->rt, d->devname, t, err, errlen);
 	if (!r && t->a.tc.schedule)
 		r = sched_load(pl->rt, d, t, err, errlen);
 	if (r) {
@@ -428,37 +437,96 @@ static int check_xmit(struct pw_netdev *dev, unsigned txq, struct pw_pkt *pkt, v
 
 static const struct pw_netdev_ops check_ops = { .xmit = check_xmit, .drop = check_drop };
 
+/* A schedule's steps, run once through on device @devname of @rt (the
+ * simulated clock; the schedule loaded inline), each step's result checked
+ * for a byte stream: two passes when it loops (a pass starts from where
+ * the last one left the device).  Return: 0; -EINVAL with the step's line
+ * in @err; -ENOMEM. */
+static int sched_walk(struct pw_runtime *rt, const char *devname, struct pw_tc_schedule *sc,
+		      const struct toxic *t, char *err, size_t errlen)
+{
+	int r = pw_tc_schedule_start(sc);
+	if (r)
+		return r == -ENOMEM ? r : -EINVAL;
+	struct pw_tc_schedule_status st;
+	uint64_t seen = 0;
+	for (unsigned i = 0; !pw_tc_schedule_status(sc, &st) && !st.finished && st.cycle < 2 &&
+			     i < 4 * st.nsteps + 8;
+	     i++) {
+		uint64_t next = pw_next_expiry_ns(rt, 0);
+		uint64_t now = pw_now_ns(rt);
+		if (next == UINT64_MAX || (r = pw_sim_advance(rt, next > now ? next - now : 0)))
+			break;
+		if (pw_tc_schedule_status(sc, &st) || st.due == seen)
+			continue;
+		seen = st.due;
+		char msg[512];
+		r = tc_dev_stream_safe(rt, devname, t->name, msg, sizeof(msg));
+		if (r) {
+			snprintf(err, errlen, "%s, after attributes.schedule:%u", msg, st.line);
+			break;
+		}
+	}
+	pw_tc_schedule_stop(sc);
+	return r;
+}
+
+int tc_toxic_check(const struct toxic *t, int stream, char *err, size_t errlen)
+{
+	if (t->type != TOXIC_TC)
+		return 0;
+	if (!t->a.tc.qdisc && !t->a.tc.batch) {
+		snprintf(err, errlen, "toxic %s: a tc toxic needs a qdisc or a batch", t->name);
+		return -EINVAL;
+	}
+	/* a runtime of its own, on the simulated clock: no other device, no
+	 * thread, nothing shared with a data path */
+	struct pw_config cfg;
+	pw_config_init(&cfg);
+	cfg.ncpus = 1;
+	cfg.clock = PW_CLOCK_SIM;
+	struct pw_runtime *rt = NULL;
+	struct pw_netdev *dev = NULL;
+	const char *devname = "pwcheck0";
+	int r = pw_runtime_create(&cfg, &rt);
+	if (!r)
+		r = pw_netdev_create(rt, devname, 1, &check_ops, NULL, &dev);
+	if (r) {
+		if (rt)
+			pw_runtime_destroy(rt);
+		snprintf(err, errlen, "toxic %s: cannot check its words: %s", t->name,
+			 strerror(-r));
+		return r == -ENOMEM ? r : -EAGAIN;
+	}
+	r = run_words(rt, devname, t, err, errlen);
+	if (!r && stream)
+		r = tc_dev_stream_safe(rt, devname, t->name, err, errlen);
+	if (!r && t->a.tc.schedule) {
+		char msg[512] = "";
+		struct pw_tc_schedule *sc = NULL;
+		r = tc_schedule_load_inline(rt, t->a.tc.schedule, devname, PW_TC_SCHED_INLINE, &sc,
+					    msg, sizeof(msg));
+		if (r && r != -ENOMEM)
+			snprintf(err, errlen, "toxic %s: attributes.%s", t->name,
+				 msg[0] ? msg : strerror(-r));
+		if (!r && stream)
+			r = sched_walk(rt, devname, sc, t, err, errlen);
+		pw_tc_schedule_free(sc);
+		if (r && r != -ENOMEM)
+			r = -EINVAL;
+	}
+	if (r == -ENOMEM)
+		snprintf(err, errlen, "toxic %s: no memory to check its words", t->name);
+	pw_netdev_destroy(dev);
+	pw_runtime_destroy(rt);
+	return r;
+}
+
 int tcp_tc_schedule_check(struct pw_runtime *scratch, const struct toxic *t, char *err,
 			  size_t errlen)
 {
-	if (t->type != TOXIC_TC || !t->a.tc.schedule || !scratch)
-		return 0; /* no scratch runtime: the plane checks it when it sets it */
-	const char *w = t->a.tc.qdisc ? t->a.tc.qdisc : t->a.tc.batch;
-	struct tc_dev d;
-	memset(&d, 0, sizeof(d));
-	static uint64_t serial; /* atomic: names unique among concurrent checks */
-	snprintf(d.devname, sizeof(d.devname), "pwsch%llu",
-		 (unsigned long long)__atomic_fetch_add(&serial, 1, __ATOMIC_RELAXED));
-	d.batch = !t->a.tc.qdisc;
-	d.words = (char *)(uintptr_t)w;
-	int r = pw_netdev_create(scratch, d.devname, 1, &check_ops, NULL, &d.dev);
-	if (r) {
-		snprintf(err, errlen, "toxic %s: cannot check its schedule: %s", t->name,
-			 strerror(-r));
-		return r;
-	}
-	/* the qdiscs first (a step's change needs them); their own errors
-	 * are the validator's to report, so only the schedule's count here */
-	char ignore[256];
-	if (w)
-		run_words(scratch, &d, t, ignore, sizeof(ignore));
-	r = sched_load(scratch, &d, t, err, errlen);
-	if (r == -ENOMEM)
-		snprintf(err, errlen, "toxic %s: no memory to check its schedule", t->name);
-	pw_tc_schedule_free(d.sched);
-	free(d.sched_text);
-	pw_netdev_destroy(d.dev);
-	return r;
+	(void)scratch; /* the check makes a runtime of its own */
+	return tc_toxic_check(t, 1, err, errlen);
 }
 
 void tc_dev_destroy(struct tc_dev *d)

@@ -5,7 +5,7 @@
  * runtime, whose qdiscs every connection of the proxy shares; the packets
  * that stand for a connection's chunks in it; and their way back to the
  * connection's worker.  Private to the TCP plane (tcp.c, conn.c), but for
- * tc_line_with_dev(), which the UDP plane (udp_proxy.c) shares.
+ * tc_toxic_check(), which the API's validator calls.
  *
  * A tc toxic's "schedule" runs on the device from its creation (a
  * pw_tc_schedule on the plane's runtime), and every device keeps its
@@ -114,27 +114,45 @@ char *tc_report_json(struct pw_runtime *rt, struct pw_netdev *dev, const char *d
 		     const char *toxic, struct pw_tc_schedule *sched);
 
 /**
- * tc_schedule_load_inline() - load the schedule @text (sent inline: its
- * commands name the device with any word after "dev", replaced by
- * @devname, line numbers kept) for device @devname of @rt; started by the
- * caller (pw_tc_schedule_start()).
+ * tc_schedule_load_inline() - load the schedule @text, sent by an API
+ * client, for device @devname of @rt: no file read, every step confined
+ * to @devname (any word after "dev" names it; another device's name is
+ * refused), PW_TC_SCHED_NO_FILES | PW_TC_SCHED_CONFINE | @flags; started
+ * by the caller (pw_tc_schedule_start()).
  * Context: the control thread.  Return: 0 with *@out set; -EINVAL,
- * -ENODEV with "schedule:LINE: ..." naming the bad token in @msg;
+ * -EPERM, -ENODEV with "schedule:LINE: ..." naming the bad token in @msg;
  * -ENOMEM.
  */
 int tc_schedule_load_inline(struct pw_runtime *rt, const char *text, const char *devname,
-			    struct pw_tc_schedule **out, char *msg, size_t msglen);
+			    unsigned flags, struct pw_tc_schedule **out, char *msg, size_t msglen);
 
 /**
- * tc_line_with_dev() - one line of tc words (@cmd, @n bytes, no newline)
- * with every word after "dev" replaced by @dev, runs of blanks made one
- * space: how a tc toxic's batch and schedule lines, written for any
- * device, are pointed at the device of their proxy and direction (the
- * TCP plane's here, the UDP plane's in udp_proxy.c).
- * Context: any thread; no locks, no shared state.
- * Return: the line (malloc'd, NUL-terminated); NULL (no memory).
+ * tc_dev_stream_safe() - may device @devname of @rt carry a TCP byte
+ * stream's pieces?  Not when one of its netem qdiscs loses, duplicates,
+ * corrupts or reorders (loss, duplicate, corrupt, reorder, gap, slot),
+ * read from the configuration tc shows (so from the parsed words, however
+ * they were spelt).
+ * Context: any thread but a driver callback.  Return: 0; -EINVAL with
+ * "toxic @toxic: netem OPTION cannot apply to a TCP byte stream ..." in
+ * @err; -ENOMEM; -EIO.
  */
-char *tc_line_with_dev(const char *cmd, size_t n, const char *dev);
+int tc_dev_stream_safe(struct pw_runtime *rt, const char *devname, const char *toxic, char *err,
+		       size_t errlen);
+
+/**
+ * tc_toxic_check() - would tc toxic @t be taken?  Its words run on a
+ * device of their own on a runtime of their own (the simulated clock),
+ * as the plane runs them (confined, no file read): tc's refusal of any
+ * word or batch line, a tree that only fails against what earlier lines
+ * made, and with @stream (a TCP proxy) a configuration that would lose or
+ * reorder bytes, after the words and after each step of its schedule (run
+ * through once, twice when it loops).  Nothing outside the check changes.
+ * A toxic of another type: 0.
+ * Context: any thread but a driver callback; no lock held.
+ * Return: 0; -EINVAL with the message naming the toxic (and the batch line
+ * or attributes.schedule:LINE) in @err; -ENOMEM; -EAGAIN (no runtime).
+ */
+int tc_toxic_check(const struct toxic *t, int stream, char *err, size_t errlen);
 
 /* The calling thread is worker @w (NULL: none).  Once, at its start. */
 void tc_toxic_thread(struct worker *w);

@@ -645,18 +645,6 @@ int tcp_proxy_set_upstream(struct tcp_proxy *p, const struct sockaddr *upstream,
 	return 0;
 }
 
-/* Is word @w among the whitespace-separated words of @s? */
-static int has_word(const char *s, const char *w)
-{
-	size_t n = strlen(w);
-	for (const char *q = s; (q = strstr(q, w)); q += n) {
-		int start = q == s || q[-1] == ' ' || q[-1] == '\t' || q[-1] == '\n';
-		int end = !q[n] || q[n] == ' ' || q[n] == '\t' || q[n] == '\n';
-		if (start && end)
-			return 1;
-	}
-	return 0;
-}
 
 static int check_toxic(const struct toxic *t, char *err, size_t errlen)
 {
@@ -705,22 +693,10 @@ static int check_toxic(const struct toxic *t, char *err, size_t errlen)
 		RANGE(t->a.limit_data.bytes, B, "bytes");
 		break;
 #undef RANGE
-	case TOXIC_TC: {
-		const char *words = t->a.tc.qdisc ? t->a.tc.qdisc : t->a.tc.batch;
-		static const char *const stream_less[] = { "loss", "drop", "duplicate", "corrupt",
-							   "reorder", "gap", "slot" };
-		if (words && has_word(words, "netem"))
-			for (size_t i = 0; i < sizeof(stream_less) / sizeof(stream_less[0]); i++)
-				if (has_word(words, stream_less[i])) {
-					snprintf(err, errlen,
-						 "toxic %s: netem %s cannot apply to a TCP byte "
-						 "stream (it would lose or reorder bytes); use it "
-						 "on a udp proxy",
-						 t->name, stream_less[i]);
-					return -EINVAL;
-				}
-		return 0; /* the words themselves: tc_dev_create() runs them */
-	}
+	case TOXIC_TC:
+		/* the words, and what a byte stream cannot carry, on the parsed
+		 * configuration: tc_dev_create() checks them (tc_toxic_check()) */
+		return 0;
 	default:
 		break;
 	}

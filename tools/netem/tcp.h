@@ -238,14 +238,17 @@ char *tcp_proxy_tc_report(struct tcp_proxy *p, enum toxic_stream stream);
 struct pw_runtime;
 
 /**
- * tcp_tc_schedule_check() - would the plane take tc toxic @t's schedule?
- * Its text is loaded for a device of its own made on @scratch (a runtime
- * no data path uses) with @t's qdisc or batch, then the device goes; a
- * toxic with no schedule, or @scratch NULL: 0 at once.  For the registry's validation of a
- * toxic on a disabled proxy (an enabled one's is checked when the plane
- * sets it).
- * Context: the control thread.  Return: 0; -EINVAL with
- * "toxic NAME: attributes.schedule:LINE: ..." naming the bad token in
+ * tcp_tc_schedule_check() - would the plane take tc toxic @t, its words
+ * and its schedule?  tc_toxic_check() for a byte stream: the words run
+ * confined to a device of their own, reading no file, on a runtime of
+ * their own (@scratch is not used: each check makes its own, so nothing
+ * of a check outlives it); the configuration read back refused if it
+ * would lose or reorder bytes, after the words and after each step of
+ * the schedule.  Other toxics: 0.  For the registry's validation of any
+ * toxic, on an enabled proxy or a disabled one (the plane runs the same
+ * check when it sets the toxic).
+ * Context: the control thread.  Return: 0; -EINVAL with "toxic NAME: ..."
+ * naming the bad token (a batch line, "attributes.schedule:LINE") in
  * @err; -ENOMEM.
  */
 int tcp_tc_schedule_check(struct pw_runtime *scratch, const struct toxic *t, char *err,

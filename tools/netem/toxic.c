@@ -10,8 +10,8 @@
  * toxic.h enforced (where toxiproxy takes a negative latency or a
  * toxicity of 2: differences listed in docs/relay.md).  pinwheel's own:
  * "seed" on every type, the tc toxic's "qdisc" or "batch" and its
- * optional "schedule" (texts only: a "trace file" in them is refused,
- * the API reads no path).
+ * optional "schedule" (texts only: the planes run them with
+ * PW_TC_NO_FILES, so no word of theirs reads a file, however spelt).
  * The registry (tools/netem/proxy.c) keeps toxics in these terms; the
  * data path (tools/netem/tcp.c) reads them.
  * Threads: any; no state, no locks.
@@ -137,38 +137,6 @@ static int get_tc(json_t *o, const char *key, char **out, int *given, char *err,
 	return 0;
 }
 
-/* The API reads no file on the server (a path in a request would let a
- * client read the server's files): a line of @text (attribute @key) with
- * the word "trace" and, after it, the word "file" is refused, naming the
- * line; `trace text "..."` carries a trace inline.  NULL: nothing to check. */
-static int no_file(const char *text, const char *key, char *err, size_t errlen)
-{
-	unsigned line = 1;
-	int trace = 0;
-	for (const char *p = text; p && *p;) {
-		if (*p == '\n') {
-			line++;
-			trace = 0;
-			p++;
-			continue;
-		}
-		if (*p == ' ' || *p == '\t' || *p == '\r') {
-			p++;
-			continue;
-		}
-		size_t n = strcspn(p, " \t\r\n");
-		if (n == 5 && !strncmp(p, "trace", 5))
-			trace = 1;
-		else if (trace && n == 4 && !strncmp(p, "file", 4))
-			return errf(err, errlen,
-				    "attributes.%s: line %u: \"trace file\": the API reads no file on "
-				    "the server; send the trace inline: trace text \"1 1 3\"",
-				    key, line);
-		p += n;
-	}
-	return 0;
-}
-
 /* @attrs (an object, or NULL) into @t's attributes; what is absent stays. */
 int toxic_parse_attrs(json_t *attrs, struct toxic *t, char *err, size_t errlen)
 {
@@ -213,10 +181,7 @@ int toxic_parse_attrs(json_t *attrs, struct toxic *t, char *err, size_t errlen)
 		char *qd = NULL, *bt = NULL, *sc = NULL;
 		if ((rc = get_tc(attrs, "qdisc", &qd, &q, err, errlen)) ||
 		    (rc = get_tc(attrs, "batch", &bt, &b, err, errlen)) ||
-		    (rc = get_tc(attrs, "schedule", &sc, &sg, err, errlen)) ||
-		    (rc = no_file(qd, "qdisc", err, errlen)) ||
-		    (rc = no_file(bt, "batch", err, errlen)) ||
-		    (rc = no_file(sc, "schedule", err, errlen))) {
+		    (rc = get_tc(attrs, "schedule", &sc, &sg, err, errlen))) {
 			free(qd);
 			free(bt);
 			free(sc);

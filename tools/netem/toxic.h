@@ -107,4 +107,18 @@ static inline int toxic_tc_next_line(const char **p, unsigned *line, const char 
 	return 0;
 }
 
+/* How many of the @n bytes at @s a message may show so that the cut does
+ * not split a UTF-8 character: @n, less a last character that does not
+ * end within them (for "%.*s" cuts, and for text a full buffer cut).
+ * Any thread. */
+static inline size_t toxic_utf8_fit(const char *s, size_t n)
+{
+	size_t i = n;
+	while (i && n - i < 3 && ((unsigned char)s[i - 1] & 0xC0) == 0x80)
+		i--;
+	unsigned char c = i ? (unsigned char)s[i - 1] : 0;
+	size_t need = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
+	return i && n - (i - 1) < need ? i - 1 : n;
+}
+
 #endif /* PW_NETEM_TOXIC_H */

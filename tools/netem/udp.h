@@ -79,6 +79,15 @@ int udp_relay_apply(struct udp_relay *r, enum relay_dir dir, const char *text, c
 int udp_relay_tc(struct udp_relay *r, const char *cmd, char *err, size_t errlen);
 
 /**
+ * udp_relay_tc_dev() - udp_relay_tc() for words an API client sent, on
+ * direction @dir's device alone: any word after "dev" names it, another
+ * device is refused (pw_tc_dev()), no word reads a file (PW_TC_NO_FILES).
+ * Context: as udp_relay_tc().  Return: as udp_relay_tc(); -EPERM.
+ */
+int udp_relay_tc_dev(struct udp_relay *r, enum relay_dir dir, const char *cmd, char *err,
+		     size_t errlen);
+
+/**
  * udp_relay_reload() - SIGHUP: each direction's batch file read again and
  * applied as changes (udp_relay_apply()); messages, and the summary
  * "batch files applied", on stderr.  Context: the controlling thread.

@@ -17,9 +17,11 @@
  *   seed                     -> netem seed N (the first toxic's that has one)
  *   tc {"qdisc": WORDS}      -> "qdisc replace dev D root WORDS"
  *   tc {"batch": TEXT}       -> "qdisc del dev D root", then each command
- *                               of TEXT with every word after "dev"
- *                               replaced by D (as the TCP plane runs a
- *                               batch on a tc toxic's own device)
+ *                               of TEXT confined to D (udp_relay_tc_dev():
+ *                               any word after "dev" names D, another
+ *                               device is refused, no word reads a file;
+ *                               as the TCP plane runs a batch on a tc
+ *                               toxic's own device)
  *   tc {"schedule": TEXT}    -> the direction's schedule
  *                               (udp_relay_set_schedule(): any word after
  *                               "dev" names D), started when the toxic is
@@ -174,11 +176,11 @@ static int is_netem(const char *spec)
 
 /* Run tc command @cmd on @p's relay; tc's refusal into @err as "toxic
  * WHO: tc refused \"WHAT\": MSG".  Return: 0; -EINVAL; -ENOMEM. */
-static int run_tc(struct udp_proxy *p, const char *cmd, const char *who, const char *what,
-		  char *err, size_t errlen)
+static int run_tc(struct udp_proxy *p, int d, const char *cmd, const char *who,
+		  const char *what, char *err, size_t errlen)
 {
 	char msg[512];
-	int rc = udp_relay_tc(p->r, cmd, msg, sizeof(msg));
+	int rc = udp_relay_tc_dev(p->r, d, cmd, msg, sizeof(msg));
 	if (!rc)
 		return 0;
 	snprintf(err, errlen, "toxic %s: tc refused %s: %s", who, what, msg);
@@ -213,12 +215,12 @@ static int dir_install(struct udp_proxy *p, int d, const struct dstate *from,
 		unsigned line = 0;
 		size_t n;
 		while (toxic_tc_next_line(&q, &line, &s, &n)) {
-			char *cmd = tc_line_with_dev(s, n, dev_name[d]);
+			char *cmd = strndup(s, n);
 			if (!cmd)
 				return -ENOMEM;
 			snprintf(what, sizeof(what), "batch line %u \"%.*s\"", line,
-				 (int)(n > 120 ? 120 : n), s);
-			rc = run_tc(p, cmd, who, what, err, errlen);
+				 (int)toxic_utf8_fit(s, n > 120 ? 120 : n), s);
+			rc = run_tc(p, d, cmd, who, what, err, errlen);
 			free(cmd);
 			if (rc)
 				return rc;
@@ -231,7 +233,7 @@ static int dir_install(struct udp_proxy *p, int d, const struct dstate *from,
 			     dev_name[d], to->words) < 0)
 			return -ENOMEM;
 		snprintf(what, sizeof(what), "\"%.120s\"", to->words);
-		rc = run_tc(p, cmd, who, what, err, errlen);
+		rc = run_tc(p, d, cmd, who, what, err, errlen);
 		free(cmd);
 		if (rc)
 			return rc;
@@ -298,6 +300,7 @@ static int up_open(void *ctx, const char *name, const struct sockaddr *listen,
 	c->max_bytes = RELAY_DEF_BYTES;
 	c->workers = 1;
 	c->accuracy = 1; /* the devices' reports (udp_relay_tc_report()) */
+	c->no_files = 1; /* a client's words read no file on this host */
 	memcpy(&c->listen, listen, listen_len);
 	c->listen_len = listen_len;
 	memcpy(&c->to, upstream, upstream_len);

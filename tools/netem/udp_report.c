@@ -62,7 +62,7 @@ int udp_relay_set_schedule(struct udp_relay *r, enum relay_dir dir, const char *
 	struct pw_tc_schedule *s = NULL;
 	if (text) {
 		char msg[512] = "";
-		int rc = tc_schedule_load_inline(r->rt, text, dev_name[dir], &s, msg, sizeof(msg));
+		int rc = tc_schedule_load_inline(r->rt, text, dev_name[dir], 0, &s, msg, sizeof(msg));
 		if (rc == -ENOMEM) {
 			snprintf(err, errlen, "out of memory");
 			return rc;
@@ -85,4 +85,22 @@ int udp_relay_set_schedule(struct udp_relay *r, enum relay_dir dir, const char *
 	}
 	udp__kick_all(r);
 	return 0;
+}
+
+int udp_relay_tc_dev(struct udp_relay *r, enum relay_dir dir, const char *cmd, char *err,
+		     size_t errlen)
+{
+	err[0] = '\0';
+	if ((unsigned)dir >= RELAY_NDIR) {
+		snprintf(err, errlen, "no such direction");
+		return -EINVAL;
+	}
+	int rc = pw_tc_dev(r->rt, dev_name[dir], cmd, PW_TC_NO_FILES, NULL, 0, err, errlen);
+	size_t n = strlen(err);
+	while (n && err[n - 1] == '\n')
+		err[--n] = '\0';
+	if (rc && !err[0])
+		snprintf(err, errlen, "%s", strerror(-rc));
+	udp__kick_all(r);
+	return rc;
 }

@@ -124,7 +124,8 @@ static int apply_dir(struct udp_relay *r, enum relay_dir d, int change, const ch
 	int rc = 0;
 	for (size_t i = 0; i < c.n; i++) {
 		err[0] = '\0';
-		int e = pw_tc(r->rt, c.cmd[i], 0, NULL, 0, err, sizeof(err));
+		int e = pw_tc(r->rt, c.cmd[i], r->cfg.no_files ? PW_TC_NO_FILES : 0, NULL, 0, err,
+			      sizeof(err));
 		if (e) {
 			size_t n = strlen(err);
 			while (n && err[n - 1] == '\n')
