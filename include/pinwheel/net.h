@@ -122,6 +122,7 @@ struct pw_netdev_ops {
  * Context: any thread.  Allocates.
  * Return: 0; -EINVAL (NULL, bad name, @ntxq 0 or above PW_MAX_TXQ, no
  * ops->xmit or ops->drop); -EEXIST (@rt has a device of that name);
+ * -ENOBUFS (@rt's memory budget refused it: pw_net_set_budget());
  * -ENOMEM.  On failure *@out is NULL and nothing of the device remains.
  */
 int pw_netdev_create(struct pw_runtime *rt, const char *name, unsigned ntxq,
@@ -612,6 +613,59 @@ int pw_netdev_accuracy_read(struct pw_netdev *dev, uint32_t handle,
  * -EINVAL; -ENOENT (accuracy off); -ENOMEM.
  */
 int pw_netdev_accuracy_check(struct pw_netdev *dev, char *why, size_t len);
+
+/* ------------------------------------------------- memory: tc state's budget */
+
+/*
+ * The layer's configuration memory: every byte it allocates for tc state
+ * (devices, qdiscs and their private areas, htb classes, netem's tables,
+ * tfifo calendars, fq's buckets and flows, estimators, accuracy figures)
+ * is counted per runtime (pw_net_mem_bytes()), and charged to the
+ * runtime's budget when it has one (pw_net_set_budget()): a plain counter
+ * the caller owns, which several runtimes, and the caller's own memory,
+ * may share.  An allocation the budget refuses fails as an allocation
+ * failure would, with -ENOBUFS, and tc's message is "Error: the tc memory
+ * budget (N bytes) is spent."; the command changes nothing.  What a delete
+ * builds (the default qdisc left in place) is charged past the limit: a
+ * delete always goes through.  Packets are the caller's, never counted.
+ * Design: src/net/netmem.c, docs/design/net.md.
+ */
+struct pw_mem_budget {
+	uint64_t limit;   /* bytes charged at most; set before the budget is
+			   * shared, read only after (UINT64_MAX: no limit) */
+	uint64_t used;    /* atomic: bytes charged now */
+	uint64_t peak;    /* atomic: the most charged at once */
+	uint64_t refused; /* atomic: charges refused */
+};
+
+/**
+ * pw_mem_budget_charge() - add @bytes to @b's used count if that keeps it
+ * at most b->limit (what the layer does before each allocation; a caller
+ * may charge its own memory to the same budget).
+ * Context: any thread; a compare-and-swap loop on b->used, no lock.
+ * Return: 0; -ENOBUFS (refused: b->refused counts it, nothing else changes).
+ */
+int pw_mem_budget_charge(struct pw_mem_budget *b, uint64_t bytes);
+
+/* Give back @bytes charged to @b.  Any thread: one atomic subtraction. */
+void pw_mem_budget_uncharge(struct pw_mem_budget *b, uint64_t bytes);
+
+/**
+ * pw_net_set_budget() - charge @rt's tc state to @b from now on (NULL:
+ * none, the default).  @b outlives @rt's state: until the runtime is
+ * destroyed or another budget is set.
+ * Context: any thread; takes the layer's configuration mutex.
+ * Return: 0; -EINVAL (@rt NULL); -EBUSY (@rt holds tc state already: a
+ * device exists; set the budget before the first device); -ENOMEM.
+ */
+int pw_net_set_budget(struct pw_runtime *rt, struct pw_mem_budget *b);
+
+/**
+ * pw_net_mem_bytes() - the bytes of tc state @rt's layer holds now (what
+ * it charged, budget or not; 0 once every device is gone).
+ * Context: any thread (a relaxed load).  Return: the count; 0 for NULL.
+ */
+uint64_t pw_net_mem_bytes(struct pw_runtime *rt);
 
 #ifdef __cplusplus
 }

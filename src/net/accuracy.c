@@ -315,10 +315,14 @@ static void attach_one(struct pw__qdisc *q, void *arg)
 	struct attach_arg *aa = arg;
 	if (!acc_wanted(q) || (q->acc && !aa->restart))
 		return;
-	struct pw__acc *fresh = q->acc ? NULL : malloc(sizeof(*fresh));
-	if (!q->acc && !fresh) {
-		aa->rc = -ENOMEM;
-		return;
+	struct pw__acc *fresh = NULL;
+	if (!q->acc) {
+		int rc;
+		fresh = pw__mem_alloc(q->dev->net, sizeof(*fresh), 0, NULL, &rc);
+		if (!fresh) {
+			aa->rc = rc;
+			return;
+		}
 	}
 	pw__qlock(&q->root->lock);
 	struct pw__acc *a = q->acc ? q->acc : fresh;
@@ -336,13 +340,36 @@ static void detach_one(struct pw__qdisc *q, void *arg)
 	struct pw__acc *a = q->acc;
 	q->acc = NULL;
 	pw__qunlock(&q->root->lock);
-	free(a);
+	pw__mem_free(q->dev->net, a, sizeof(*a));
 }
 
 void pw__acc_free(struct pw__qdisc *q)
 {
-	free(q->acc);
+	pw__mem_free(q->dev->net, q->acc, sizeof(*q->acc));
 	q->acc = NULL;
+}
+
+int pw__acc_prepare(struct pw__qdisc *q, enum pw__charge how, struct pw__extack *ext)
+{
+	if (!q->dev->acc_on || !acc_wanted(q))
+		return 0;
+	struct pw__net *net = q->dev->net;
+	int rc = 0;
+	struct pw__acc *a;
+	if (how == PW__CHARGE_LIMIT) {
+		a = pw__mem_alloc(net, sizeof(*a), 0, ext, &rc);
+	} else {
+		if (how == PW__CHARGE_FORCE)
+			pw__mem_charge_force(net, sizeof(*a));
+		a = malloc(sizeof(*a));
+		if (!a && how == PW__CHARGE_FORCE)
+			pw__mem_uncharge(net, sizeof(*a));
+	}
+	if (!a)
+		return rc ? rc : -ENOMEM;
+	acc_begin(q, a); /* @q is unreachable: no lock to take */
+	q->acc = a;
+	return 0;
 }
 
 void pw__acc_sync(struct pw__net *net)

@@ -165,6 +165,14 @@ static inline void pw__acc_release(struct pw__qdisc *q, struct pw__qdisc *root,
 	}
 }
 
+/* @q's accuracy state made with @q (pw__qdisc_alloc(), before its init)
+ * when its device keeps accuracy and its kind has figures: charged to the
+ * runtime's budget as @how says (netmem.c), so a command
+ * whose qdiscs the budget cannot hold with their figures fails whole.
+ * Context: the tc thread, cfg_lock held, @q unreachable.
+ * Return: 0 (made, or none wanted); -ENOBUFS (said to @ext); -ENOMEM. */
+int pw__acc_prepare(struct pw__qdisc *q, enum pw__charge how, struct pw__extack *ext);
+
 /* Free @q's accuracy state (teardown: @q is unreachable).
  * Context: the tc thread, cfg_lock held, no root lock.  Return: none. */
 void pw__acc_free(struct pw__qdisc *q);

@@ -174,9 +174,14 @@ static int xps_rebuild(struct pw_netdev *dev)
 		for (unsigned q = 0; q < dev->ntxq; q++)
 			if (dev->xps_masks[q][c / 64] >> (c % 64) & 1)
 				n++;
+		/* charged past the budget's limit: a few bytes per CPU,
+		 * bounded by the device's queues (netmem.c) */
+		pw__mem_charge_force(dev->net, (n + 1) * sizeof(uint16_t));
 		uint16_t *arr = malloc((n + 1) * sizeof(uint16_t));
-		if (!arr)
+		if (!arr) {
+			pw__mem_uncharge(dev->net, (n + 1) * sizeof(uint16_t));
 			return -ENOMEM;
+		}
 		arr[0] = (uint16_t)n;
 		n = 0;
 		for (unsigned q = 0; q < dev->ntxq; q++)
@@ -186,7 +191,7 @@ static int xps_rebuild(struct pw_netdev *dev)
 		if (old) {
 			/* a transmit may still read it */
 			pw__dev_synchronize(dev);
-			free(old);
+			pw__mem_free(dev->net, old, (old[0] + 1u) * sizeof(uint16_t));
 		}
 	}
 	return 0;
@@ -265,12 +270,26 @@ void pw__dev_drops_flush(struct pw_netdev *dev, struct pw__drops *d)
 	}
 }
 
-/* Free a device's memory (built whole or in part; no qdisc left). */
+/* What a device of @ntxq queues costs on @net but its XPS arrays: its
+ * struct, the per-CPU and per-queue tables, the grace-period slots and TX
+ * queues (charged at create, uncharged at free: netmem.c). */
+static size_t dev_bytes(const struct pw__net *net, unsigned ntxq)
+{
+	unsigned ncpus = net->ncpus, words = (ncpus + 63) / 64;
+	return sizeof(struct pw_netdev) + ncpus * sizeof(uint16_t *) +
+	       ntxq * sizeof(uint64_t *) + (ncpus + 1) * sizeof(struct pw__rcu_slot) +
+	       ntxq * sizeof(struct pw__txq) + (size_t)ntxq * words * sizeof(uint64_t);
+}
+
+/* Free a device's memory (built whole or in part; no qdisc left) and
+ * uncharge it. */
 static void dev_free(struct pw_netdev *dev)
 {
+	struct pw__net *net = dev->net;
 	if (dev->xps)
 		for (unsigned c = 0; c < dev->net->ncpus; c++)
-			free(dev->xps[c]);
+			if (dev->xps[c])
+				pw__mem_free(net, dev->xps[c], (dev->xps[c][0] + 1u) * sizeof(uint16_t));
 	if (dev->xps_masks)
 		for (unsigned q = 0; q < dev->ntxq; q++)
 			free(dev->xps_masks[q]);
@@ -278,7 +297,9 @@ static void dev_free(struct pw_netdev *dev)
 	free(dev->xps_masks);
 	free(dev->rcu);
 	free(dev->txq);
+	size_t bytes = dev_bytes(net, dev->ntxq);
 	free(dev);
+	pw__mem_uncharge(net, bytes);
 }
 
 int pw_netdev_create(struct pw_runtime *rt, const char *name, unsigned ntxq,
@@ -297,9 +318,14 @@ int pw_netdev_create(struct pw_runtime *rt, const char *name, unsigned ntxq,
 	if (!net)
 		return -ENOMEM;
 	unsigned ncpus = net->ncpus, words = (ncpus + 63) / 64;
+	int rc = pw__mem_charge(net, dev_bytes(net, ntxq), NULL);
+	if (rc)
+		return rc;
 	struct pw_netdev *dev = calloc(1, sizeof(*dev));
-	if (!dev)
+	if (!dev) {
+		pw__mem_uncharge(net, dev_bytes(net, ntxq));
 		return -ENOMEM;
+	}
 	memcpy(dev->name, name, nlen + 1);
 	dev->net = net;
 	dev->rt = rt;
@@ -313,7 +339,7 @@ int pw_netdev_create(struct pw_runtime *rt, const char *name, unsigned ntxq,
 	dev->xps_masks = calloc(ntxq, sizeof(*dev->xps_masks));
 	dev->rcu = aligned_alloc(PW__CACHELINE, (ncpus + 1) * sizeof(*dev->rcu));
 	dev->txq = aligned_alloc(PW__CACHELINE, ntxq * sizeof(*dev->txq));
-	int rc = -ENOMEM;
+	rc = -ENOMEM;
 	if (!dev->xps || !dev->xps_masks || !dev->rcu || !dev->txq)
 		goto fail;
 	memset(dev->rcu, 0, (ncpus + 1) * sizeof(*dev->rcu));

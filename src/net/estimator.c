@@ -71,9 +71,10 @@ int pw__est_start(struct pw__qdisc *q, int8_t interval_code, uint8_t ewma_log)
 {
 	if (interval_code < -2 || interval_code > 3 || ewma_log == 0 || ewma_log >= 31)
 		return -EINVAL;
-	struct pw__estimator *e = calloc(1, sizeof(*e));
+	int rc;
+	struct pw__estimator *e = pw__mem_alloc(q->dev->net, sizeof(*e), 0, NULL, &rc);
 	if (!e)
-		return -ENOMEM;
+		return rc; /* -ENOBUFS: the runtime's budget refused it (netmem.c) */
 	struct pw_runtime *rt = q->dev->rt;
 	e->q = q;
 	e->intvl_log = (uint8_t)(interval_code + 2);
@@ -88,7 +89,7 @@ int pw__est_start(struct pw__qdisc *q, int8_t interval_code, uint8_t ewma_log)
 	q->est = e;
 	if (old) { /* replacing: gen_replace_estimator */
 		pw_timer_shutdown_sync(&old->timer);
-		free(old);
+		pw__mem_free(q->dev->net, old, sizeof(*old));
 	}
 	pw_mod_timer(&e->timer, e->next_jiffies);
 	return 0;
@@ -101,7 +102,7 @@ void pw__est_stop(struct pw__qdisc *q)
 		return;
 	pw_timer_shutdown_sync(&e->timer);
 	q->est = NULL;
-	free(e);
+	pw__mem_free(q->dev->net, e, sizeof(*e));
 }
 
 void pw__est_read(struct pw__qdisc *q, uint64_t *bps, uint64_t *pps)

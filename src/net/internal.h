@@ -404,6 +404,8 @@ struct pw__net {
 	int sk_timers_pinned;         /* atomic (sockets) */
 	unsigned ncpus;
 	struct pw__softnet *softnet;  /* [ncpus] */
+	uint64_t mem;                 /* atomic: tc state's bytes (netmem.c) */
+	struct pw_mem_budget *budget; /* atomic: charged with mem, or NULL */
 };
 
 /* The layer's state of @rt, created on first use.  NULL on -ENOMEM. */
@@ -473,6 +475,23 @@ struct pw__qdisc *pw__qdisc_alloc(struct pw_netdev *dev, const struct pw__qdisc_
 				  struct pw__extack *ext, int *err);
 int pw__qdisc_graft_root(struct pw_netdev *dev, struct pw__qdisc *q);
 void pw__qdisc_free(struct pw__qdisc *q, enum pw_drop_reason reason);
+/* A default qdisc (no options, handle 0) charged past the budget's limit
+ * (netmem.c): what a delete leaves, a new device's.  *@err as above. */
+struct pw__qdisc *pw__qdisc_alloc_dflt(struct pw_netdev *dev, const struct pw__qdisc_ops *ops,
+				       unsigned txq, uint32_t parent, int *err);
+/* A default qdisc charged to nothing: a child tc's side builds ahead of a
+ * change (tbf's), charged by the kind that adopts it (pw__qdisc_bytes()),
+ * or freed uncharged (its memory and q->acc's: plain free()). */
+struct pw__qdisc *pw__qdisc_alloc_uncharged(struct pw_netdev *dev,
+					    const struct pw__qdisc_ops *ops, unsigned txq,
+					    uint32_t parent, int *err);
+/* What @q's allocation cost: its struct and private area, its accuracy
+ * state (what pw__qdisc_release() uncharges). */
+size_t pw__qdisc_bytes(const struct pw__qdisc *q);
+/* Free @q's memory alone (its accuracy state too) and uncharge it: the
+ * last step of pw__qdisc_free(), and the whole of freeing a qdisc that
+ * was never grafted and holds nothing (ops->destroy already called). */
+void pw__qdisc_release(struct pw__qdisc *q);
 /* Attach @newq (NULL: the kind's default) under class @cl (@classid) of
  * @p, a classful qdisc other than mq, through p->ops->graft; the old one
  * is flushed (PW_DROP_FLUSH) and freed.  @newq and its subtree take p's
@@ -529,6 +548,39 @@ void pw__net_tx_action(struct pw_work *w);
 int pw__est_start(struct pw__qdisc *q, int8_t interval_code, uint8_t ewma_log);
 void pw__est_stop(struct pw__qdisc *q); /* no lock held; waits for the timer */
 void pw__est_read(struct pw__qdisc *q, uint64_t *bps, uint64_t *pps);
+
+/* ------------------------------------------------------ tc state's memory */
+
+/*
+ * netmem.c: the bytes of tc state, counted in net->mem and charged to
+ * net->budget (the design is there).  pw__mem_charge(): 0, or -ENOBUFS
+ * when the budget refuses (tc's message to @ext, which may be NULL);
+ * nothing counted then.  pw__mem_charge_force(): charged past the limit
+ * (what a delete builds, a new device's defaults).  pw__mem_uncharge():
+ * give back.  pw__mem_alloc(): charge then allocate @bytes zeroed
+ * (@align 0: malloc; else aligned_alloc, @bytes a multiple of it); NULL
+ * with *@err -ENOBUFS or -ENOMEM.  pw__mem_free(): free what
+ * pw__mem_alloc() gave, of @bytes.  Context: any thread (atomics only).
+ */
+enum pw__charge {
+	PW__CHARGE_LIMIT, /* against the budget's limit */
+	PW__CHARGE_FORCE, /* past it */
+	PW__CHARGE_NONE,  /* not charged (the adopter charges) */
+};
+int pw__mem_charge(struct pw__net *net, size_t bytes, struct pw__extack *ext);
+void pw__mem_charge_force(struct pw__net *net, size_t bytes);
+void pw__mem_uncharge(struct pw__net *net, size_t bytes);
+void *pw__mem_alloc(struct pw__net *net, size_t bytes, size_t align, struct pw__extack *ext,
+		    int *err);
+void pw__mem_free(struct pw__net *net, void *p, size_t bytes);
+
+/* The bytes pw__qdisc_alloc() allocates for a qdisc of @ops (the struct
+ * and private area, rounded to the cache line). */
+static inline size_t pw__qdisc_size(const struct pw__qdisc_ops *ops)
+{
+	size_t size = sizeof(struct pw__qdisc) + ops->priv_size;
+	return (size + PW__CACHELINE - 1) & ~(size_t)(PW__CACHELINE - 1);
+}
 
 /* ------------------------------------------------------- requests */
 

@@ -147,16 +147,25 @@ uint32_t pw__qdisc_alloc_handle(struct pw_netdev *dev)
 
 /* ------------------------------------------------------------ building */
 
-struct pw__qdisc *pw__qdisc_alloc(struct pw_netdev *dev, const struct pw__qdisc_ops *ops,
-				  unsigned txq, uint32_t parent, uint32_t handle, void *opt,
-				  struct pw__extack *ext, int *err)
+/* pw__qdisc_alloc(), _dflt() and _uncharged(): charged against the
+ * budget's limit, past it, or not at all (netmem.c). */
+static struct pw__qdisc *qdisc_alloc(struct pw_netdev *dev, const struct pw__qdisc_ops *ops,
+				     unsigned txq, uint32_t parent, uint32_t handle, void *opt,
+				     struct pw__extack *ext, int *err, enum pw__charge how)
 {
-	size_t size = sizeof(struct pw__qdisc) + ops->priv_size;
-	size = (size + PW__CACHELINE - 1) & ~(size_t)(PW__CACHELINE - 1);
-	struct pw__qdisc *q = aligned_alloc(PW__CACHELINE, size);
+	size_t size = pw__qdisc_size(ops);
+	struct pw__net *net = dev->net;
+	int rc = 0;
+	if (how == PW__CHARGE_FORCE)
+		pw__mem_charge_force(net, size);
+	else if (how == PW__CHARGE_LIMIT)
+		rc = pw__mem_charge(net, size, ext);
+	struct pw__qdisc *q = rc ? NULL : aligned_alloc(PW__CACHELINE, size);
 	if (!q) {
+		if (!rc && how != PW__CHARGE_NONE)
+			pw__mem_uncharge(net, size);
 		if (err)
-			*err = -ENOMEM;
+			*err = rc ? rc : -ENOMEM;
 		return NULL;
 	}
 	memset(q, 0, size);
@@ -169,9 +178,18 @@ struct pw__qdisc *pw__qdisc_alloc(struct pw_netdev *dev, const struct pw__qdisc_
 	q->handle = handle;
 	q->run_cpu = -1;
 	q->limit = dev->txqueuelen;
-	int rc = ops->init ? ops->init(q, opt, ext) : 0;
+	/* its accuracy figures with it, when its device keeps them: charged
+	 * now, so a tree the budget cannot hold whole is refused whole */
+	rc = pw__acc_prepare(q, how, ext);
+	if (!rc)
+		rc = ops->init ? ops->init(q, opt, ext) : 0;
 	if (rc) {
-		free(q);
+		if (how == PW__CHARGE_NONE) {
+			free(q->acc);
+			free(q);
+		} else {
+			pw__qdisc_release(q);
+		}
 		if (err)
 			*err = rc;
 		return NULL;
@@ -181,14 +199,54 @@ struct pw__qdisc *pw__qdisc_alloc(struct pw_netdev *dev, const struct pw__qdisc_
 	return q;
 }
 
+struct pw__qdisc *pw__qdisc_alloc(struct pw_netdev *dev, const struct pw__qdisc_ops *ops,
+				  unsigned txq, uint32_t parent, uint32_t handle, void *opt,
+				  struct pw__extack *ext, int *err)
+{
+	/* noop is what a delete leaves (an mq child deleted): never refused */
+	return qdisc_alloc(dev, ops, txq, parent, handle, opt, ext, err,
+			   (ops->flags & PW__QF_BUILTIN) ? PW__CHARGE_FORCE : PW__CHARGE_LIMIT);
+}
+
+struct pw__qdisc *pw__qdisc_alloc_dflt(struct pw_netdev *dev, const struct pw__qdisc_ops *ops,
+				       unsigned txq, uint32_t parent, int *err)
+{
+	return qdisc_alloc(dev, ops, txq, parent, 0, NULL, NULL, err, PW__CHARGE_FORCE);
+}
+
+struct pw__qdisc *pw__qdisc_alloc_uncharged(struct pw_netdev *dev,
+					    const struct pw__qdisc_ops *ops, unsigned txq,
+					    uint32_t parent, int *err)
+{
+	return qdisc_alloc(dev, ops, txq, parent, 0, NULL, NULL, err, PW__CHARGE_NONE);
+}
+
+size_t pw__qdisc_bytes(const struct pw__qdisc *q)
+{
+	return pw__qdisc_size(q->ops) + (q->acc ? sizeof(*q->acc) : 0);
+}
+
+void pw__qdisc_release(struct pw__qdisc *q)
+{
+	if (!q)
+		return;
+	struct pw__net *net = q->dev->net;
+	size_t size = pw__qdisc_size(q->ops);
+	pw__acc_free(q);
+	free(q);
+	pw__mem_uncharge(net, size);
+}
+
 int pw__qdisc_default_root(struct pw_netdev *dev)
 {
 	int rc;
 	struct pw__qdisc *q;
+	/* charged past the limit: a new device's (charged with its own
+	 * struct) or what a delete of the root leaves */
 	if (dev->ntxq == 1)
-		q = pw__qdisc_alloc(dev, &pw__pfifo_fast_ops, 0, PW_TC_H_ROOT, 0, NULL, NULL, &rc);
+		q = pw__qdisc_alloc_dflt(dev, &pw__pfifo_fast_ops, 0, PW_TC_H_ROOT, &rc);
 	else
-		q = pw__qdisc_alloc(dev, &pw__mq_ops, 0, PW_TC_H_ROOT, 0, NULL, NULL, &rc);
+		q = pw__qdisc_alloc_dflt(dev, &pw__mq_ops, 0, PW_TC_H_ROOT, &rc);
 	if (!q)
 		return rc;
 	q->is_default = true;
@@ -296,8 +354,7 @@ static void destroy_tree(struct pw__qdisc *q, void *arg)
 	if (q->root == q)
 		softnet_forget(q);
 	pw__dev_drops_flush(dev, &d);
-	pw__acc_free(q);
-	free(q);
+	pw__qdisc_release(q);
 }
 
 void pw__qdisc_free(struct pw__qdisc *q, enum pw_drop_reason reason)
@@ -438,7 +495,7 @@ int pw__qdisc_graft_txq(struct pw_netdev *dev, unsigned txq, struct pw__qdisc *n
 		return -ENOENT;
 	int rc;
 	if (!newq) {
-		newq = pw__qdisc_alloc(dev, &pw__pfifo_fast_ops, txq, classid, 0, NULL, NULL, &rc);
+		newq = pw__qdisc_alloc_dflt(dev, &pw__pfifo_fast_ops, txq, classid, &rc);
 		if (!newq)
 			return rc;
 		newq->is_default = true;

@@ -273,7 +273,8 @@ static bool gc_candidate(const struct fq_priv *q, const struct fq_flow *f, uint6
 
 /* fq_gc(): free up to FQ_GC_MAX detached, aged flows the walk to @key
  * passes. */
-static void fq_gc(struct fq_priv *q, struct fq_flow **root, uintptr_t key, uint64_t now)
+static void fq_gc(struct pw__net *net, struct fq_priv *q, struct fq_flow **root, uintptr_t key,
+		  uint64_t now)
 {
 	uint64_t jif = fq_jiffies(q, now);
 	struct fq_flow **pp = root;
@@ -284,7 +285,7 @@ static void fq_gc(struct fq_priv *q, struct fq_flow **root, uintptr_t key, uint6
 			break;
 		if (gc_candidate(q, f, jif)) {
 			*pp = f->hnext;
-			free(f);
+			pw__mem_free(net, f, sizeof(*f));
 			if (++n == FQ_GC_MAX)
 				break;
 			continue;
@@ -334,7 +335,7 @@ static struct fq_flow *fq_classify(struct fq_priv *q, struct pw__qdisc *sch, str
 	}
 
 	struct fq_flow **root = &q->root[fq_hash_key(key, q->log)];
-	fq_gc(q, root, key, now);
+	fq_gc(sch->dev->net, q, root, key, now);
 	for (struct fq_flow *f = *root; f; f = f->hnext) {
 		if (f->key != key)
 			continue;
@@ -349,7 +350,10 @@ static struct fq_flow *fq_classify(struct fq_priv *q, struct pw__qdisc *sch, str
 		return f;
 	}
 
-	struct fq_flow *f = calloc(1, sizeof(*f));
+	/* charged to the runtime's budget (netmem.c): a refusal is an
+	 * allocation error like a failed malloc, the packet takes the
+	 * internal flow */
+	struct fq_flow *f = pw__mem_alloc(sch->dev->net, sizeof(*f), 0, NULL, NULL);
 	if (!f) {
 		q->stat_allocation_errors++;
 		return &q->internal;
@@ -610,7 +614,7 @@ static void fq_reset(struct pw__qdisc *sch, struct pw__drops *d, enum pw_drop_re
 			while ((f = q->root[i])) {
 				q->root[i] = f->hnext;
 				flow_purge(f, d, r);
-				free(f);
+				pw__mem_free(sch->dev->net, f, sizeof(*f));
 			}
 		}
 	}
@@ -629,7 +633,8 @@ static void fq_reset(struct pw__qdisc *sch, struct pw__drops *d, enum pw_drop_re
 
 /* Move every flow of the current chains into @nroot (2^@nlog chains),
  * freeing the gc candidates (fq_rehash()). */
-static void fq_rehash(struct fq_priv *q, struct fq_flow **nroot, unsigned nlog, uint64_t now)
+static void fq_rehash(struct pw__net *net, struct fq_priv *q, struct fq_flow **nroot,
+		      unsigned nlog, uint64_t now)
 {
 	uint64_t jif = fq_jiffies(q, now);
 	unsigned n = 0;
@@ -639,7 +644,7 @@ static void fq_rehash(struct fq_priv *q, struct fq_flow **nroot, unsigned nlog, 
 			q->root[i] = f->hnext;
 			if (gc_candidate(q, f, jif)) {
 				n++;
-				free(f);
+				pw__mem_free(net, f, sizeof(*f));
 				continue;
 			}
 			struct fq_flow **r = &nroot[fq_hash_key(f->key, nlog)];
@@ -674,6 +679,15 @@ static int fq_apply(struct pw__qdisc *sch, struct fq_opt *o, struct pw__extack *
 			log = o->buckets_log;
 		else
 			err = -EINVAL;
+	}
+	/* the bucket array a resize adopts from @o is charged to the
+	 * runtime's budget (netmem.c) before anything is applied */
+	size_t nbytes = 0;
+	if (!err && (!q->root || log != q->log)) {
+		nbytes = ((size_t)1 << log) * sizeof(*q->root);
+		int rc = pw__mem_charge(sch->dev->net, nbytes, ext);
+		if (rc)
+			return rc;
 	}
 	if (o->set & FQ_SET_PLIMIT)
 		sch->limit = o->plimit;
@@ -736,15 +750,21 @@ static int fq_apply(struct pw__qdisc *sch, struct fq_opt *o, struct pw__extack *
 		q->horizon_drop = o->horizon_drop;
 	if (!err && (!q->root || log != q->log)) {
 		/* fq_resize(): parse built the array for the log it asked */
-		if (!o->root || o->root_log != log)
+		if (!o->root || o->root_log != log) {
+			pw__mem_uncharge(sch->dev->net, nbytes);
 			return -ENOMEM;
+		}
 		struct fq_flow **nroot = o->root;
-		if (q->root)
-			fq_rehash(q, nroot, log, pw__net_now(sch));
+		if (q->root) {
+			fq_rehash(sch->dev->net, q, nroot, log, pw__net_now(sch));
+			pw__mem_uncharge(sch->dev->net, ((size_t)1 << q->log) * sizeof(*q->root));
+		}
 		o->root = q->root; /* the old one: opt_free frees it */
 		o->root_log = q->log;
 		q->root = nroot;
 		q->log = log;
+	} else {
+		pw__mem_uncharge(sch->dev->net, nbytes); /* an error: no resize */
 	}
 	while (sch->st.qlen > sch->limit) {
 		/* qdisc_dequeue_internal(): the packet the driver refused first */
@@ -821,7 +841,8 @@ static int fq_init(struct pw__qdisc *sch, void *optp, struct pw__extack *ext)
 		free(dflt.root);
 	if (rc) {
 		pw__watchdog_destroy(&q->wd);
-		free(q->root);
+		if (q->root)
+			pw__mem_free(sch->dev->net, q->root, ((size_t)1 << q->log) * sizeof(*q->root));
 		q->root = NULL;
 		return rc;
 	}
@@ -843,7 +864,8 @@ static void fq_destroy(struct pw__qdisc *sch)
 	struct pw__drops d;
 	pw__pktq_init(&d.q);
 	fq_reset(sch, &d, PW_DROP_FLUSH); /* frees the flows; no packets are left */
-	free(q->root);
+	if (q->root)
+		pw__mem_free(sch->dev->net, q->root, ((size_t)1 << q->log) * sizeof(*q->root));
 	q->root = NULL;
 }
 

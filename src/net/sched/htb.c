@@ -225,7 +225,9 @@ static void hash_grow(struct pw__qdisc *q, struct htb_priv *h)
 	if (h->hashelems * 4 <= h->hashsize * 3)
 		return;
 	unsigned nsize = h->hashsize * 2;
-	struct htb_class **nh = calloc(nsize, sizeof(*nh));
+	/* a refusal (the budget, or no memory) keeps the table as it is:
+	 * longer chains, nothing else */
+	struct htb_class **nh = pw__mem_alloc(q->dev->net, nsize * sizeof(*nh), 0, NULL, NULL);
 	if (!nh)
 		return;
 	pw__qlock(&q->root->lock);
@@ -240,10 +242,11 @@ static void hash_grow(struct pw__qdisc *q, struct htb_priv *h)
 		}
 	}
 	struct htb_class **old = h->hash;
+	unsigned osize = h->hashsize;
 	h->hash = nh;
 	h->hashsize = nsize;
 	pw__qunlock(&q->root->lock);
-	free(old);
+	pw__mem_free(q->dev->net, old, osize * sizeof(*old));
 }
 
 /* ------------------------------------------------------ feeds and rows */
@@ -724,9 +727,7 @@ static int htb_init(struct pw__qdisc *q, void *optp, struct pw__extack *ext)
 	}
 	if (!rc) {
 		h->hashsize = 4;
-		h->hash = calloc(h->hashsize, sizeof(*h->hash));
-		if (!h->hash)
-			rc = -ENOMEM;
+		h->hash = pw__mem_alloc(q->dev->net, h->hashsize * sizeof(*h->hash), 0, ext, &rc);
 	}
 	if (rc) {
 		pw__watchdog_destroy(&h->wd);
@@ -748,20 +749,23 @@ static void htb_destroy(struct pw__qdisc *q)
 		struct htb_class *c = h->hash[i];
 		while (c) {
 			struct htb_class *n = c->hnext;
-			free(c); /* its leaf: freed by the core */
+			pw__mem_free(q->dev->net, c, sizeof(*c)); /* its leaf: freed by the core */
 			c = n;
 		}
 	}
-	free(h->hash);
+	pw__mem_free(q->dev->net, h->hash, h->hashsize * sizeof(*h->hash));
 	h->hash = NULL;
 }
 
-/* A default leaf: pfifo of txqueuelen packets, invisible (qdisc_create_dflt). */
-static struct pw__qdisc *leaf_create(struct pw__qdisc *q, uint32_t parent)
+/* A default leaf: pfifo of txqueuelen packets, invisible (qdisc_create_dflt).
+ * A new class's is charged against the budget (@ext says a refusal, *@rc
+ * its errno); what a delete leaves (@dflt) past it (netmem.c). */
+static struct pw__qdisc *leaf_create(struct pw__qdisc *q, uint32_t parent, bool dflt,
+				     struct pw__extack *ext, int *rc)
 {
-	int rc;
-	struct pw__qdisc *c = pw__qdisc_alloc(q->dev, &pw__pfifo_ops, q->txq, parent, 0, NULL,
-					      NULL, &rc);
+	struct pw__qdisc *c = dflt ? pw__qdisc_alloc_dflt(q->dev, &pw__pfifo_ops, q->txq, parent, rc)
+				   : pw__qdisc_alloc(q->dev, &pw__pfifo_ops, q->txq, parent, 0, NULL,
+						     ext, rc);
 	if (c) {
 		c->invisible = true;
 		c->root = q->root;
@@ -800,12 +804,20 @@ static int htb_class_change(struct pw__qdisc *q, uint32_t classid, uint32_t pare
 			pw__extack_msg(ext, "Error: sch_htb: tree is too deep.");
 			return -EINVAL;
 		}
-		cl = calloc(1, sizeof(*cl));
+		int rc;
+		cl = pw__mem_alloc(q->dev->net, sizeof(*cl), 0, ext, &rc);
 		if (!cl)
-			return -ENOBUFS;
+			return rc == -ENOMEM ? -ENOBUFS : rc; /* the kernel's -ENOBUFS */
 		cl->classid = classid;
 		clprio_init(cl);
-		new_q = leaf_create(q, classid);
+		new_q = leaf_create(q, classid, false, ext, &rc);
+		if (!new_q && rc == -ENOBUFS) {
+			/* the budget refused its leaf: no class rather than
+			 * one that drops everything (the kernel's noop, kept
+			 * for a failed malloc) */
+			pw__mem_free(q->dev->net, cl, sizeof(*cl));
+			return rc;
+		}
 		pw__qlock(&q->root->lock);
 		if (parent && !parent->level) {
 			/* the parent turns inner: its qdisc goes with its packets */
@@ -875,7 +887,8 @@ static int htb_class_delete(struct pw__qdisc *q, unsigned long arg, struct pw__e
 		return -EBUSY;
 	}
 	bool last_child = !cl->level && cl->parent && cl->parent->children == 1;
-	struct pw__qdisc *new_q = last_child ? leaf_create(q, cl->parent->classid) : NULL;
+	int rc;
+	struct pw__qdisc *new_q = last_child ? leaf_create(q, cl->parent->classid, true, NULL, &rc) : NULL;
 	struct pw__qdisc *old_q = NULL;
 	pw__qlock(&q->root->lock);
 	if (!cl->level) {
@@ -905,7 +918,7 @@ static int htb_class_delete(struct pw__qdisc *q, unsigned long arg, struct pw__e
 	/* new_q is not hashed: the kernel's htb_delete() does not */
 	if (old_q)
 		pw__qdisc_free(old_q, PW_DROP_FLUSH);
-	free(cl);
+	pw__mem_free(q->dev->net, cl, sizeof(*cl));
 	return 0;
 }
 
@@ -932,7 +945,8 @@ static int htb_graft(struct pw__qdisc *q, unsigned long arg, struct pw__qdisc *n
 	if (cl->level)
 		return -EINVAL;
 	if (!newq) { /* not hashed: the kernel's htb_graft() does not */
-		newq = leaf_create(q, cl->classid);
+		int rc; /* a delete's: charged past the budget */
+		newq = leaf_create(q, cl->classid, true, NULL, &rc);
 		if (!newq)
 			return -ENOBUFS;
 	}

@@ -34,24 +34,37 @@ static struct pw_pkt *mq_dequeue(struct pw__qdisc *q)
 
 static int mq_init(struct pw__qdisc *q, void *opt, struct pw__extack *ext)
 {
-	(void)opt, (void)ext;
 	struct pw_netdev *dev = q->dev;
 	struct mq_priv *m = pw__qdisc_priv(q);
 	if (q->parent != PW_TC_H_ROOT || dev->ntxq < 2)
 		return -EOPNOTSUPP;
+	/* a default mq (no options: a device's, or what a delete of the
+	 * root leaves) is charged past the budget's limit with its
+	 * children, as its caller charged it (netmem.c) */
+	bool dflt = opt == NULL;
+	size_t bytes = dev->ntxq * sizeof(*m->child);
+	int rc = 0;
+	if (dflt)
+		pw__mem_charge_force(dev->net, bytes);
+	else
+		rc = pw__mem_charge(dev->net, bytes, ext);
+	if (rc)
+		return rc;
 	m->child = calloc(dev->ntxq, sizeof(*m->child));
-	if (!m->child)
+	if (!m->child) {
+		pw__mem_uncharge(dev->net, bytes);
 		return -ENOMEM;
+	}
 	m->n = dev->ntxq;
 	for (unsigned i = 0; i < m->n; i++) {
-		int rc;
-		struct pw__qdisc *c = pw__qdisc_alloc(dev, &pw__pfifo_fast_ops, i,
-						      PW_TC_H_MAKE(q->handle, i + 1), 0, NULL,
-						      NULL, &rc);
+		uint32_t parent = PW_TC_H_MAKE(q->handle, i + 1);
+		struct pw__qdisc *c =
+			dflt ? pw__qdisc_alloc_dflt(dev, &pw__pfifo_fast_ops, i, parent, &rc)
+			     : pw__qdisc_alloc(dev, &pw__pfifo_fast_ops, i, parent, 0, NULL, ext, &rc);
 		if (!c) {
 			for (unsigned j = 0; j < i; j++)
 				pw__qdisc_free(m->child[j], PW_DROP_FLUSH);
-			free(m->child);
+			pw__mem_free(dev->net, m->child, bytes);
 			m->child = NULL;
 			return rc;
 		}
@@ -65,7 +78,8 @@ static int mq_init(struct pw__qdisc *q, void *opt, struct pw__extack *ext)
 static void mq_destroy(struct pw__qdisc *q)
 {
 	struct mq_priv *m = pw__qdisc_priv(q);
-	free(m->child); /* the children were freed by the tree walk */
+	/* the children were freed by the tree walk */
+	pw__mem_free(q->dev->net, m->child, q->dev->ntxq * sizeof(*m->child));
 	m->child = NULL;
 }
 

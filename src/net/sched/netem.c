@@ -526,6 +526,13 @@ static void netem_reset(struct pw__qdisc *q, struct pw__drops *d, enum pw_drop_r
 /* ---------------------------------------------------- configuration */
 
 /* Exchange a table of the qdisc with one of the option struct. */
+/* The bytes of the tables @o carries (netem's after a swap: the old ones). */
+static size_t tables_bytes(const struct netem_opt *o)
+{
+	return ((o->dist ? (size_t)o->dist_n : 0) + (o->slot_dist ? (size_t)o->slot_dist_n : 0)) *
+	       sizeof(int16_t);
+}
+
 static void swap_table(int16_t **qt, unsigned *qn, int16_t **ot, unsigned *on)
 {
 	int16_t *t = *qt;
@@ -548,6 +555,11 @@ static int netem_change(struct pw__qdisc *q, void *optp, struct pw__extack *ext)
 		pw__extack_msg(ext, "Error: netem: inorder and reorder exclude each other.");
 		return -EINVAL;
 	}
+	/* the tables netem takes from tc's side are its state from now on:
+	 * charged to the runtime's budget (netmem.c) before anything changes */
+	int rc = pw__mem_charge(q->dev->net, tables_bytes(o), ext);
+	if (rc)
+		return rc;
 
 	if (o->loss_type == LOSS_GI) {
 		nd->loss_model = CLG_4_STATES;
@@ -568,11 +580,13 @@ static int netem_change(struct pw__qdisc *q, void *optp, struct pw__extack *ext)
 		nd->loss_model = CLG_RANDOM;
 	}
 
-	/* tables: swapped in; the old ones go back to @o (opt_free) */
+	/* tables: swapped in; the old ones go back to @o (opt_free), their
+	 * bytes uncharged (charged above, before anything changed) */
 	if (o->dist)
 		swap_table(&nd->delay_dist, &nd->delay_dist_n, &o->dist, &o->dist_n);
 	if (o->slot_dist)
 		swap_table(&nd->slot_dist, &nd->slot_dist_n, &o->slot_dist, &o->slot_dist_n);
+	pw__mem_uncharge(q->dev->net, tables_bytes(o));
 
 	q->limit = o->limit;
 	nd->latency = (int64_t)((uint64_t)o->latency << 6); /* PSCHED_TICKS2NS */
@@ -662,13 +676,19 @@ static int netem_init(struct pw__qdisc *q, void *opt, struct pw__extack *ext)
 	memset(nd, 0, sizeof(*nd));
 	pw__pktq_init(&nd->rq);
 	nd->loss_model = CLG_RANDOM;
-	/* a calendar bucket per packet the limit lets in (tfifo.c) */
-	int rc = pw__tfifo_init(&nd->tf, ((struct netem_opt *)opt)->limit);
+	/* a calendar bucket per packet the limit lets in (tfifo.c), charged
+	 * to the runtime's budget first (netmem.c) */
+	uint32_t limit = ((struct netem_opt *)opt)->limit;
+	size_t cal = pw__tfifo_size(limit);
+	int rc = pw__mem_charge(q->dev->net, cal, ext);
 	if (rc)
 		return rc;
-	rc = netem_change(q, opt, ext);
+	rc = pw__tfifo_init(&nd->tf, limit);
+	if (!rc)
+		rc = netem_change(q, opt, ext);
 	if (rc) {
 		pw__tfifo_destroy(&nd->tf);
+		pw__mem_uncharge(q->dev->net, cal);
 		return rc;
 	}
 	pw__watchdog_init(&nd->wd, q);
@@ -679,7 +699,11 @@ static void netem_destroy(struct pw__qdisc *q)
 {
 	struct netem_priv *nd = pw__qdisc_priv(q);
 	pw__watchdog_destroy(&nd->wd);
+	size_t cal = nd->tf.nb ? pw__tfifo_size(nd->tf.nb) : 0;
 	pw__tfifo_destroy(&nd->tf);
+	pw__mem_uncharge(q->dev->net, cal + ((nd->delay_dist ? (size_t)nd->delay_dist_n : 0) +
+						      (nd->slot_dist ? (size_t)nd->slot_dist_n : 0)) *
+						     sizeof(int16_t));
 	free(nd->delay_dist);
 	free(nd->slot_dist);
 	nd->delay_dist = nd->slot_dist = NULL;

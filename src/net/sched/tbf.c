@@ -161,11 +161,15 @@ static void tbf_reset(struct pw__qdisc *q, struct pw__drops *d, enum pw_drop_rea
 
 /* ------------------------------------------------------- configuration */
 
+/* The child is built uncharged (tc's side builds it ahead of a change,
+ * and may drop it) and charged to the runtime's budget when tbf adopts
+ * it (adopt_charge()), uncharged with it when the core frees it; one
+ * never adopted is freed uncharged (pw__tbf_child_free()).  netmem.c. */
 struct pw__qdisc *pw__tbf_child_create(struct pw_netdev *dev, unsigned txq, uint32_t parent,
 				       uint32_t limit)
 {
 	int rc;
-	struct pw__qdisc *c = pw__qdisc_alloc(dev, &pw__bfifo_ops, txq, parent, 0, NULL, NULL, &rc);
+	struct pw__qdisc *c = pw__qdisc_alloc_uncharged(dev, &pw__bfifo_ops, txq, parent, &rc);
 	if (c) {
 		c->limit = limit;
 		c->invisible = true; /* qdisc_hash_add(child, true) */
@@ -179,6 +183,7 @@ void pw__tbf_child_free(struct pw__qdisc *c)
 		return;
 	if (c->ops->destroy)
 		c->ops->destroy(c);
+	free(c->acc); /* never adopted: never charged */
 	free(c);
 }
 
@@ -230,7 +235,6 @@ static void tbf_apply(struct pw__qdisc *q, struct tbf_priv *t, const struct tbf_
 
 static int tbf_init(struct pw__qdisc *q, void *optp, struct pw__extack *ext)
 {
-	(void)ext;
 	struct tbf_priv *t = pw__qdisc_priv(q);
 	struct tbf_opt *o = optp;
 	memset(t, 0, sizeof(*t));
@@ -248,19 +252,23 @@ static int tbf_init(struct pw__qdisc *q, void *optp, struct pw__extack *ext)
 		return rc;
 	}
 	if (o->limit > 0) {
-		if (o->child) {
-			t->child = o->child;
-			o->child = NULL;
-			t->child->parent = PW_TC_H_MAKE(q->handle, 1);
-			t->child->txq = q->txq;
-			t->child->limit = o->limit;
-		} else {
-			t->child = pw__tbf_child_create(q->dev, q->txq, PW_TC_H_MAKE(q->handle, 1), o->limit);
-		}
-		if (!t->child) {
+		struct pw__qdisc *c = o->child;
+		if (!c)
+			c = pw__tbf_child_create(q->dev, q->txq, PW_TC_H_MAKE(q->handle, 1), o->limit);
+		rc = c ? pw__mem_charge(q->dev->net, pw__qdisc_bytes(c), ext) : -ENOMEM;
+		if (rc) {
+			if (c && c != o->child)
+				pw__tbf_child_free(c);
 			pw__watchdog_destroy(&t->wd);
-			return -ENOMEM;
+			return rc;
 		}
+		if (c == o->child) {
+			o->child = NULL;
+			c->parent = PW_TC_H_MAKE(q->handle, 1);
+			c->txq = q->txq;
+			c->limit = o->limit;
+		}
+		t->child = c;
 		t->child->root = q;
 		t->child->parent_q = q;
 	}
@@ -271,7 +279,6 @@ static int tbf_init(struct pw__qdisc *q, void *optp, struct pw__extack *ext)
 
 static int tbf_change(struct pw__qdisc *q, void *optp, struct pw__extack *ext)
 {
-	(void)ext;
 	struct tbf_priv *t = pw__qdisc_priv(q);
 	struct tbf_opt *o = optp;
 	if (!o)
@@ -288,6 +295,9 @@ static int tbf_change(struct pw__qdisc *q, void *optp, struct pw__extack *ext)
 	} else if (o->limit > 0) {
 		if (!o->child)
 			return -ENOMEM; /* parse could not build it */
+		rc = pw__mem_charge(q->dev->net, pw__qdisc_bytes(o->child), ext);
+		if (rc)
+			return rc; /* nothing changed yet */
 		t->child = o->child;
 		o->child = NULL;
 		t->child->parent = PW_TC_H_MAKE(q->handle, 1);

@@ -395,13 +395,28 @@ static void cal_erase_first(struct pw__tfifo *tf, struct pw_pkt *p)
 
 /* -------------------------------------------------------- the tfifo */
 
-int pw__tfifo_init(struct pw__tfifo *tf, uint32_t buckets)
+/* The calendar's buckets for @buckets asked, and its bitmap's words. */
+static uint32_t cal_buckets(uint32_t buckets, uint32_t *n0, uint32_t *n1)
 {
-	memset(tf, 0, sizeof(*tf));
 	uint32_t nb = PW_TFIFO_MIN_BUCKETS;
 	while (nb < buckets && nb < PW_TFIFO_MAX_BUCKETS)
 		nb <<= 1;
-	uint32_t n0 = nb >> 6, n1 = (n0 + 63) >> 6;
+	*n0 = nb >> 6;
+	*n1 = (*n0 + 63) >> 6;
+	return nb;
+}
+
+size_t pw__tfifo_size(uint32_t buckets)
+{
+	uint32_t n0, n1, nb = cal_buckets(buckets, &n0, &n1);
+	return (size_t)nb * sizeof(((struct pw__tfifo *)0)->bkt[0]) +
+	       (size_t)(n0 + n1) * sizeof(uint64_t);
+}
+
+int pw__tfifo_init(struct pw__tfifo *tf, uint32_t buckets)
+{
+	memset(tf, 0, sizeof(*tf));
+	uint32_t n0, n1, nb = cal_buckets(buckets, &n0, &n1);
 	tf->bkt = calloc(nb, sizeof(*tf->bkt));
 	tf->l0 = calloc(n0 + n1, sizeof(uint64_t));
 	if (!tf->bkt || !tf->l0) {

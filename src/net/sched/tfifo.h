@@ -59,6 +59,10 @@ struct pw__tfifo {
  */
 int pw__tfifo_init(struct pw__tfifo *tf, uint32_t buckets);
 
+/* The bytes pw__tfifo_init(@buckets) allocates (what netem charges to
+ * the runtime's budget before it, src/net/netmem.c).  Any thread. */
+size_t pw__tfifo_size(uint32_t buckets);
+
 /* pw__tfifo_destroy() - free what init allocated; @tf must be empty. */
 void pw__tfifo_destroy(struct pw__tfifo *tf);
 

@@ -218,9 +218,19 @@ static int trace_check(const struct trace_opt *o, struct pw__extack *ext)
 	return 0;
 }
 
-/* Put the trace of @o in, its old one back into @o; restart the clock. */
-static void trace_swap_in(struct trace_priv *t, struct trace_opt *o, uint64_t now)
+/* The bytes of the trace @ms, @n lines, labelled @name (what trace holds
+ * of tc's allocations: charged to the runtime's budget, netmem.c). */
+static size_t trace_bytes(const uint32_t *ms, uint32_t n, const char *name)
 {
+	return (ms ? (size_t)n * sizeof(*ms) : 0) + (name ? strlen(name) + 1 : 0);
+}
+
+/* Put the trace of @o in, its old one back into @o; restart the clock.
+ * @o's bytes were charged; the old ones are uncharged here. */
+static void trace_swap_in(struct pw__qdisc *q, struct trace_priv *t, struct trace_opt *o,
+			  uint64_t now)
+{
+	pw__mem_uncharge(q->dev->net, trace_bytes(t->ms, t->n, t->name));
 	uint32_t *ms = t->ms;
 	uint32_t n = t->n;
 	char *name = t->name;
@@ -250,10 +260,12 @@ static int trace_init(struct pw__qdisc *q, void *optp, struct pw__extack *ext)
 		return -EINVAL;
 	}
 	int rc = trace_check(o, ext);
+	if (!rc)
+		rc = pw__mem_charge(q->dev->net, trace_bytes(o->ms, o->n, o->name), ext);
 	if (rc)
 		return rc;
 	pw__pktq_init(&t->q);
-	trace_swap_in(t, o, pw_now_ns(q->dev->rt));
+	trace_swap_in(q, t, o, pw_now_ns(q->dev->rt));
 	q->limit = o->limit ? o->limit : PW_TRACE_LIMIT_DEFAULT;
 	pw__watchdog_init(&t->wd, q);
 	return 0;
@@ -266,6 +278,8 @@ static int trace_change(struct pw__qdisc *q, void *optp, struct pw__extack *ext)
 	if (!o)
 		return -EINVAL;
 	int rc = trace_check(o, ext);
+	if (!rc && o->ms)
+		rc = pw__mem_charge(q->dev->net, trace_bytes(o->ms, o->n, o->name), ext);
 	if (rc)
 		return rc;
 	if (o->limit)
@@ -273,7 +287,7 @@ static int trace_change(struct pw__qdisc *q, void *optp, struct pw__extack *ext)
 	if (!o->ms)
 		return 0;
 	uint64_t now = pw__net_now(q);
-	trace_swap_in(t, o, now);
+	trace_swap_in(q, t, o, now);
 	/* what is carried already leaves as scheduled (the FIFO's head); the
 	 * rest is carried by the new trace as if it arrived now */
 	for (struct pw_pkt *p = t->q.head; p; p = p->pw_next)
@@ -289,6 +303,7 @@ static void trace_destroy(struct pw__qdisc *q)
 {
 	struct trace_priv *t = pw__qdisc_priv(q);
 	pw__watchdog_destroy(&t->wd);
+	pw__mem_uncharge(q->dev->net, trace_bytes(t->ms, t->n, t->name));
 	free(t->ms);
 	free(t->name);
 	t->ms = NULL;
