@@ -33,6 +33,7 @@ struct fake_proxy {
 
 static struct fake {
 	unsigned open, opened, closed, next_port, validated;
+	unsigned fail_opens;         /* the next opens to refuse (a port taken meanwhile) */
 	struct fake_proxy *live[2048];
 } F;
 
@@ -53,6 +54,11 @@ static int f_open(void *ctx, const char *name, const struct sockaddr *listen, so
 	int v6 = listen->sa_family == AF_INET6;
 	unsigned port = v6 ? ntohs(((const struct sockaddr_in6 *)listen)->sin6_port)
 			   : ntohs(((const struct sockaddr_in *)listen)->sin_port);
+	if (F.fail_opens) {
+		F.fail_opens--;
+		snprintf(err, errlen, "listen 127.0.0.1:%u: taken meanwhile", port);
+		return -EADDRINUSE;
+	}
 	for (unsigned i = 0; i < 2048; i++)
 		if (F.live[i] && F.live[i]->port == port) {
 			snprintf(err, errlen, "listen 127.0.0.1:%u: address already in use", port);
@@ -506,12 +512,113 @@ static void test_proxy_update(void)
 	EXPECT("PATCH", "/proxies/zz", "{}", 404, "{\"error\":\"proxy not found\",\"status\":404}\n");
 	EXPECT_HAS("GET", "/proxies/a", NULL, 200,
 		   "\"listen\":\"127.0.0.1:40001\",\"upstream\":\"127.0.0.1:10\",\"enabled\":true");
-	/* a listen in use: 500, left disabled */
+	/* a listen in use (with a new upstream; by PATCH or POST): 500, as
+	 * toxiproxy, and all or nothing: the fields, "enabled", the old
+	 * listener (never closed) and its toxics as they were */
 	CHECK_EQ(req("POST", "/proxies", "{\"name\":\"b\",\"upstream\":\"127.0.0.1:9\"}"), 201);
-	EXPECT_HAS("PATCH", "/proxies/a", "{\"listen\":\"127.0.0.1:40002\"}", 500,
+	unsigned closed = F.closed;
+	static const char *const in_use[] = {
+		"{\"listen\":\"127.0.0.1:40002\"}",
+		"{\"listen\":\"127.0.0.1:40002\",\"upstream\":\"127.0.0.1:11\"}",
+		"{\"listen\":\"127.0.0.1:40002\",\"upstream\":\"127.0.0.1:11\",\"enabled\":true}",
+	};
+	for (unsigned i = 0; i < 2 * sizeof(in_use) / sizeof(in_use[0]); i++) {
+		EXPECT_HAS(i % 2 ? "POST" : "PATCH", "/proxies/a", in_use[i / 2], 500,
+			   "address already in use");
+		EXPECT_HAS("GET", "/proxies/a", NULL, 200,
+			   "\"listen\":\"127.0.0.1:40001\",\"upstream\":\"127.0.0.1:10\",\"enabled\":true");
+		CHECK(fake_find("a") && fake_find("a")->port == 40001);
+		CHECK_EQ(fake_find("a")->up_port, 10);
+		CHECK_EQ(fake_find("a")->ntox, 1);
+		CHECK_EQ(F.open, 2);
+		CHECK_EQ(F.closed, closed);
+	}
+	/* disabled, enabled on a listen in use: still disabled, its listen as before */
+	CHECK_EQ(req("PATCH", "/proxies/a", "{\"enabled\":false}"), 200);
+	EXPECT_HAS("PATCH", "/proxies/a",
+		   "{\"listen\":\"127.0.0.1:40002\",\"upstream\":\"127.0.0.1:11\",\"enabled\":true}", 500,
 		   "address already in use");
-	EXPECT_HAS("GET", "/proxies/a", NULL, 200, "\"enabled\":false");
+	EXPECT_HAS("GET", "/proxies/a", NULL, 200,
+		   "\"listen\":\"127.0.0.1:40001\",\"upstream\":\"127.0.0.1:10\",\"enabled\":false");
 	CHECK_EQ(F.open, 1);
+	EXPECT_HAS("PATCH", "/proxies/a", "{\"enabled\":true}", 200, "\"listen\":\"127.0.0.1:40001\"");
+	/* a new upstream re-opens on the same bound address, so the old
+	 * listener closes first: if the new one cannot listen (the port
+	 * taken meanwhile), the old is opened again as it was */
+	closed = F.closed;
+	F.fail_opens = 1;
+	EXPECT_HAS("PATCH", "/proxies/a", "{\"upstream\":\"127.0.0.1:12\"}", 500, "taken meanwhile");
+	CHECK(!strstr(body, "could not listen again"));
+	EXPECT_HAS("GET", "/proxies/a", NULL, 200,
+		   "\"listen\":\"127.0.0.1:40001\",\"upstream\":\"127.0.0.1:10\",\"enabled\":true");
+	CHECK(fake_find("a") && fake_find("a")->port == 40001);
+	CHECK_EQ(fake_find("a")->up_port, 10);
+	CHECK_EQ(fake_find("a")->ntox, 1);
+	CHECK_EQ(F.closed, closed + 1);
+	/* ... and if that fails too, the answer says so and the registry
+	 * shows the truth: disabled, the fields as before */
+	F.fail_opens = 2;
+	EXPECT_HAS("PATCH", "/proxies/a", "{\"upstream\":\"127.0.0.1:12\"}", 500,
+		   "could not listen again on 127.0.0.1:40001");
+	EXPECT_HAS("GET", "/proxies/a", NULL, 200,
+		   "\"listen\":\"127.0.0.1:40001\",\"upstream\":\"127.0.0.1:10\",\"enabled\":false");
+	CHECK(!fake_find("a"));
+	CHECK_EQ(F.open, 1);
+	/* a new listen on the old port, spelt otherwise: the old closes
+	 * first, and the change goes through */
+	EXPECT_HAS("PATCH", "/proxies/a", "{\"enabled\":true}", 200, "\"enabled\":true");
+	EXPECT_HAS("PATCH", "/proxies/a", "{\"listen\":\"[::1]:40001\",\"upstream\":\"127.0.0.1:12\"}",
+		   200, "\"listen\":\"[::1]:40001\",\"upstream\":\"127.0.0.1:12\",\"enabled\":true");
+	CHECK_EQ(fake_find("a")->up_port, 12);
+	CHECK_EQ(F.open, 2);
+	teardown();
+}
+
+/* Is @s valid UTF-8 (no overlong form, surrogate or code point past
+ * U+10FFFF)? */
+static int utf8_valid(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	while (*p) {
+		unsigned c = *p, n = c < 0x80 ? 0 : c >= 0xC2 && c <= 0xDF ? 1 : c >= 0xE0 && c <= 0xEF ? 2
+				   : c >= 0xF0 && c <= 0xF4 ? 3 : 9;
+		if (n == 9)
+			return 0;
+		uint32_t cp = n ? c & (0x3F >> n) : c;
+		for (unsigned i = 1; i <= n; i++) {
+			if ((p[i] & 0xC0) != 0x80)
+				return 0;
+			cp = cp << 6 | (p[i] & 0x3F);
+		}
+		if ((n == 2 && cp < 0x800) || (n == 3 && (cp < 0x10000 || cp > 0x10FFFF)) ||
+		    (cp >= 0xD800 && cp <= 0xDFFF))
+			return 0;
+		p += n + 1;
+	}
+	return 1;
+}
+
+/* A message cut to fit its buffer inside a UTF-8 character: the answer
+ * still carries it, cut on a character's boundary (the fake plane's
+ * refusal repeats the qdisc, so its 511 bytes end inside an "é" for one
+ * of the two lengths of padding) */
+static void test_error_utf8(void)
+{
+	setup();
+	CHECK_EQ(req("POST", "/proxies", A_JSON), 201);
+	for (int pad = 0; pad < 2; pad++) {
+		char b[2048];
+		int k = snprintf(b, sizeof(b), "{\"type\":\"tc\",\"attributes\":{\"qdisc\":\"%sloss ",
+				 pad ? "x" : "");
+		for (int i = 0; i < 300; i++)
+			k += snprintf(b + k, sizeof(b) - (size_t)k, "\xc3\xa9");
+		snprintf(b + k, sizeof(b) - (size_t)k, "\"}}");
+		EXPECT_HAS("POST", "/proxies/a/toxics", b, 400, "{\"error\":\"qdisc \\\"");
+		CHECK(utf8_valid(body));
+		size_t n = strlen(body);
+		CHECK(n > 400 && !strcmp(body + n - 15, ",\"status\":400}\n"));
+	}
+	EXPECT_HAS("GET", "/proxies/a/toxics", NULL, 200, "[]");
 	teardown();
 }
 
@@ -962,6 +1069,7 @@ int main(void)
 	RUN(test_proxy_create);
 	RUN(test_proxy_limit);
 	RUN(test_proxy_update);
+	RUN(test_error_utf8);
 	RUN(test_toxics);
 	RUN(test_stats);
 	RUN(test_reset);

@@ -5,13 +5,17 @@ The API's bookkeeping, checked against both servers: GET /version, the
 proxies' and toxics' create/read/update/delete, enabled false/true,
 /populate and /reset, an upstream changed or not resolving yet, and bad
 input (malformed JSON, unknown types, negative or non-numeric
-attributes, duplicate names, an address in use, an oversized body).
+attributes, duplicate names, an address in use, an oversized body), an
+error message cut inside a UTF-8 character, and a failed update that
+must change nothing.
 
 Part of tests/netem_api/api_test.py (the runner: it imports this module,
 runs its @test checks in its ORDER and prints the DIFF lines).  Threads:
 the runner's main thread; echo servers on threads of their own.
 """
 
+import json
+import socket
 import time
 
 from common import *  # noqa: F401,F403 (the shared helpers)
@@ -261,6 +265,105 @@ def toxics_bad_input(ctx):
                                   "attributes": {"latency": 1}}, st)
     finally:
         delete_proxy(ctx, "tb")
+
+
+def utf8_error_answer(r, what):
+    """@r is a 400 whose body is valid UTF-8 JSON with a non-empty error."""
+    check(r.status == 400, "%s: expected 400, got %r" % (what, r))
+    try:
+        text = r.body.decode("utf-8")  # strict: a split character fails here
+    except UnicodeDecodeError as e:
+        raise Failure("%s: the error body is not UTF-8 (%s): %r" % (what, e, r.body[-80:]))
+    j = json.loads(text)
+    check(isinstance(j, dict) and isinstance(j.get("error"), str) and j["error"].strip()
+          and j.get("status") == 400, "%s: the error lost its message: %r" % (what, r.body[-200:]))
+    return j["error"]
+
+
+@test
+def error_body_utf8(ctx):
+    """A message cut to fit (the tc words repeated in it, cut at 120 or 512
+    bytes) is cut on a UTF-8 character's boundary: the 400 carries a
+    non-empty error that is valid UTF-8 (issue 34: the JSON encoder failed
+    on a split "é" and the answer was {"status":400} alone).  Two paddings,
+    so that one of them puts the cut inside a character."""
+    make_proxy(ctx, "utf", "127.0.0.1:9")
+    try:
+        for pad in range(2):
+            words = "netem delay 1ms " + "x" * pad + "\u00e9" * 300
+            r = request(ctx, "POST", "/proxies/utf/toxics",
+                        {"name": "q%d" % pad, "type": "tc", "attributes": {"qdisc": words}})
+            utf8_error_answer(r, "qdisc with %d bytes of padding" % pad)
+            line = "qdisc add dev tcx0 root netem delay 1ms " + "x" * pad + "\u00e9" * 100
+            r = request(ctx, "POST", "/proxies/utf/toxics",
+                        {"name": "b%d" % pad, "type": "tc", "attributes": {"batch": line}})
+            utf8_error_answer(r, "batch line with %d bytes of padding" % pad)
+        check(expect(ctx, "GET", "/proxies/utf/toxics", 200).json == [], "a refused toxic was kept")
+    finally:
+        delete_proxy(ctx, "utf")
+
+
+@test
+def update_all_or_nothing(ctx):
+    """A PATCH (or POST on the proxy) with a new upstream and a listen
+    address already in use: 500 on both (toxiproxy's status), and on
+    pinwheel nothing changes: listen, upstream, "enabled" and the toxics
+    as before, the old listener never closed (a connection made before
+    goes on echoing); toxiproxy keeps the new fields and disables the
+    proxy (a DIFF).  The same for an enable with a listen in use."""
+    echo = EchoServer()
+    busy = socket.socket()
+    busy.bind((HOST, 0))
+    busy.listen(1)
+    busy_addr = "%s:%d" % (HOST, busy.getsockname()[1])
+    other = "%s:%d" % (HOST, free_port())
+    keeps = per_server(ctx, "a PATCH whose new listen is in use (500)",
+                       "the new listen and upstream kept, the proxy disabled",
+                       "nothing changed: enabled, listening, its fields as before",
+                       "an update is all or nothing")
+    s = None
+    try:
+        for method, body, enabled in (
+                ("PATCH", {"upstream": other, "listen": busy_addr}, True),
+                ("POST", {"upstream": other, "listen": busy_addr}, True),
+                ("PATCH", {"listen": busy_addr}, True),
+                ("PATCH", {"upstream": other, "listen": busy_addr, "enabled": True}, False)):
+            p = make_proxy(ctx, "aon", echo.addr, enabled=enabled)
+            add_toxic(ctx, "aon", {"type": "latency", "name": "lat", "attributes": {"latency": 1}})
+            what = "%s %r on a proxy %s" % (method, body, "enabled" if enabled else "disabled")
+            if enabled:
+                s = connect(proxy_port(p))
+                s.sendall(b"before")
+                got, how = recv_exact_or_close(s, 6, time.monotonic() + 5)
+                check(got == b"before", "%s: echo before: %r %s" % (what, got, how))
+            r = expect(ctx, method, "/proxies/aon", 500, body)
+            g = expect(ctx, "GET", "/proxies/aon", 200).json
+            if ctx.kind == "pinwheel":
+                check(g["listen"] == p["listen"] and g["upstream"] == echo.addr
+                      and g["enabled"] is enabled and len(g["toxics"]) == 1,
+                      "%s: answered %r, then %r: expected %s (%r)" % (what, r, g, keeps, p))
+                if enabled:
+                    s.sendall(b"after")
+                    got, how = recv_exact_or_close(s, 5, time.monotonic() + 5)
+                    check(got == b"after", "%s: the connection made before: %r %s" % (what, got, how))
+                    s2 = connect(proxy_port(p))
+                    s2.sendall(b"new")
+                    got, how = recv_exact_or_close(s2, 3, time.monotonic() + 5)
+                    s2.close()
+                    check(got == b"new", "%s: a new connection: %r %s" % (what, got, how))
+            else:
+                check(g["listen"] == busy_addr and g["enabled"] is False,
+                      "%s: toxiproxy answered %r, then %r: expected %s" % (what, r, g, keeps))
+            if s:
+                s.close()
+                s = None
+            delete_proxy(ctx, "aon")
+    finally:
+        if s:
+            s.close()
+        delete_proxy(ctx, "aon")
+        busy.close()
+        echo.stop()
 
 
 @test

@@ -22,7 +22,9 @@
  * GET /proxies/NAME/stats counts since the proxy was created.
  *
  * Invariants.  A proxy is open in the plane (handle != NULL) exactly when
- * it is enabled, except after a failed re-open, which leaves it disabled;
+ * it is enabled (an open that fails leaves it disabled, and so does an
+ * update that had to close its listener and could open neither the new
+ * one nor the old one again: proxy_update());
  * an open proxy's toxic list in the plane is the registry's, because every
  * change is given to the plane first and kept only when the plane took it
  * (a tc toxic whose words tc refuses leaves the old list in both); names
@@ -35,7 +37,7 @@
  * already exists", 400 "missing required field: name", "invalid toxic
  * type", "stream was invalid, ..."; error bodies {"error":MSG,"status":N}
  * plus a newline, in text/plain (in application/json for /populate, with
- * "proxies"); a known path with another method 405 with no body; an
+ * "proxies"), the message always there and valid UTF-8 (answer_error()); a known path with another method 405 with no body; an
  * unknown path 404 "404 page not found".  Defaults: listen port 0 (the
  * bound port shown once listening), enabled true, stream downstream,
  * toxicity 1, toxic name TYPE_STREAM, every attribute 0.  Updates
@@ -45,7 +47,9 @@
  * attributes given change, the others stay; a changed upstream closes
  * the proxy's connections (toxiproxy stops and starts the proxy: here
  * it is closed and re-opened in the plane on the same bound address,
- * its counters kept).  A toxic's "stream" is read without regard to
+ * its counters kept).  An update is all or nothing (toxiproxy's is not:
+ * a listen in use leaves its new fields and the proxy disabled): a 500
+ * leaves every field, "enabled" and the listener as they were.  A toxic's "stream" is read without regard to
  * case and shown as written ("UpStream", default name latency_UpStream).
  * /populate creates or replaces each proxy of the list in order (one
  * whose listen and upstream are as given is left as it is: its toxics,
@@ -117,28 +121,92 @@ static int answer_json(struct answer *a, int status, json_t *j)
 	return status;
 }
 
+/* The length of the UTF-8 character at @s (@n bytes left), as jansson
+ * checks one (no overlong form, no surrogate, nothing past U+10FFFF);
+ * 0 if it is not one, -1 if it is cut short by the end. */
+static int utf8_char(const unsigned char *s, size_t n)
+{
+	unsigned c = s[0];
+	int len = c < 0x80 ? 1 : c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3
+		: c >= 0xF0 && c <= 0xF4 ? 4 : 0;
+	if (len <= 1)
+		return len;
+	uint32_t cp = c & (0x3F >> (len - 1));
+	for (int i = 1; i < len; i++) {
+		if ((size_t)i >= n)
+			return -1;
+		if ((s[i] & 0xC0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3F);
+	}
+	static const uint32_t least[] = { 0, 0, 0x80, 0x800, 0x10000 };
+	if (cp < least[len] || (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF)
+		return 0;
+	return len;
+}
+
+/* @msg as a message JSON can carry (a new string): a character cut short
+ * at the end (a message cut to fit a buffer) dropped, any other byte that
+ * is not UTF-8 shown as '?'; an empty message says so. */
+static char *utf8_clean(const char *msg)
+{
+	if (!msg || !msg[0])
+		msg = "error (no message)";
+	size_t n = strlen(msg), o = 0;
+	char *out = malloc(n + 1);
+	if (!out)
+		return NULL;
+	for (size_t i = 0; i < n;) {
+		int l = utf8_char((const unsigned char *)msg + i, n - i);
+		if (l < 0)
+			break;
+		if (!l) {
+			out[o++] = '?';
+			i++;
+			continue;
+		}
+		memcpy(out + o, msg + i, (size_t)l);
+		o += (size_t)l;
+		i += (size_t)l;
+	}
+	out[o] = '\0';
+	return out;
+}
+
 /* {"error":MSG,"status":N} and a newline, as toxiproxy writes it; with
- * @proxies (stolen; /populate's) a third member. */
+ * @proxies (stolen; /populate's) a third member.  The message is always
+ * there: made valid UTF-8 first (utf8_clean()), and if the encoder still
+ * fails (out of memory) a fixed one. */
 static int answer_error(struct answer *a, int status, const char *msg, json_t *proxies)
 {
-	json_t *j = json_object();
-	json_object_set_new(j, "error", json_string(msg));
-	json_object_set_new(j, "status", json_integer(status));
-	if (proxies)
-		json_object_set_new(j, "proxies", proxies);
-	char *s = json_dumps(j, JSON_COMPACT);
+	char *clean = utf8_clean(msg);
+	json_t *j = json_object(), *m = clean ? json_string(clean) : NULL;
+	free(clean);
+	int ok = j && m;
+	if (ok)
+		ok = !json_object_set_new(j, "error", m);
+	else
+		json_decref(m);
+	if (ok)
+		ok = !json_object_set_new(j, "status", json_integer(status));
+	if (proxies && ok)
+		ok = !json_object_set_new(j, "proxies", proxies);
+	else if (proxies)
+		json_decref(proxies);
+	char *s = ok ? json_dumps(j, JSON_COMPACT) : NULL;
 	json_decref(j);
+	if (!s && asprintf(&s, "{\"error\":\"out of memory\",\"status\":%d}", status) < 0)
+		s = NULL;
 	size_t n = s ? strlen(s) : 0;
 	a->body = s ? realloc(s, n + 2) : NULL;
 	if (!a->body) {
 		free(s);
-		a->body = NULL;
 		a->ctype = NULL;
 		return 500;
 	}
 	a->body[n] = '\n';
 	a->body[n + 1] = '\0';
-	a->ctype = proxies ? CT_JSON : CT_TEXT;
+	a->ctype = proxies && ok ? CT_JSON : CT_TEXT;
 	return status;
 }
 
@@ -212,20 +280,77 @@ void proxy__stats_add(struct tcp_proxy_stats *b, const struct tcp_proxy_stats *s
 	}
 }
 
-void proxy__entry_close(struct proxy_registry *r, struct entry *e)
+/* Close the plane proxy @h of @e (its own, or one opened for it that
+ * failed), its final counters kept in @e. */
+static void plane_close(struct proxy_registry *r, struct entry *e, void *h)
 {
-	if (!e->handle)
-		return;
 	struct tcp_proxy_stats s;
 	void *ctx;
 	const struct proxy_plane_ops *ops = entry_ops(r, e, &ctx);
 	memset(&s, 0, sizeof(s));
 	if (ops->close_keep)
-		ops->close_keep(ctx, e->handle, &e->kept);
+		ops->close_keep(ctx, h, &e->kept);
 	else
-		ops->close(ctx, e->handle, &s);
+		ops->close(ctx, h, &s);
 	proxy__stats_add(&e->base, &s, 0);
+}
+
+void proxy__entry_close(struct proxy_registry *r, struct entry *e)
+{
+	if (!e->handle)
+		return;
+	plane_close(r, e, e->handle);
 	e->handle = NULL;
+}
+
+/* A plane proxy for @e on @lis to @up, with @e's toxics; @e is not
+ * changed (but for the counters of a plane proxy opened and closed again
+ * when the toxics were refused).  Return: 0 with the handle in *@h and the address bound in
+ * @bound, or the HTTP status (500: the plane could not listen, 400: it
+ * refused the toxics) with the message in @err and *@rc the plane's
+ * errno. */
+static int plane_open(struct proxy_registry *r, struct entry *e,
+		      const struct sockaddr_storage *lis, socklen_t lis_len,
+		      const struct sockaddr_storage *up, socklen_t up_len, void **h,
+		      struct sockaddr_storage *bound, socklen_t *blen, int *rc, char *err)
+{
+	void *ctx;
+	const struct proxy_plane_ops *ops = entry_ops(r, e, &ctx);
+	*h = NULL;
+	*blen = sizeof(*bound);
+	memset(bound, 0, sizeof(*bound));
+	err[0] = '\0';
+	*rc = ops->open(ctx, e->name, (const struct sockaddr *)lis, lis_len,
+			(const struct sockaddr *)up, up_len, h, bound, blen, err, ERRLEN);
+	if (*rc || !*h) {
+		if (!err[0])
+			snprintf(err, ERRLEN, "listen %s: %s", e->listen, strerror(-*rc));
+		return 500;
+	}
+	if (e->ntox && (*rc = ops->set_toxics(ctx, *h, e->tox, e->ntox, err, ERRLEN))) {
+		plane_close(r, e, *h);
+		*h = NULL;
+		return *rc == -ENOMEM ? 500 : 400;
+	}
+	return 0;
+}
+
+/* @e's plane proxy is now @h, listening on @bound (shown as its listen),
+ * and @e enabled. */
+static void entry_install(struct entry *e, void *h, const struct sockaddr_storage *bound,
+			  socklen_t blen)
+{
+	char buf[INET6_ADDRSTRLEN + 16];
+	format_addr(bound, buf, sizeof(buf));
+	char *l = strdup(buf);
+	if (l) {
+		free(e->listen);
+		e->listen = l;
+		memcpy(&e->lis, bound, blen);
+		e->lis_len = blen;
+	}
+	e->handle = h;
+	e->enabled = 1;
 }
 
 /* Open @e in the plane with its toxics.  Return: 0, or the HTTP status
@@ -234,36 +359,15 @@ void proxy__entry_close(struct proxy_registry *r, struct entry *e)
 static int entry_open(struct proxy_registry *r, struct entry *e, char *err)
 {
 	struct sockaddr_storage bound;
-	socklen_t blen = sizeof(bound);
-	void *h = NULL;
-	memset(&bound, 0, sizeof(bound));
-	void *ctx;
-	const struct proxy_plane_ops *ops = entry_ops(r, e, &ctx);
-	int rc = ops->open(ctx, e->name, (const struct sockaddr *)&e->lis, e->lis_len,
-			      (const struct sockaddr *)&e->up, e->up_len, &h, &bound, &blen, err,
-			      ERRLEN);
-	if (rc || !h) {
-		if (!err[0])
-			snprintf(err, ERRLEN, "listen %s: %s", e->listen, strerror(-rc));
+	socklen_t blen;
+	void *h;
+	int rc, st = plane_open(r, e, &e->lis, e->lis_len, &e->up, e->up_len, &h, &bound, &blen,
+				&rc, err);
+	if (st) {
 		e->enabled = 0;
-		return 500;
+		return st;
 	}
-	e->handle = h;
-	if (e->ntox && (rc = ops->set_toxics(ctx, h, e->tox, e->ntox, err, ERRLEN))) {
-		proxy__entry_close(r, e);
-		e->enabled = 0;
-		return rc == -ENOMEM ? 500 : 400;
-	}
-	char buf[INET6_ADDRSTRLEN + 16];
-	format_addr(&bound, buf, sizeof(buf));
-	char *l = strdup(buf);
-	if (l) {
-		free(e->listen);
-		e->listen = l;
-		memcpy(&e->lis, &bound, blen);
-		e->lis_len = blen;
-	}
-	e->enabled = 1;
+	entry_install(e, h, &bound, blen);
 	return 0;
 }
 
@@ -377,48 +481,106 @@ static int proxy_create(struct proxy_registry *r, const struct spec *s, struct e
 	return 0;
 }
 
-/* Apply an update @s to @e: toxiproxy's Proxy.Update. */
+/* The port of a listen address (0: any). */
+static unsigned addr_port(const struct sockaddr_storage *ss)
+{
+	return ss->ss_family == AF_INET6 ? ntohs(((const struct sockaddr_in6 *)(const void *)ss)->sin6_port)
+					 : ntohs(((const struct sockaddr_in *)(const void *)ss)->sin_port);
+}
+
+/* After a failed update that closed @e's plane proxy first: @e opened
+ * again as it was (its bound address, its upstream, its toxics); if that
+ * fails too, @e is disabled and @err says so after the update's reason. */
+static void entry_reopen(struct proxy_registry *r, struct entry *e, char *err)
+{
+	struct sockaddr_storage bound;
+	socklen_t blen;
+	void *h;
+	int rc;
+	char why[ERRLEN];
+	if (!plane_open(r, e, &e->lis, e->lis_len, &e->up, e->up_len, &h, &bound, &blen, &rc,
+			why)) {
+		entry_install(e, h, &bound, blen);
+		return;
+	}
+	e->enabled = 0;
+	size_t n = toxic_utf8_fit(err, strlen(err));
+	snprintf(err + n, ERRLEN - n, "; and the proxy could not listen again on %s (%.*s): it is "
+				      "disabled, its fields as before",
+		 e->listen, proxy__cut(why, 200), why);
+}
+
+/*
+ * Apply an update @s to @e: toxiproxy's Proxy.Update, all or nothing.  A
+ * changed listen or upstream, or an enable, needs a new plane proxy: it
+ * is opened (with the toxics) before any field changes, and the old one
+ * closed only once the new is up, so a failure (the new listen address
+ * in use, a toxic refused) leaves every field, "enabled" and the old
+ * listener as they were.  Where the old one holds what the new needs (a
+ * new upstream re-opens on the same bound address, as toxiproxy's stop
+ * and start; a new listen on the old port) it is closed first and, if the
+ * new does not open, opened again as it was (entry_reopen()).  Closing
+ * the old plane proxy closes its connections, as toxiproxy's stop does,
+ * whatever the outcome.  Return: 0 or the status with @err.
+ */
 static int proxy_update(struct proxy_registry *r, struct entry *e, const struct spec *s, char *err)
 {
-	int relisten = s->listen && strcmp(s->listen, e->listen);
 	if (s->udp >= 0 && s->udp != e->udp)
 		return errf(err, "protocol: a proxy's protocol cannot change (it is %s; delete "
 				 "the proxy and create it again)",
 			    e->udp ? "udp" : "tcp");
-	if (s->upstream && strcmp(s->upstream, e->upstream)) {
-		char *u = strdup(s->upstream);
-		if (!u)
-			return errf(err, "out of memory"), 500;
+	int relisten = s->listen && strcmp(s->listen, e->listen);
+	int reup = s->upstream && strcmp(s->upstream, e->upstream);
+	int want = s->enabled >= 0 ? s->enabled : e->enabled;
+	char *l = relisten ? strdup(s->listen) : NULL;
+	char *u = reup ? strdup(s->upstream) : NULL;
+	if ((relisten && !l) || (reup && !u)) {
+		free(l);
+		free(u);
+		return errf(err, "out of memory"), 500;
+	}
+	const struct sockaddr_storage *lis = relisten ? &s->lis : &e->lis;
+	socklen_t lis_len = relisten ? s->lis_len : e->lis_len;
+	struct sockaddr_storage bound;
+	socklen_t blen = 0;
+	void *h = NULL;
+	if (want && (!e->handle || relisten || reup)) {
+		int rc, st;
+		unsigned port = addr_port(lis);
+		int first = e->handle && (!relisten || (port && port == addr_port(&e->lis)));
+		if (first)
+			proxy__entry_close(r, e);
+		st = plane_open(r, e, lis, lis_len, reup ? &s->up : &e->up, reup ? s->up_len : e->up_len,
+				&h, &bound, &blen, &rc, err);
+		if (st) {
+			free(l);
+			free(u);
+			if (first)
+				entry_reopen(r, e, err);
+			return st;
+		}
+	}
+	/* nothing fails from here */
+	if (e->handle && (h || !want))
+		proxy__entry_close(r, e);
+	if (u) {
 		free(e->upstream);
 		e->upstream = u;
 		e->up = s->up;
 		e->up_len = s->up_len;
 		e->up_state = s->up_state;
 		e->up_at = mono_s();
-		/* toxiproxy's update stops and starts the proxy: its connections
-		 * close; the listen address (the bound one) and the counters stay */
-		if (e->handle && !relisten)
-			proxy__entry_close(r, e);
 	}
-	if (relisten) {
-		char *l = strdup(s->listen);
-		if (!l)
-			return errf(err, "out of memory"), 500;
-		proxy__entry_close(r, e);
+	if (l) {
 		free(e->listen);
 		e->listen = l;
 		e->lis = s->lis;
 		e->lis_len = s->lis_len;
 	}
-	int want = s->enabled >= 0 ? s->enabled : e->enabled;
-	if (!want) {
-		proxy__entry_close(r, e);
+	if (h)
+		entry_install(e, h, &bound, blen);
+	else if (!want)
 		e->enabled = 0;
-	} else if (!e->handle) {
-		int rc = entry_open(r, e, err);
-		if (rc)
-			return rc;
-	}
 	return 0;
 }
 
@@ -450,7 +612,7 @@ static int populate(struct proxy_registry *r, const char *body, size_t len, stru
 	/* all of them checked before any is made, as toxiproxy does */
 	for (size_t i = 0; i < n; i++) {
 		if ((rc = proxy__parse_spec(r, json_array_get(j, i), 1, &sp[i], err))) {
-			size_t l = strlen(err);
+			size_t l = toxic_utf8_fit(err, strlen(err));
 			snprintf(err + l, ERRLEN - l, " at proxy %zu", i + 1);
 			goto out;
 		}

@@ -311,7 +311,8 @@ int proxy__parse_spec(struct proxy_registry *r, json_t *o, int create, struct sp
 	}
 	s->udp = !proto ? -1 : !strcmp(proto, "udp") ? 1 : 0;
 	if (proto && strcmp(proto, "tcp") && strcmp(proto, "udp"))
-		return errf(err, "protocol \"%.100s\": expected tcp or udp", proto);
+		return errf(err, "protocol \"%.*s\": expected tcp or udp", proxy__cut(proto, 100),
+			    proto);
 	if (s->udp == 1 && !r->udp_ops)
 		return errf(err, "protocol udp: no UDP plane in this server");
 	if (s->upstream && !s->upstream[0])

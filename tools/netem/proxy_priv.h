@@ -16,6 +16,7 @@
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 #include "proxy.h"
@@ -68,8 +69,9 @@ struct spec {
 	int udp;                      /* -1: "protocol" absent, 0 tcp, 1 udp */
 };
 
-/* @fmt into @err (ERRLEN bytes).  Return: 400, the status most callers
- * answer with. */
+/* @fmt into @err (ERRLEN bytes; a message cut there is cut on a UTF-8
+ * character's boundary).  Return: 400, the status most callers answer
+ * with. */
 static inline int errf(char *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static inline int errf(char *err, const char *fmt, ...)
 {
@@ -77,7 +79,15 @@ static inline int errf(char *err, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(err, ERRLEN, fmt, ap);
 	va_end(ap);
+	err[toxic_utf8_fit(err, strlen(err))] = '\0';
 	return 400;
+}
+
+/* For "%.*s" in a message: at most @max bytes of @s, not ending inside a
+ * UTF-8 character. */
+static inline int proxy__cut(const char *s, size_t max)
+{
+	return (int)toxic_utf8_fit(s, strnlen(s, max));
 }
 
 /* The plane of @e, and its context. */

@@ -86,13 +86,14 @@ static int split_hostport(const char *what, const char *s, int passive, char *ho
 	const char *p = colon + 1;
 	size_t pl = strlen(p);
 	if (hl >= hlen || !pl || pl >= plen || strspn(p, "0123456789") != pl || atoi(p) > 65535)
-		return errf(err, "%s \"%.200s\": expected HOST:PORT with a port 0..65535", what,
-			    orig);
+		return errf(err, "%s \"%.*s\": expected HOST:PORT with a port 0..65535", what,
+			    proxy__cut(orig, 200), orig);
 	memcpy(host, s, hl);
 	host[hl] = '\0';
 	memcpy(port, p, pl + 1);
 	if (!passive && atoi(port) == 0)
-		return errf(err, "%s \"%.200s\": port 0 is no server port", what, host);
+		return errf(err, "%s \"%.*s\": port 0 is no server port", what,
+			    proxy__cut(host, 200), host);
 	return 0;
 }
 
@@ -130,7 +131,8 @@ int proxy__resolve(struct proxy_registry *r, const char *what, const char *s, in
 		return 0;
 	}
 	if (rc)
-		return errf(err, "%s \"%.200s\": %s", what, host, gai_strerror(rc));
+		return errf(err, "%s \"%.*s\": %s", what, proxy__cut(host, 200), host,
+			    gai_strerror(rc));
 	return 0;
 }
 
