@@ -5,8 +5,10 @@ The API server as a network service and a process: clients dripping a
 request byte by byte (slowloris) while others are served, 1,000
 connections at once through one proxy with every byte checked, a server
 started with a config file (toxiproxy's -config, pinwheel's --config: the
-proxies made at start, a bad or missing file), and a SIGTERM with bytes in
-flight (run last: it stops the server).
+proxies made at start, a bad or missing file), the guard against web
+pages (a browser's User-Agent, a Host that does not name a loopback API,
+--allow-host), and a SIGTERM with bytes in flight (run last: it stops the
+server).
 
 Part of tests/netem_api/api_test.py (the runner: it imports this module,
 runs its @test checks in its ORDER and prints the DIFF lines).  Threads:
@@ -14,6 +16,8 @@ the runner's main thread; echo servers on threads of their own.
 """
 
 import errno
+import http.client
+import json
 import os
 import select
 import selectors
@@ -386,3 +390,166 @@ def config_file_bad(ctx):
             if proc.poll() is None:
                 proc.terminate()
                 proc.wait(10)
+
+
+# ---------------------------------------------------------------- the browser guard
+
+
+BROWSER_UA = "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0"
+
+
+def send_headers(port, method, path, headers, body=None, timeout=5.0):
+    """One request with exactly @headers (a list of pairs: no Host, no
+    User-Agent unless given) and @body (bytes) on a fresh connection."""
+    conn = http.client.HTTPConnection(HOST, port, timeout=timeout)
+    try:
+        conn.putrequest(method, path, skip_host=True, skip_accept_encoding=True)
+        for k, v in headers:
+            conn.putheader(k, v)
+        if body is not None:
+            conn.putheader("Content-Length", str(len(body)))
+        conn.endheaders(body)
+        r = conn.getresponse()
+        return Resp(r.status, {k.lower(): v for k, v in r.getheaders()}, r.read())
+    finally:
+        conn.close()
+
+
+def proxy_names(ctx):
+    return sorted(expect(ctx, "GET", "/proxies", 200).json)
+
+
+@test
+def browser_guard(ctx):
+    """Every request whose User-Agent starts with "Mozilla/" (every
+    browser's) is refused with toxiproxy's 403 "User agent not allowed",
+    reads included, and changes nothing; "mozilla/" (toxiproxy's rule is
+    case-sensitive) and other clients pass."""
+    own = "%s:%d" % (HOST, ctx.port)
+    body = json.dumps({"name": "brw", "listen": HOST + ":0", "upstream": HOST + ":9"}).encode()
+    for method, path, data in (("GET", "/version", None), ("GET", "/proxies", None),
+                               ("POST", "/proxies", body), ("POST", "/reset", None),
+                               ("DELETE", "/proxies/brw", None)):
+        for ua in (BROWSER_UA, "Mozilla/"):
+            r = send_headers(ctx.port, method, path, [("Host", own), ("User-Agent", ua)], data)
+            check(r.status == 403 and r.body == b"User agent not allowed\n",
+                  "%s %s with User-Agent %r: expected toxiproxy's 403, got %r" % (method, path, ua, r))
+            check(r.headers.get("content-type") == "text/plain; charset=utf-8",
+                  "%s %s: the 403's content type %r" % (method, path, r.headers.get("content-type")))
+    check("brw" not in proxy_names(ctx), "a browser's POST made a proxy")
+    for ua in ("mozilla/5.0", "curl/8.5.0", "Go-http-client/1.1"):
+        r = send_headers(ctx.port, "GET", "/version", [("Host", own), ("User-Agent", ua)])
+        check(r.status == 200, "GET /version with User-Agent %r: %r" % (ua, r))
+
+
+@test
+def host_guard(ctx):
+    """An API on a loopback address answers only a Host that names it: its
+    address, localhost, 127.0.0.1 or [::1], with its port or none
+    (pinwheel; toxiproxy does not look at Host: a DIFF).  A request with no
+    Host at all (HTTP/1.0: no browser's) is served."""
+    for host in ("%s:%d" % (HOST, ctx.port), HOST, "localhost:%d" % ctx.port, "LocalHost",
+                 "[::1]:%d" % ctx.port, "[::1]"):
+        r = send_headers(ctx.port, "GET", "/version", [("Host", host)])
+        check(r.status == 200, "GET /version with Host %r: %r" % (host, r))
+    want = per_server(ctx, "a loopback API asked with another Host (DNS rebinding)", 200, 403,
+                      "a page whose name is made to resolve to 127.0.0.1 is of the API's "
+                      "origin to the browser; its requests carry its own name")
+    for host in ("evil.example", "evil.example:%d" % ctx.port, "localhost:1",
+                 "127.0.0.1.evil.example:%d" % ctx.port, "localhost.evil.example",
+                 "localhost:%d:%d" % (ctx.port, ctx.port)):
+        r = send_headers(ctx.port, "GET", "/proxies", [("Host", host)])
+        check(r.status == want, "GET /proxies with Host %r: expected %d, got %r" % (host, want, r))
+        if ctx.kind == "pinwheel":
+            check(isinstance(r.json, dict) and r.json.get("status") == 403
+                  and host in r.json.get("error", ""),
+                  "the 403 should be a JSON error naming the Host %r: %r" % (host, r))
+    s = socket.create_connection((HOST, ctx.port), timeout=5)
+    try:
+        s.sendall(b"GET /version HTTP/1.0\r\n\r\n")
+        got, _ = recv_exact_or_close(s, 1 << 16, time.monotonic() + 5)
+    finally:
+        s.close()
+    check(got.split(b"\r\n", 1)[0].endswith(b" 200 OK"),
+          "HTTP/1.0 without Host: %r" % got[:120])
+
+
+@test
+def rebinding_attack(ctx):
+    """The attack of issue 34 as a web page would make it: a text/plain
+    POST (no CORS preflight) with a browser's User-Agent, Origin and Host
+    evil.example, creating a proxy on 0.0.0.0 to 127.0.0.1:22: refused
+    (403) by both, no proxy made; without the browser's User-Agent
+    pinwheel still refuses it for its Host (toxiproxy makes the proxy)."""
+    body = json.dumps({"name": "rebind", "listen": "0.0.0.0:0", "upstream": "127.0.0.1:22"}).encode()
+    attack = [("Host", "evil.example"), ("User-Agent", BROWSER_UA), ("Origin", "http://evil.example"),
+              ("Content-Type", "text/plain;charset=UTF-8"), ("Accept", "*/*")]
+    try:
+        r = send_headers(ctx.port, "POST", "/proxies", attack, body)
+        check(r.status == 403, "the page's POST: %r" % r)
+        check("rebind" not in proxy_names(ctx), "the page's POST made a proxy")
+        body = json.dumps({"name": "rebind", "listen": HOST + ":0", "upstream": "127.0.0.1:22"}).encode()
+        want = per_server(ctx, "the rebinding POST without a browser's User-Agent", 201, 403,
+                          "the Host check does not rest on the User-Agent")
+        r = send_headers(ctx.port, "POST", "/proxies",
+                         [h for h in attack if h[0] != "User-Agent"], body)
+        check(r.status == want, "the POST without the User-Agent: expected %d, got %r" % (want, r))
+        check(("rebind" in proxy_names(ctx)) == (want == 201), "proxies after it: %r" % proxy_names(ctx))
+    finally:
+        delete_proxy(ctx, "rebind")
+
+
+@test
+def allow_host(ctx):
+    """pinwheel: --allow-host NAME (repeatable) admits NAME as a Host, with
+    the API's port or none, in any case; other names stay refused; a bad
+    NAME stops the start.  An API on a non-loopback address (0.0.0.0, a
+    container's) does not check Host.  toxiproxy has no such option and
+    checks no Host (host_guard's DIFF)."""
+    if ctx.kind != "pinwheel":
+        r = send_headers(ctx.port, "GET", "/version", [("Host", "dev.example")])
+        check(r.status == 200, "toxiproxy with Host dev.example: %r" % r)
+        return
+    wd = ctx.server.workdir
+    log = os.path.join(wd, "allow_host.log")
+    how, res, proc = start_outcome(ctx, ["--allow-host", "dev.example", "--allow-host", "[fe80::1]"], log)
+    try:
+        check(how == "serving", "with --allow-host: %s %r" % (how, res))
+        port = res.port
+        for host, want in (("dev.example", 200), ("dev.example:%d" % port, 200), ("DEV.Example", 200),
+                           ("[fe80::1]:%d" % port, 200), ("localhost:%d" % port, 200),
+                           ("dev.example:1", 403), ("evil.example", 403), ("www.dev.example", 403),
+                           ("fe80::1", 403)):
+            r = send_headers(port, "GET", "/version", [("Host", host)])
+            check(r.status == want, "--allow-host dev.example, Host %r: expected %d, got %r"
+                  % (host, want, r))
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    how, res, proc = start_outcome(ctx, ["--allow-host", "a b"], log)
+    if proc.poll() is None:
+        proc.terminate()
+        proc.wait(10)
+    with open(log, "rb") as f:
+        out = f.read().decode(errors="replace")
+    check(how == "exit" and res != 0 and '--allow-host "a b"' in out,
+          "--allow-host \"a b\": %s %r (%r)" % (how, res, out[-300:]))
+    # on 0.0.0.0 no Host is checked (requests still go to 127.0.0.1)
+    port = free_port()
+    with open(log, "ab") as logf:
+        proc = subprocess.Popen([ctx.server.binary, "--api", "0.0.0.0:%d" % port],
+                                stdin=subprocess.DEVNULL, stdout=logf, stderr=logf,
+                                cwd=wd, preexec_fn=die_with_parent)
+    try:
+        r = poll(lambda: _try_version(port, "evil.example"), lambda v: v is not None, 10)
+        check(r is not None and r.status == 200, "--api 0.0.0.0, Host evil.example: %r" % r)
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def _try_version(port, host):
+    try:
+        return send_headers(port, "GET", "/version", [("Host", host)], timeout=2)
+    except OSError:
+        return None

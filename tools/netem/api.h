@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * pinwheel-netem's HTTP front (tools/netem/api.c): toxiproxy's API served
- * on one address by libmicrohttpd, every request handed to the registry
+ * on one address by libmicrohttpd, every request that passes the guard
+ * against browsers and DNS rebinding handed to the registry
  * (tools/netem/proxy.h).
  * Threads: start and stop from the server's main thread; requests run on
  * the library's one polling thread (a slow registry call holds every
@@ -30,13 +31,18 @@ struct netem_api;
  * netem_api_start() - listen on @addr (only there: the caller chose a
  * loopback or a user-written address) and serve @r's API on a thread of
  * the library's.  The address bound (port 0 resolved) into @bound.
+ * Every request passes the guard first (api.c): 403 to a browser's
+ * User-Agent, and on a loopback @addr to a Host that names neither this
+ * API nor one of the @nallow_host names of @allow_host (--allow-host;
+ * copied).
  * Context: the server's main thread, with the signals it waits for
  * blocked (the polling thread inherits the mask).
- * Return: 0; a negative errno with a message naming the address in @err.
+ * Return: 0; a negative errno with a message naming the address, or the
+ * bad --allow-host name, in @err.
  */
 int netem_api_start(struct proxy_registry *r, const struct sockaddr *addr, socklen_t len,
-		    struct netem_api **out, struct sockaddr_storage *bound, socklen_t *bound_len,
-		    char *err, size_t errlen);
+		    const char *const *allow_host, unsigned nallow_host, struct netem_api **out,
+		    struct sockaddr_storage *bound, socklen_t *bound_len, char *err, size_t errlen);
 
 /**
  * netem_api_stop() - stop serving: the listener closed, the polling

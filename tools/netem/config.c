@@ -37,7 +37,7 @@ const char relay_help_text[] =
 "                   [--accuracy] [--check]\n"
 "                   [--map ADDR[:PORT]=MAJ:MIN]... [--help]\n"
 "    pinwheel-netem --api ADDR:PORT [--config FILE] [--tcp-buffer BYTES]\n"
-"                   [--workers N] [--max-bytes BYTES]\n"
+"                   [--workers N] [--max-bytes BYTES] [--allow-host NAME]...\n"
 "\n"
 "DESCRIPTION\n"
 "    Relays UDP datagrams between clients and one server through pinwheel's\n"
@@ -132,6 +132,10 @@ const char relay_help_text[] =
 "                         (docs/relay.md); --listen and --to are not taken then\n"
 "    --config FILE        with --api: create the proxies of FILE at start (a JSON\n"
 "                         array of proxies, toxiproxy's -config format)\n"
+"    --allow-host NAME    with --api on a loopback address: admit requests whose\n"
+"                         Host header is NAME (with the API's port or none)\n"
+"                         beside the API's address, localhost, 127.0.0.1 and\n"
+"                         [::1]; others are refused (DNS rebinding); repeatable\n"
 "    --tcp-buffer BYTES   with --api: bytes one direction of a TCP connection may\n"
 "                         hold before the proxy stops reading its sender\n"
 "                         (default 256k; 4k..1g)\n"
@@ -456,6 +460,7 @@ int relay_parse_args(int argc, char **argv, struct relay_config *cfg, char *err,
 			"--workers", "--seed", "--stats", "--max-clients", "--idle", "--drain",
 			"--max-packets", "--max-bytes", "--map",
 			"--api", "--config", "--tcp-buffer", "--up-schedule", "--down-schedule",
+			"--allow-host",
 		};
 		size_t k, nk = sizeof(with_value) / sizeof(with_value[0]);
 		for (k = 0; k < nk; k++)
@@ -527,6 +532,10 @@ int relay_parse_args(int argc, char **argv, struct relay_config *cfg, char *err,
 			if (!*v)
 				return fail(err, errlen, "--config: an empty file name");
 			cfg->config_file = v;
+		} else if (!strcmp(o, "--allow-host")) {
+			if (cfg->nallow_host == RELAY_MAX_ALLOW_HOSTS)
+				return fail(err, errlen, "--allow-host: more than %d", RELAY_MAX_ALLOW_HOSTS);
+			cfg->allow_host[cfg->nallow_host++] = v;
 		} else if (!strcmp(o, "--tcp-buffer")) {
 			if (relay_parse_bytes(o, v, RELAY_MIN_TCP_BUFFER, RELAY_MAX_TCP_BUFFER,
 					      &cfg->tcp_buffer, err, errlen))
@@ -538,6 +547,8 @@ int relay_parse_args(int argc, char **argv, struct relay_config *cfg, char *err,
 	}
 	if (cfg->config_file && !cfg->api)
 		return fail(err, errlen, "--config %s: needs --api ADDR:PORT", cfg->config_file);
+	if (cfg->nallow_host && !cfg->api)
+		return fail(err, errlen, "--allow-host %s: needs --api ADDR:PORT", cfg->allow_host[0]);
 	if (cfg->api) {
 		/* the API's proxies are TCP; the command-line UDP relay does not
 		 * run beside them in one process (yet) */

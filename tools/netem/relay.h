@@ -27,6 +27,7 @@ struct relay_map {
 	uint32_t classid;
 };
 #define RELAY_MAX_MAPS 64
+#define RELAY_MAX_ALLOW_HOSTS 16  /* --allow-host names */
 
 /* What the command line asks for. */
 struct relay_config {
@@ -57,6 +58,8 @@ struct relay_config {
 	struct sockaddr_storage api_addr; /* --api ADDR:PORT */
 	socklen_t api_len;
 	const char *config_file;       /* --config FILE: proxies to create at start (with --api) */
+	const char *allow_host[RELAY_MAX_ALLOW_HOSTS]; /* --allow-host NAME (with --api) */
+	unsigned nallow_host;
 	uint64_t tcp_buffer;           /* --tcp-buffer: bytes a TCP direction holds at most */
 };
 

@@ -230,8 +230,9 @@ int netem_server_main(const struct relay_config *cfg)
 	has_resolver = 1;
 	struct sockaddr_storage bound;
 	socklen_t blen;
-	if ((rc = netem_api_start(reg, (const struct sockaddr *)&cfg->api_addr, cfg->api_len, &api,
-				  &bound, &blen, err, sizeof(err)))) {
+	if ((rc = netem_api_start(reg, (const struct sockaddr *)&cfg->api_addr, cfg->api_len,
+				  cfg->allow_host, cfg->nallow_host, &api, &bound, &blen, err,
+				  sizeof(err)))) {
 		fprintf(stderr, "pinwheel-netem: %s\n", err);
 		goto out;
 	}
