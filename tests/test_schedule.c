@@ -436,6 +436,54 @@ static void test_runtime_failure(void)
 	env_fini();
 }
 
+/* ------------------------------------------------ a scheduler's runtime */
+
+/* Schedules whose timers live on a scheduler's runtime (one for all of
+ * them, pw_tc_schedule_set_timer_rt()): the steps run in that timer's
+ * callback, on that runtime's clock, and change the devices' runtime;
+ * no timer and no thread of theirs on the devices' runtime. */
+static void test_timer_rt(void)
+{
+	env_init();
+	struct pw_runtime *srt = sim_create(1, 1000, 5 * SEC, 0);
+	tc_ok(rt, "qdisc add dev up root netem delay 1ms");
+	tc_ok(rt, "qdisc add dev down root netem delay 1ms");
+	struct pw_tc_schedule *a = load_ok("1s qdisc change dev up root netem delay 10ms\n"
+					   "2s loop\n",
+					   NULL);
+	struct pw_tc_schedule *b = load_ok("1500ms qdisc change dev down root netem delay 30ms\n",
+					   NULL);
+	CHECK_EQ(pw_tc_schedule_set_timer_rt(a, srt), 0);
+	CHECK_EQ(pw_tc_schedule_set_timer_rt(b, srt), 0);
+	CHECK_EQ(pw_tc_schedule_start(a), 0);
+	CHECK_EQ(pw_tc_schedule_start(b), 0);
+	CHECK_EQ(pw_tc_schedule_set_timer_rt(a, NULL), -EBUSY); /* running */
+	CHECK_EQ(status(a).start_ns, 5 * SEC); /* the scheduler's clock */
+	/* nothing of theirs on the devices' runtime */
+	CHECK_EQ(pw_next_expiry_ns(rt, 0), UINT64_MAX);
+	CHECK_EQ(pw_next_expiry_ns(rt, 1), UINT64_MAX);
+	until(NULL, 5 * SEC); /* the devices' clock alone moves nothing */
+	CHECK_EQ(status(a).applied, 0);
+	CHECK_EQ(pw_sim_advance(srt, 1200 * MS), 0);
+	CHECK_EQ(status(a).applied, 1);
+	CHECK_EQ(status(b).applied, 0);
+	CHECK_EQ(pw_sim_advance(srt, 400 * MS), 0);
+	CHECK_EQ(status(b).applied, 1);
+	CHECK(status(b).finished);
+	unsigned i = send_up(), j;
+	CHECK_EQ(send_from(down, -1, 100, 1, 0, &j), PW_NET_XMIT_SUCCESS);
+	until(NULL, 6 * SEC);
+	CHECK_EQ(L.xmit_ns[i], T0 + 5010 * MS); /* the steps changed rt's devices */
+	CHECK_EQ(L.xmit_ns[j], T0 + 5030 * MS);
+	CHECK_EQ(pw_sim_advance(srt, 3 * SEC), 0);
+	CHECK_EQ(status(a).applied, 2); /* the loop, on the scheduler's clock */
+	pw_tc_schedule_free(a);
+	pw_tc_schedule_free(b);
+	CHECK_EQ(pw_next_expiry_ns(srt, 0), UINT64_MAX);
+	pw_runtime_destroy(srt);
+	env_fini();
+}
+
 /* ------------------------------------------------------------- stop */
 
 static void test_stop(void)
@@ -735,6 +783,8 @@ int main(int argc, char **argv)
 		RUN(test_runtime_failure);
 		RUN(test_stop);
 		RUN(test_replace_step);
+		if (mode == 0)
+			RUN(test_timer_rt);
 		RUN(test_fuzz);
 	}
 	return 0;

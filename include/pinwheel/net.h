@@ -346,6 +346,18 @@ int pw_tc_schedule_load(struct pw_runtime *rt, const char *text, const char *nam
 int pw_tc_schedule_start(struct pw_tc_schedule *s);
 
 /**
+ * pw_tc_schedule_set_timer_rt() - before it starts, put @s's timer on
+ * @trt, a scheduler's runtime (NULL: back on the devices' runtime), whose
+ * workers carry no data path: every step then runs in that timer's
+ * callback (as PW_TC_SCHED_INLINE, without stalling the devices' CPUs),
+ * its times on @trt's clock (start_ns, since_ns, applied_ns too), so one
+ * runtime and its worker serve every schedule attached to it instead of a
+ * thread each.  @trt must outlive @s's running.
+ * Context: the schedule's owner.  Return: 0; -EINVAL; -EBUSY (started).
+ */
+int pw_tc_schedule_set_timer_rt(struct pw_tc_schedule *s, struct pw_runtime *trt);
+
+/**
  * pw_tc_schedule_stop() - cancel @s's timer and wait: the steps whose time
  * had come are applied (or counted failed) before it returns, and no step
  * runs after.  Stopping a schedule that does not run: no-op.

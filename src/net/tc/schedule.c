@@ -57,7 +57,12 @@
  * PW_TC_SCHED_INLINE the callback runs the steps itself: on the simulated
  * clock nothing is stalled (the simulation's one thread runs everything)
  * and a step takes effect at its exact simulated time, so packets enqueued
- * by other callbacks at the same run see it deterministically.
+ * by other callbacks at the same run see it deterministically.  A server
+ * with many schedules (pinwheel-netem's API) puts their timers on a
+ * scheduler's runtime of its own (pw_tc_schedule_set_timer_rt(): s->trt),
+ * whose one worker carries no data path: the callback runs the steps
+ * there, in time order across every schedule, and no schedule has a
+ * thread; the schedule's times are then on that runtime's clock.
  *
  * Invariants (under s->lock): done <= due; the firings 0 .. due-1 are the
  * ones whose time has come (firing g is step g mod n of pass g / n, due at
@@ -77,7 +82,8 @@
  * the CPU the timer fires on; the thread.  s->lock guards the counts and
  * the state, never held across pw_tc() or a timer call; pw_tc() takes
  * cfg_lock and root locks below it.  Costs: one timer and, by default, one
- * sleeping thread per schedule; a step costs its tc command.
+ * sleeping thread per schedule (none on a scheduler's runtime); a step
+ * costs its tc command.
  */
 #define _GNU_SOURCE
 #include "tc_util.h"
@@ -107,7 +113,9 @@ struct sched_step {
 };
 
 struct pw_tc_schedule {
-	struct pw_runtime *rt;
+	struct pw_runtime *rt;     /* the devices' */
+	struct pw_runtime *trt;    /* the timer's and the clock's: rt, or a
+				    * scheduler's (pw_tc_schedule_set_timer_rt()) */
 	char *name;
 	unsigned flags;
 	char *confine;             /* PW_TC_SCHED_CONFINE: the device, else NULL */
@@ -134,6 +142,13 @@ struct pw_tc_schedule {
 	int failed_rc;
 	char failed_msg[256];
 };
+
+/* Does the timer's callback run the steps itself?  With PW_TC_SCHED_INLINE,
+ * and on a scheduler's runtime, whose workers carry no data path. */
+static bool inline_steps(const struct pw_tc_schedule *s)
+{
+	return (s->flags & PW_TC_SCHED_INLINE) || s->trt != s->rt;
+}
 
 /* The flags every pw_tc() of @s runs with. */
 static unsigned tc_flags(const struct pw_tc_schedule *s)
@@ -486,7 +501,7 @@ static void run_step(struct pw_tc_schedule *s, uint64_t g)
 	int rc = s->confine ? pw_tc_dev(s->rt, s->confine, st->cmd, tc_flags(s), NULL, 0, msg,
 					sizeof(msg))
 			    : pw_tc(s->rt, st->cmd, tc_flags(s), NULL, 0, msg, sizeof(msg));
-	uint64_t now = pw_now_ns(s->rt);
+	uint64_t now = pw_now_ns(s->trt);
 	pthread_mutex_lock(&s->lock);
 	if (rc == 0) {
 		s->applied++;
@@ -515,7 +530,7 @@ static enum pw_hrtimer_restart sched_timer(struct pw_hrtimer *t)
 {
 	struct pw_tc_schedule *s = (struct pw_tc_schedule *)((char *)t -
 		offsetof(struct pw_tc_schedule, timer));
-	uint64_t now = pw_now_ns(s->rt);
+	uint64_t now = pw_now_ns(s->trt);
 	pthread_mutex_lock(&s->lock);
 	if (!s->running) {
 		pthread_mutex_unlock(&s->lock);
@@ -527,10 +542,10 @@ static enum pw_hrtimer_restart sched_timer(struct pw_hrtimer *t)
 	uint64_t to = s->due;
 	bool more = s->due < total;
 	uint64_t next = more ? due_ns(s, s->due) : 0;
-	if (!(s->flags & PW_TC_SCHED_INLINE))
+	if (!inline_steps(s))
 		pthread_cond_signal(&s->wake);
 	pthread_mutex_unlock(&s->lock);
-	if (s->flags & PW_TC_SCHED_INLINE)
+	if (inline_steps(s))
 		for (uint64_t g = from; g < to; g++)
 			run_step(s, g);
 	if (more && pw_hrtimer_start(t, next, PW_HRTIMER_MODE_ABS)) {
@@ -585,6 +600,7 @@ int pw_tc_schedule_load(struct pw_runtime *rt, const char *text, const char *nam
 	if (!s)
 		return say(err, errlen, -ENOMEM, "out of memory");
 	s->rt = rt;
+	s->trt = rt;
 	s->flags = flags;
 	s->step = -1;
 	s->failed_step = -1;
@@ -645,6 +661,18 @@ fail_nolock:
 	return rc;
 }
 
+int pw_tc_schedule_set_timer_rt(struct pw_tc_schedule *s, struct pw_runtime *trt)
+{
+	if (!s)
+		return -EINVAL;
+	pthread_mutex_lock(&s->lock);
+	int busy = s->running || s->has_thread;
+	if (!busy)
+		s->trt = trt ? trt : s->rt;
+	pthread_mutex_unlock(&s->lock);
+	return busy ? -EBUSY : 0;
+}
+
 int pw_tc_schedule_start(struct pw_tc_schedule *s)
 {
 	if (!s)
@@ -654,7 +682,7 @@ int pw_tc_schedule_start(struct pw_tc_schedule *s)
 		pthread_mutex_unlock(&s->lock);
 		return -EALREADY;
 	}
-	s->start_ns = pw_now_ns(s->rt);
+	s->start_ns = pw_now_ns(s->trt);
 	s->due = s->done = s->applied = s->failed = 0;
 	s->step = -1;
 	s->step_g = 0;
@@ -670,7 +698,7 @@ int pw_tc_schedule_start(struct pw_tc_schedule *s)
 	uint64_t first = due_ns(s, 0);
 	pthread_mutex_unlock(&s->lock);
 	int rc = 0;
-	if (!(s->flags & PW_TC_SCHED_INLINE)) {
+	if (!inline_steps(s)) {
 		int e = pthread_create(&s->thread, NULL, sched_thread, s);
 		if (e) {
 			rc = -e;
@@ -680,7 +708,7 @@ int pw_tc_schedule_start(struct pw_tc_schedule *s)
 		s->has_thread = true;
 		pthread_mutex_unlock(&s->lock);
 	}
-	rc = pw_hrtimer_setup(s->rt, &s->timer, sched_timer, CLOCK_MONOTONIC,
+	rc = pw_hrtimer_setup(s->trt, &s->timer, sched_timer, CLOCK_MONOTONIC,
 			      PW_HRTIMER_MODE_ABS);
 	if (!rc)
 		rc = pw_hrtimer_start(&s->timer, first, PW_HRTIMER_MODE_ABS);
