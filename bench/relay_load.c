@@ -892,6 +892,10 @@ static int abuse_main(const char *relay, int argc, char **argv)
 	args[na++] = batch;
 	args[na++] = "--max-clients";
 	args[na++] = max_clients;
+	/* every flood socket and the well-behaved client are one host (the
+	 * loopback): no per-address cap, so that the budget is what binds */
+	args[na++] = "--max-clients-per-addr";
+	args[na++] = "0";
 	args[na++] = "--idle";
 	args[na++] = idle_s;
 	args[na++] = "--json";

@@ -18,7 +18,9 @@
  * client, every datagram accounted for, never early, each reply to its
  * own socket; the idle timer with it; its refusals),
  * --stats reports while running, the same loss and duplication decisions
- * live as on the simulated clock for the same seed and sequence, --max-clients, the idle timer, stop with packets queued
+ * live as on the simulated clock for the same seed and sequence, --max-clients,
+ * --max-clients-per-addr (one address held to its cap, another admitted,
+ * the count exact as mappings idle out), the idle timer, stop with packets queued
  * (dropped and counted; and a drain that sends them), SIGHUP with packets
  * queued (kept), IPv6, bad configurations (exit 2, the message names the
  * token), --help; the byte budget (issue 26): --max-bytes refusals naming
@@ -1163,6 +1165,188 @@ static void test_idle(void)
 	close(c.fd);
 }
 
+/* A client whose datagrams come from IPv4 address @ip (host order): its
+ * socket bound there (any loopback address, 127.0.0.0/8, is local). */
+static void client_open_from(struct client *c, uint32_t ip)
+{
+	client_open(c);
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(ip) };
+	CHECK(bind(c->fd, (struct sockaddr *)&a, sizeof(a)) == 0);
+}
+
+/* The replies to @n clients, counted in @got[i]: read until @want came
+ * back (or @timeout_ms passed), then until 300 ms pass without one (so
+ * that one too many is seen, and the relay has read every datagram sent
+ * before).  Return: the replies read.  Main. */
+static unsigned replies(struct client *c, int n, int *got, unsigned want, int timeout_ms)
+{
+	struct pollfd p[64];
+	CHECK(n <= 64);
+	unsigned total = 0;
+	uint64_t end = now_ns() + (uint64_t)timeout_ms * 1000000ull;
+	for (;;) {
+		uint64_t now = now_ns();
+		if (total < want && now >= end)
+			break;
+		int wait_ms = total < want ? (int)((end - now) / 1000000ull) + 1 : 300;
+		for (int i = 0; i < n; i++)
+			p[i] = (struct pollfd){ c[i].fd, POLLIN, 0 };
+		int k = poll(p, (nfds_t)n, wait_ms);
+		if (k <= 0) {
+			if (total >= want)
+				break;
+			continue;
+		}
+		for (int i = 0; i < n; i++)
+			if (p[i].revents & POLLIN)
+				while (client_recv(&c[i], 0, NULL, NULL, NULL)) {
+					got[i]++;
+					total++;
+				}
+	}
+	return total;
+}
+
+/* Whether the relay's latest --stats report (its stdout so far) says
+ * @n clients, within @timeout_ms.  Main. */
+static int wait_clients(const struct relay *r, long long n, int timeout_ms)
+{
+	static char text[1 << 20];
+	uint64_t end = now_ns() + (uint64_t)timeout_ms * 1000000ull;
+	do {
+		FILE *f = fopen(r->out_path, "r");
+		CHECK(f);
+		size_t len = fread(text, 1, sizeof(text) - 1, f);
+		fclose(f);
+		text[len] = '\0';
+		const char *last = NULL;
+		for (const char *q = text; (q = strstr(q, "\"clients\":")); q++)
+			last = q;
+		if (last && strtoll(last + strlen("\"clients\":"), NULL, 10) == n)
+			return 1;
+		sleep_ms(50);
+	} while (now_ns() < end);
+	return 0;
+}
+
+static void bad(const char *const *args, const char *want);
+
+/* --max-clients-per-addr (issue 34): one address's clients are held to
+ * the cap while another address's are not, the refused counted under
+ * their own reason, and the count is exact as the mappings idle out (the
+ * cap admits again); 0 turns it off; the text report names the reason;
+ * bad values are refused naming the token.  Two workers: the clients of
+ * one address land on both, counted in one table. */
+static void test_max_clients_per_addr(void)
+{
+	enum { NC = 20, CAP = 8, NO = 3 };
+	struct relay r;
+	struct client c[NC], o[NO];
+	int got[NC] = { 0 }, got2[NC] = { 0 }, ogot[NO] = { 0 };
+	relay_start(&r, (const char *const[]){ "--workers", "2", "--max-clients", "50",
+					       "--max-clients-per-addr", "8", "--idle", "1",
+					       "--stats", "0.05", NULL });
+	for (int i = 0; i < NC; i++) {
+		client_open(&c[i]); /* from 127.0.0.1, each its own port */
+		client_send(&c[i], r.port, (uint32_t)i, 0, 64);
+	}
+	unsigned n1 = replies(c, NC, got, CAP, 5000);
+	/* 127.0.0.2 is another address: its clients are admitted */
+	for (int j = 0; j < NO; j++) {
+		client_open_from(&o[j], 0x7f000002);
+		client_send(&o[j], r.port, (uint32_t)(100 + j), 0, 64);
+	}
+	unsigned n2 = replies(o, NO, ogot, NO, 5000);
+	/* every mapping idles out: the address's count is back to 0, and
+	 * the clients refused before are admitted, up to the cap again */
+	int expired = wait_clients(&r, 0, 15000);
+	for (int i = 0; i < NC; i++)
+		if (!got[i])
+			client_send(&c[i], r.port, (uint32_t)i, 1, 64);
+	unsigned n3 = replies(c, NC, got2, CAP, 5000);
+	relay_stop(&r);
+	printf("  --max-clients-per-addr 8: %u of %d clients of 127.0.0.1 answered, %u of %d "
+	       "of 127.0.0.2; after --idle %u of the %d refused; max_clients_per_addr %lld\n",
+	       n1, NC, n2, NO, n3, NC - CAP, fin_get(&r, "up", "max_clients_per_addr"));
+	CHECK_EQ(n1, CAP);
+	CHECK_EQ(n2, NO);
+	CHECK(expired);
+	CHECK_EQ(n3, CAP);
+	for (int i = 0; i < NC; i++)
+		CHECK(got[i] <= 1 && !(got[i] && got2[i])); /* the refused ones answered after */
+	CHECK_EQ(fin_get(&r, "up", "rx"), NC + NO + (NC - CAP));
+	CHECK_EQ(fin_get(&r, "up", "max_clients_per_addr"), (NC - CAP) + (NC - CAP - CAP));
+	CHECK_EQ(fin_get(&r, "up", "max_clients"), 0);
+	CHECK_EQ(fin_get(&r, NULL, "clients_new"), CAP + NO + CAP);
+	CHECK(fin_get(&r, NULL, "clients_expired") >= CAP + NO);
+	CHECK(strstr(r.errtext, "--max-clients-per-addr")); /* said once on stderr */
+	relay_free(&r);
+	for (int i = 0; i < NC; i++)
+		close(c[i].fd);
+	for (int j = 0; j < NO; j++)
+		close(o[j].fd);
+
+	/* 0: no per-address cap, --max-clients alone refuses */
+	enum { N0 = 12, MAX0 = 10 };
+	struct client z[N0];
+	int zgot[N0] = { 0 };
+	relay_start(&r, (const char *const[]){ "--workers", "1", "--max-clients", "10",
+					       "--max-clients-per-addr", "0", NULL });
+	for (int i = 0; i < N0; i++) {
+		client_open(&z[i]);
+		client_send(&z[i], r.port, (uint32_t)i, 0, 64);
+	}
+	unsigned n0 = replies(z, N0, zgot, MAX0, 5000);
+	relay_stop(&r);
+	CHECK_EQ(n0, MAX0);
+	CHECK_EQ(fin_get(&r, "up", "max_clients"), N0 - MAX0);
+	CHECK_EQ(fin_get(&r, "up", "max_clients_per_addr"), 0);
+	relay_free(&r);
+	for (int i = 0; i < N0; i++)
+		close(z[i].fd);
+
+	/* the text report names the reason */
+	char to[64];
+	snprintf(to, sizeof(to), "127.0.0.1:%u", E.port);
+	CHECK_EQ(relay_spawn(&r, (const char *const[]){ "--listen", "127.0.0.1:0", "--to", to,
+							 "--workers", "1",
+							 "--max-clients-per-addr", "4", NULL }, 1), 0);
+	enum { NT = 6 };
+	struct client t[NT];
+	int tgot[NT] = { 0 };
+	for (int i = 0; i < NT; i++) {
+		client_open(&t[i]);
+		client_send(&t[i], r.port, (uint32_t)i, 0, 64);
+	}
+	unsigned nt = replies(t, NT, tgot, 4, 5000);
+	CHECK(kill(r.pid, SIGTERM) == 0);
+	int st;
+	CHECK(waitpid(r.pid, &st, 0) == r.pid);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	close(r.err_fd);
+	FILE *f = fopen(r.out_path, "r");
+	CHECK(f);
+	static char text[1 << 16];
+	size_t n = fread(text, 1, sizeof(text) - 1, f);
+	text[n] = '\0';
+	fclose(f);
+	unlink(r.out_path);
+	CHECK_EQ(nt, 4);
+	CHECK(strstr(text, "(max_clients_per_addr 2)"));
+	for (int i = 0; i < NT; i++)
+		close(t[i].fd);
+
+	/* bad values: exit 2, the message names the option and the value */
+	static const char *const vals[] = { "x", "-1", "4194305", "1.5", "8k", "" };
+	for (unsigned i = 0; i < sizeof(vals) / sizeof(vals[0]); i++) {
+		char want[80];
+		snprintf(want, sizeof(want), "--max-clients-per-addr: bad value \"%s\"", vals[i]);
+		bad((const char *const[]){ "--max-clients-per-addr", vals[i], NULL }, want);
+	}
+	bad((const char *const[]){ "--max-clients-per-addr", NULL },
+	    "--max-clients-per-addr needs a value");
+}
+
 /* Stop with packets queued: a delay beyond the drain drops them
  * (dev_destroy) and the balance holds; one within it sends them. */
 static void test_stop_queued(void)
@@ -1856,6 +2040,7 @@ int main(int argc, char **argv)
 	RUN(test_steer_cpu);
 	RUN(test_max_clients);
 	RUN(test_idle);
+	RUN(test_max_clients_per_addr);
 	RUN(test_stop_queued);
 	RUN(test_reload);
 	RUN(test_schedule);

@@ -31,7 +31,8 @@ const char relay_help_text[] =
 "                   [--up-batch FILE] [--down-batch FILE] [--per-queue]\n"
 "                   [--steer-cpu]\n"
 "                   [--workers N] [--seed S] [--stats SECONDS] [--json]\n"
-"                   [--max-clients N] [--idle SECONDS] [--drain MS]\n"
+"                   [--max-clients N] [--max-clients-per-addr N]\n"
+"                   [--idle SECONDS] [--drain MS]\n"
 "                   [--max-packets N] [--max-bytes BYTES]\n"
 "                   [--up-schedule FILE] [--down-schedule FILE]\n"
 "                   [--accuracy] [--check]\n"
@@ -99,6 +100,14 @@ const char relay_help_text[] =
 "    --json               statistics as one JSON object a line\n"
 "    --max-clients N      client mappings at most (default 4096); datagrams of\n"
 "                         new clients past it are dropped and counted\n"
+"    --max-clients-per-addr N\n"
+"                         client mappings one source address may hold (an\n"
+"                         IPv4 address, an IPv6 /64), so that one host\n"
+"                         using many source ports cannot take every mapping\n"
+"                         (default 64: hosts behind a NAT share an address,\n"
+"                         each with a few flows; 0, or --max-clients or more:\n"
+"                         no such cap); datagrams of its new clients past it\n"
+"                         are dropped and counted (max_clients_per_addr)\n"
 "    --idle SECONDS       a client mapping's idle timeout (default 60)\n"
 "    --drain MS           at SIGINT/SIGTERM, how long queued packets are still\n"
 "                         sent at their time (default 1000); the rest are\n"
@@ -144,10 +153,10 @@ const char relay_help_text[] =
 "STATISTICS\n"
 "    Per direction: rx (datagrams received), clones (netem duplicates), out\n"
 "    (sent), dropped by reason (the qdiscs' reasons, and max_clients,\n"
-"    no_memory, client_share, rcvbuf (the kernel's, at the relay's full\n"
-"    receive buffer: counted in rx too), loop (from the relay's own\n"
-"    upstream socket: --to leads back to --listen), socket_error,\n"
-"    send_error),\n"
+"    max_clients_per_addr, no_memory, client_share, rcvbuf (the kernel's,\n"
+"    at the relay's full receive buffer: counted in rx too), loop (from the\n"
+"    relay's own upstream socket: --to leads back to --listen),\n"
+"    socket_error, send_error),\n"
 "    backlog, the rate sent since the last report; the server's ICMP\n"
 "    port-unreachable errors (refused) and other errors on the upstream\n"
 "    sockets (upstream_errors); the memory budget (bytes held, peak,\n"
@@ -426,6 +435,7 @@ int relay_parse_args(int argc, char **argv, struct relay_config *cfg, char *err,
 {
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->max_clients = RELAY_DEF_CLIENTS;
+	cfg->max_clients_per_addr = RELAY_DEF_CLIENTS_PER_ADDR;
 	cfg->idle_s = RELAY_DEF_IDLE_S;
 	cfg->drain_ms = RELAY_DEF_DRAIN_MS;
 	cfg->max_packets = 0; /* from the budget */
@@ -458,7 +468,7 @@ int relay_parse_args(int argc, char **argv, struct relay_config *cfg, char *err,
 		static const char *const with_value[] = {
 			"--listen", "--to", "--up", "--down", "--up-batch", "--down-batch",
 			"--workers", "--seed", "--stats", "--max-clients", "--idle", "--drain",
-			"--max-packets", "--max-bytes", "--map",
+			"--max-clients-per-addr", "--max-packets", "--max-bytes", "--map",
 			"--api", "--config", "--tcp-buffer", "--up-schedule", "--down-schedule",
 			"--allow-host",
 		};
@@ -507,6 +517,9 @@ int relay_parse_args(int argc, char **argv, struct relay_config *cfg, char *err,
 				return -1;
 		} else if (!strcmp(o, "--max-clients")) {
 			if (parse_uint(o, v, 1, 1u << 22, &cfg->max_clients, err, errlen))
+				return -1;
+		} else if (!strcmp(o, "--max-clients-per-addr")) {
+			if (parse_uint(o, v, 0, 1u << 22, &cfg->max_clients_per_addr, err, errlen))
 				return -1;
 		} else if (!strcmp(o, "--idle")) {
 			if (parse_secs(o, v, 0.001, 86400, &cfg->idle_s, err, errlen))

@@ -45,6 +45,7 @@ struct relay_config {
 	unsigned max_clients;          /* --max-clients */
 	double idle_s;                 /* --idle: a client mapping's idle timeout */
 	unsigned drain_ms;             /* --drain: how long a stop sends queued packets */
+	unsigned max_clients_per_addr; /* --max-clients-per-addr (0: no per-address cap) */
 	unsigned max_packets;          /* --max-packets: packets a worker may hold (0: from the budget) */
 	uint64_t max_bytes;            /* --max-bytes: the relay's byte budget, all workers */
 	struct relay_map map[RELAY_MAX_MAPS]; /* --map, in the order given */
@@ -73,6 +74,7 @@ struct relay_config {
 #define RELAY_MAX_BYTES     (1ull << 40)
 #define RELAY_DEF_TCP_BUFFER (256ull << 10)  /* --tcp-buffer */
 #define RELAY_MIN_TCP_BUFFER (4ull << 10)
+#define RELAY_DEF_CLIENTS_PER_ADDR 64  /* --max-clients-per-addr: docs/relay.md says why */
 #define RELAY_MAX_TCP_BUFFER (1ull << 30)
 
 /**

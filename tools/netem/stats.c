@@ -28,6 +28,7 @@ const char *udp_reason_name(unsigned r)
 {
 	switch (r) {
 	case RD_MAX_CLIENTS: return "max_clients";
+	case RD_MAX_CLIENTS_PER_ADDR: return "max_clients_per_addr";
 	case RD_NO_MEMORY: return "no_memory";
 	case RD_CLIENT_SHARE: return "client_share";
 	case RD_RCVBUF: return "rcvbuf";

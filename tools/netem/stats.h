@@ -22,6 +22,7 @@
 /* The relay's own drop reasons, after the layer's. */
 enum {
 	RD_MAX_CLIENTS = PW_DROP_REASON_MAX,
+	RD_MAX_CLIENTS_PER_ADDR, /* a new client of an address at --max-clients-per-addr */
 	RD_NO_MEMORY,          /* the byte budget (or malloc) refused */
 	RD_CLIENT_SHARE,       /* the client holds its share of the budget */
 	RD_RCVBUF,             /* the kernel dropped it at the relay's full socket */

@@ -8,7 +8,8 @@
  * its two neighbours own everything that runs: one relay's runtime, its
  * two devices, its sockets, worker threads, packet pool, client mappings,
  * counters, and its stop.  This file: the data path the workers run (the
- * byte budget, the packets, the clients, receiving, the workers' loop);
+ * byte budget, the packets, the clients and their counts per source
+ * address, receiving, the workers' loop);
  * tools/netem/udp_tx.c the send path (the driver's hooks, the send
  * batch, UDP_SEGMENT); tools/netem/udp_setup.c what the controlling
  * thread does (setup, teardown, the statistics, udp.h's functions:
@@ -159,6 +160,8 @@
  * Nothing is lost silently: a datagram that is not admitted is still read
  * (into the receive area) and counted dropped (no_memory, client_share),
  * one from a new client past --max-clients is counted (max_clients), one
+ * from a new client of a source address that holds --max-clients-per-addr
+ * clients is counted (max_clients_per_addr), one
  * from the relay's own upstream socket (--to leads back to --listen
  * through an address the command line could not judge) is counted
  * (loop: the ports of the upstream sockets are a bitmap, their address
@@ -190,6 +193,24 @@
  * are per worker (a slot for threads that are no worker, here and in the
  * drivers), relaxed atomic adds, summed by main.  The budget is atomics
  * only (above).  Main touches the tables after the workers are joined.
+ *
+ * Clients per source address (--max-clients-per-addr, default
+ * RELAY_DEF_CLIENTS_PER_ADDR): a client is its address and port, so one
+ * host with many source ports could take every one of --max-clients'
+ * mappings; an address (IPv4, or an IPv6 /64: what one host is usually
+ * given) may hold at most that many clients alive, counted as
+ * --max-clients counts them (from the client's creation to its release,
+ * the last reference: an expired mapping whose packets are still queued
+ * holds its place until they leave).  The counts are a second table
+ * (struct addr_count, keyed by address, chained by a seeded hash) with its
+ * own TAB_LOCKS stripes, which are leaves: a new client takes its
+ * address's stripe under its own table stripe (the table stripes hash the
+ * port too, so an address's clients are on many of them), a release takes
+ * it on whatever thread drops the last reference (a worker, a queue's CPU,
+ * main) holding whatever it holds, and nothing is taken under it but
+ * malloc's and free's own.  Only a client's creation and release touch it:
+ * no datagram of a known client does.  0 (or a value of --max-clients or
+ * more, which could never bind first) turns it off: no table, no lock.
  *
  * Stop (udp_relay_stop()): tools/netem/udp_setup.c.  Sending (the send
  * batch, UDP_SEGMENT): tools/netem/udp_tx.c.
@@ -374,6 +395,110 @@ void udp__rpkt_free(struct udp_relay *r, struct rpkt *p)
 	}
 }
 
+/* ------------------------------------------------------------ addresses */
+
+/* @a's key for --max-clients-per-addr: an IPv4 address (or an IPv4-mapped
+ * IPv6 one) whole; an IPv6 address's /64 and its scope id.  Any thread. */
+static void addr_key(const struct sockaddr_storage *a, uint64_t *key, uint32_t *scope,
+		     uint8_t *v6)
+{
+	*scope = 0;
+	*v6 = 0;
+	if (a->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *a6 = (const void *)a;
+		if (IN6_IS_ADDR_V4MAPPED(&a6->sin6_addr)) {
+			uint32_t v4;
+			memcpy(&v4, a6->sin6_addr.s6_addr + 12, sizeof(v4));
+			*key = v4;
+			return;
+		}
+		memcpy(key, a6->sin6_addr.s6_addr, sizeof(*key));
+		*scope = a6->sin6_scope_id;
+		*v6 = 1;
+		return;
+	}
+	*key = ((const struct sockaddr_in *)a)->sin_addr.s_addr;
+}
+
+/* The hash of a key (seeded per relay, so that a sender cannot simply
+ * pick addresses that share a chain).  Any thread. */
+static uint32_t addr_key_hash(const struct udp_relay *r, uint64_t key, uint32_t scope, uint8_t v6)
+{
+	uint64_t h = (key ^ r->addr_seed) * 0x9e3779b97f4a7c15ull;
+	h ^= ((uint64_t)scope << 1 | v6) * 0xc2b2ae3d27d4eb4full;
+	h ^= h >> 31;
+	return (uint32_t)(h ^ h >> 32);
+}
+
+/* The lock of the address counts of hash @h: their bucket (the table has
+ * TAB_LOCKS buckets or more, a power of 2) and their fields.  A leaf: see
+ * the essay's last paragraph on locks.  Any thread. */
+static pthread_mutex_t *addr_lock(struct udp_relay *r, uint32_t h)
+{
+	return &r->addr_lock[h & (TAB_LOCKS - 1)].m;
+}
+
+/* Count a new client of @a's address: 0 and its count in *@out (NULL
+ * when no per-address cap is in force), RD_MAX_CLIENTS_PER_ADDR (the
+ * address holds r->per_addr clients) or RD_NO_MEMORY.  Context: a
+ * worker making a client, under the client's table stripe; takes the
+ * address's stripe (malloc under it, once per address). */
+static unsigned addr_take(struct udp_relay *r, const struct sockaddr_storage *a,
+			  struct addr_count **out)
+{
+	*out = NULL;
+	if (!r->per_addr)
+		return 0;
+	uint64_t key;
+	uint32_t scope;
+	uint8_t v6;
+	addr_key(a, &key, &scope, &v6);
+	uint32_t h = addr_key_hash(r, key, scope, v6);
+	pthread_mutex_t *m = addr_lock(r, h);
+	unsigned why = 0;
+	pthread_mutex_lock(m);
+	struct addr_count **b = &r->addr_tab[h & r->addr_mask], *ac = *b;
+	while (ac && !(ac->hash == h && ac->key == key && ac->scope == scope && ac->v6 == v6))
+		ac = ac->next;
+	if (!ac && (ac = calloc(1, sizeof(*ac)))) {
+		ac->key = key;
+		ac->scope = scope;
+		ac->v6 = v6;
+		ac->hash = h;
+		ac->next = *b;
+		*b = ac;
+	}
+	if (!ac)
+		why = RD_NO_MEMORY;
+	else if (ac->n >= r->per_addr)
+		why = RD_MAX_CLIENTS_PER_ADDR;
+	else
+		ac->n++;
+	pthread_mutex_unlock(m);
+	if (!why)
+		*out = ac;
+	return why;
+}
+
+/* A client counted by addr_take() in @ac released (or not made after
+ * all): one less, the count freed at none (nothing for NULL).  Any
+ * thread; takes @ac's stripe (free under it), whatever else it holds. */
+static void addr_release(struct udp_relay *r, struct addr_count *ac)
+{
+	if (!ac)
+		return;
+	pthread_mutex_t *m = addr_lock(r, ac->hash);
+	pthread_mutex_lock(m);
+	if (!--ac->n) {
+		struct addr_count **pp = &r->addr_tab[ac->hash & r->addr_mask];
+		while (*pp != ac)
+			pp = &(*pp)->next;
+		*pp = ac->next;
+		free(ac);
+	}
+	pthread_mutex_unlock(m);
+}
+
 /* ------------------------------------------------------------ clients */
 
 /* Another reference on @cl.  Any thread holding one. */
@@ -382,7 +507,9 @@ void udp__client_hold(struct client *cl)
 	__atomic_fetch_add(&cl->refcnt, 1, __ATOMIC_RELAXED);
 }
 
-/* The last reference closes the upstream socket.  Any thread. */
+/* The last reference closes the upstream socket and gives the client's
+ * places back (--max-clients', its address's).  Any thread; the last
+ * reference takes its address's stripe lock (a leaf). */
 void udp__client_put(struct client *cl)
 {
 	struct udp_relay *r = cl->r;
@@ -394,6 +521,7 @@ void udp__client_put(struct client *cl)
 	if (cl->fd >= 0)
 		close(cl->fd);
 	__atomic_fetch_sub(&r->nclients, 1, __ATOMIC_RELAXED);
+	addr_release(r, cl->ac);
 	free(cl);
 }
 
@@ -610,23 +738,48 @@ static struct client *client_get(struct worker *w, const struct sockaddr_storage
 	return cl;
 }
 
+/* Say once that a source address (@addr's) holds --max-clients-per-addr
+ * clients.  Any thread; an atomic exchange. */
+static void warn_per_addr(struct udp_relay *r, const struct sockaddr_storage *addr)
+{
+	if (__atomic_exchange_n(&r->addr_warned, 1, __ATOMIC_RELAXED))
+		return;
+	char a[80];
+	relay_format_addr(addr, a, sizeof(a));
+	fprintf(stderr, "pinwheel-netem: the address of client %s holds %u client mappings "
+		"(--max-clients-per-addr%s): its new clients' datagrams are dropped and counted "
+		"(max_clients_per_addr) until its mappings expire (--idle); said once\n", a,
+		r->per_addr, addr->ss_family == AF_INET6 ? ", an IPv6 /64 as one address" : "");
+}
+
 /* A new client of @w's for @addr (hash @h), in its table, with the
- * table's and the timer's references; NULL with the drop reason in
- * *@why (max_clients, no_memory, socket_error).  Context: @w's thread,
- * @h's stripe lock held (a socket, its connect and an epoll_ctl under
- * it: a new client's cost only). */
+ * table's and the timer's references, counted in r->nclients and its
+ * address's count; NULL with the drop reason in *@why
+ * (max_clients_per_addr, max_clients, no_memory, socket_error) and
+ * nothing counted.  Context: @w's thread, @h's stripe lock held (a
+ * socket, its connect and an epoll_ctl under it, and the address's
+ * stripe lock: a new client's cost only). */
 static struct client *client_new(struct worker *w, const struct sockaddr_storage *addr,
 				 socklen_t alen, uint32_t h, unsigned *why)
 {
 	struct udp_relay *r = w->r;
+	struct addr_count *ac;
+	*why = addr_take(r, addr, &ac);
+	if (*why) {
+		if (*why == RD_MAX_CLIENTS_PER_ADDR)
+			warn_per_addr(r, addr);
+		return NULL;
+	}
 	if (__atomic_add_fetch(&r->nclients, 1, __ATOMIC_RELAXED) > r->cfg.max_clients) {
 		__atomic_fetch_sub(&r->nclients, 1, __ATOMIC_RELAXED);
+		addr_release(r, ac);
 		*why = RD_MAX_CLIENTS;
 		return NULL;
 	}
 	struct client *cl = calloc(1, sizeof(*cl));
 	if (!cl) {
 		__atomic_fetch_sub(&r->nclients, 1, __ATOMIC_RELAXED);
+		addr_release(r, ac);
 		*why = RD_NO_MEMORY;
 		return NULL;
 	}
@@ -646,6 +799,7 @@ static struct client *client_new(struct worker *w, const struct sockaddr_storage
 			close(cl->fd);
 		free(cl);
 		__atomic_fetch_sub(&r->nclients, 1, __ATOMIC_RELAXED);
+		addr_release(r, ac);
 		*why = RD_SOCKET_ERROR;
 		return NULL;
 	}
@@ -658,10 +812,12 @@ static struct client *client_new(struct worker *w, const struct sockaddr_storage
 		close(cl->fd);
 		free(cl);
 		__atomic_fetch_sub(&r->nclients, 1, __ATOMIC_RELAXED);
+		addr_release(r, ac);
 		*why = RD_SOCKET_ERROR;
 		return NULL;
 	}
 	cl->r = r;
+	cl->ac = ac; /* released with it (udp__client_put()) */
 	own_socket(cl); /* its port marked until udp__client_put() closes it */
 	cl->refcnt = 2; /* the table's and the timer's */
 	cl->owner = w->id;

@@ -5,7 +5,8 @@
  * (the send path), udp_setup.c (setup, statistics, udp.h's functions)
  * and udp_report.c (the devices' reports and schedules for the API's UDP
  * proxies), and included by nothing else: the relay's limits, its structs (the
- * packet, the counter slot, the client, the worker, the relay) and the
+ * packet, the counter slot, a source address's count, the client, the
+ * worker, the relay) and the
  * functions those files call across (the udp__ prefix).  The design is
  * udp.c's essay.  Threads and locks: each declaration says; the header
  * holds no state but udp__tl_w's declaration.
@@ -44,6 +45,21 @@ _Static_assert(RD_NREASONS <= PKTDRV_MAX_REASONS, "the drivers count every reaso
 #define TAG_LISTEN ((void *)2)
 
 struct client;
+
+/* A source address's clients (--max-clients-per-addr): its key, the
+ * IPv4 address (an IPv4-mapped IPv6 one's too) or an IPv6 address's /64
+ * and scope, and how many clients of it are alive (made, not yet
+ * released: udp__client_put()'s last reference, where r->nclients counts
+ * one less too).  In the relay's address table, chained by hash; every
+ * field under the stripe lock of its hash (udp.c's addr_lock()). */
+struct addr_count {
+	struct addr_count *next;
+	uint64_t key;          /* the IPv4 address, or the IPv6 /64 */
+	uint32_t scope;        /* an IPv6 address's scope id */
+	uint32_t hash;
+	uint8_t v6;
+	uint32_t n;            /* its clients alive (at most r->per_addr) */
+};
 
 /* A packet: the pool's (pw_pkt first: the layer's pointer is ours; its
  * home slot; h.buf its bytes, INLINE_BUF of them inline after this). */
@@ -86,6 +102,8 @@ struct client {
 	struct pw_timer timer; /* the idle timer, pinned on the owner */
 	struct pw_sock sk[RELAY_NDIR];
 	struct client *hnext;  /* its owner's table: changed under its stripe's lock */
+	struct addr_count *ac; /* its address's count (NULL: no per-address cap);
+				* set once at its creation */
 	int linked;            /* in its owner's table (changed under the same lock) */
 };
 
@@ -151,6 +169,20 @@ struct udp_relay {
 	} __attribute__((aligned(64))) tab_lock[TAB_LOCKS];
 	struct slot *slots;    /* nw + 1: the last for threads that are no worker */
 	uint32_t nclients;     /* atomic */
+	/* --max-clients-per-addr: the clients alive per source address.  A
+	 * new client is counted under its address's stripe (taken under the
+	 * client's table stripe: the only lock order, nothing taken under an
+	 * address stripe), a released one under the same stripe on whatever
+	 * thread drops the last reference; main frees the table after the
+	 * workers are joined */
+	unsigned per_addr;     /* the cap in force (0: none; set before the workers) */
+	struct addr_count **addr_tab; /* chained by hash; its buckets' stripe: hash % TAB_LOCKS */
+	unsigned addr_mask;    /* buckets - 1 (TAB_LOCKS buckets or more, a power of 2) */
+	uint64_t addr_seed;    /* the hash's seed (set before the workers) */
+	int addr_warned;       /* atomic: the per-address message was printed */
+	struct {               /* the stripe of the addresses of hash h: h % TAB_LOCKS */
+		pthread_mutex_t m;
+	} __attribute__((aligned(64))) addr_lock[TAB_LOCKS];
 	int stopping, stop_now; /* atomic */
 	uint64_t idle_ns;
 	uint64_t t0;
@@ -230,8 +262,10 @@ void udp__client_hold(struct client *cl);
 
 /**
  * udp__client_put() - drop a reference on @cl; the last one closes its
- * upstream socket and frees it.
- * Context: any thread holding one; an acq_rel atomic subtraction.
+ * upstream socket, gives back its places (r->nclients, its address's
+ * count) and frees it.
+ * Context: any thread holding one; an acq_rel atomic subtraction; the
+ * last one takes its address's stripe lock (a leaf: any lock may be held).
  * Return: nothing.
  */
 void udp__client_put(struct client *cl);

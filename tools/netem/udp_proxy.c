@@ -294,6 +294,7 @@ static int up_open(void *ctx, const char *name, const struct sockaddr *listen,
 	if (!p)
 		return -ENOMEM;
 	struct relay_config *c = &p->cfg;
+	c->max_clients_per_addr = RELAY_DEF_CLIENTS_PER_ADDR;
 	c->max_clients = RELAY_DEF_CLIENTS;
 	c->idle_s = RELAY_DEF_IDLE_S;
 	c->drain_ms = 0;

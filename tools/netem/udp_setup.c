@@ -279,8 +279,20 @@ static void teardown(struct udp_relay *r)
 	}
 	free(r->w);
 	r->w = NULL;
-	for (unsigned i = 0; i < TAB_LOCKS; i++)
+	/* every client is released by now (the devices' packets dropped,
+	 * the tables emptied), and so every address count: freed in case */
+	for (unsigned b = 0; r->addr_tab && b <= r->addr_mask; b++)
+		while (r->addr_tab[b]) {
+			struct addr_count *ac = r->addr_tab[b];
+			r->addr_tab[b] = ac->next;
+			free(ac);
+		}
+	free(r->addr_tab);
+	r->addr_tab = NULL;
+	for (unsigned i = 0; i < TAB_LOCKS; i++) {
 		pthread_mutex_destroy(&r->tab_lock[i].m);
+		pthread_mutex_destroy(&r->addr_lock[i].m);
+	}
 	pw_runtime_destroy(r->rt);
 	r->rt = NULL;
 	free(r->slots);
@@ -402,6 +414,21 @@ static int setup(struct udp_relay *r, char *err, size_t errlen)
 	if (!r->w) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
+	/* --max-clients-per-addr: a cap of --max-clients or more never binds
+	 * first; then, as for 0, no table (udp.c's essay, "Locks") */
+	if (r->cfg.max_clients_per_addr && r->cfg.max_clients_per_addr < r->cfg.max_clients) {
+		unsigned nb = TAB_LOCKS; /* at least: a bucket's counts share one stripe */
+		while (nb < r->cfg.max_clients && nb < (1u << 20))
+			nb <<= 1;
+		r->addr_tab = calloc(nb, sizeof(*r->addr_tab));
+		if (!r->addr_tab) {
+			snprintf(err, errlen, "out of memory");
+			return -1;
+		}
+		r->addr_mask = nb - 1;
+		r->addr_seed = now_ns() ^ (uint64_t)(uintptr_t)r ^ (uint64_t)getpid() << 32;
+		r->per_addr = r->cfg.max_clients_per_addr;
+	}
 	}
 	memset(r->w, 0, r->nw * sizeof(*r->w));
 	for (unsigned i = 0; i < r->nw; i++)
@@ -435,12 +462,14 @@ int udp_relay_start(const struct relay_config *cfg, struct udp_relay **out, char
 	}
 	memset(r, 0, sizeof(*r));
 	r->cfg = *cfg;
-	for (unsigned i = 0; i < TAB_LOCKS; i++)
+	for (unsigned i = 0; i < TAB_LOCKS; i++) {
 		pthread_mutex_init(&r->tab_lock[i].m, NULL);
 	err[0] = '\0';
 	if (setup(r, err, errlen)) {
 		teardown(r);
 		free(r);
+		pthread_mutex_init(&r->addr_lock[i].m, NULL);
+	}
 		return -EINVAL;
 	}
 	r->t0 = pw_now_ns(r->rt);
