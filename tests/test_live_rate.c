@@ -54,6 +54,17 @@
  * a sub-window.  The judged figure is the median over the sub-windows the
  * probe (below) found clean; the whole window's figure is printed beside.
  *
+ * The load.  A busy machine costs a real-clock shaper tokens without any
+ * fault of its own, so the probe must see what costs them: a late wake-up
+ * (steal, interrupts) and, the one the wake-up lateness alone misses, CPU
+ * contention, read as each thread's wait on the run queue
+ * (/proc/self/task/TID/schedstat, polled beside the wake-ups: a thread
+ * kept off the CPU at once for longer than the shaper's burst covers).
+ * load_probe.h says why that measure on a 2-vCPU VM rather than the load
+ * average or /proc/pressure/cpu.  A quiet machine judges every figure; at
+ * the end the test prints how many it judged and how many it left out as
+ * LOADED, and exits 77 (skipped, not passed) when it left out every one.
+ *
  * Verdicts.  The issue's criterion: pinwheel within 1% of the configured
  * rate and of the kernel's figure.  If the kernel itself is off the
  * configured rate by more than 1% (a noisy VM), or fewer than 3 of its
@@ -64,18 +75,21 @@
  * rate within 1% of its pacing rate, over the sub-windows in which none
  * of its packets went out later than half a packet time after fq's time
  * for it (fq, like the kernel's, absorbs lateness up to that; beyond it
- * the rate lost is the machine's); the lateness is reported, not judged.  A figure measured with fewer than 3 clean sub-windows is
- * printed as LOADED and not judged (the machine's, not the shaper's); a
- * part with a figure off runs once more (one stall can spoil a window; an
- * error of the library's shows twice).
+ * the rate lost is the machine's); the lateness is reported, not judged.
+ * A figure measured with fewer than 3 clean sub-windows is printed as
+ * LOADED and not judged (the machine's, not the shaper's; whether it was
+ * within the bound is printed beside); a part with a figure off runs once
+ * more (one stall can spoil a window; an error of the library's shows
+ * twice).
  * Under ThreadSanitizer the figures are printed but not judged (the
  * sanitizer's slowdown is not the library's); the exactly-once ledger
  * is checked in every build.
  *
  * Skips (exit 77, ctest's SKIP_RETURN_CODE): not root, no network
  * namespaces (unshare(CLONE_NEWNET) refused), no `ip` or `tc`, no veth, no
- * tbf in the kernel.  `--pinwheel-only` runs the pinwheel sides without
- * the kernel (no root needed; verdicts against the configured rates).
+ * tbf in the kernel; every figure LOADED.  `--pinwheel-only` runs the
+ * pinwheel sides without the kernel (no root needed; verdicts against the
+ * configured rates).
  *
  * Namespaces.  Two anonymous namespaces, made with unshare(CLONE_NEWNET)
  * on the main thread and held by file descriptors only (none is mounted
@@ -92,9 +106,10 @@
  *
  * Threads.  Main: configuration, tc runs, samples, verdicts.  Kernel
  * senders: one per socket.  Pinwheel: one sender thread, the runtime's
- * workers (watchdogs, NET_TX, and xmit from there).  The pools are
- * lock-free stacks: pushed by whoever runs xmit/drop, taken whole by the
- * sender (its only popper, so no ABA).
+ * workers (watchdogs, NET_TX, and xmit from there).  The probe: its
+ * readings are its own until main joins it.  The pools are lock-free
+ * stacks: pushed by whoever runs xmit/drop, taken whole by the sender
+ * (its only popper, so no ABA).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -123,6 +138,7 @@
 #include <pinwheel/pinwheel.h>
 
 #include "check.h"
+#include "load_probe.h"
 #include "now.h"
 
 #define SKIP_RC 77
@@ -133,6 +149,7 @@
 #define SUB_NS 250000000ull    /* 250 ms each: 2 s in all */
 #define WARM_NS 400000000ull   /* before the window: burst drained, queues full */
 #define PROBE_OK_NS 2000000ull /* a sub-window whose probe woke later than this is disturbed */
+#define WAIT_OK_NS 2000000ull  /* ... or in which a thread waited longer than this for a CPU */
 #define MIN_CLEAN 3            /* fewer clean sub-windows: the figure is not judged */
 
 #if defined(__SANITIZE_THREAD__)
@@ -163,6 +180,7 @@ struct row {
 	double kern;          /* NAN: none */
 	double pw;            /* NAN: none (skipped) */
 	const char *verdict;
+	enum { ROW_SKIP, ROW_JUDGED, ROW_LOADED, ROW_TSAN } state;
 	char note[96];
 };
 static struct row rows[32];
@@ -247,15 +265,18 @@ static void judge(const char *part, const char *what, double conf, double kern, 
 			 100.0 * fabs(kern - conf) / scale);
 	if (pclean < MIN_CLEAN) {
 		/* not the shaper's figure: the machine's */
-		r->verdict = ok ? "pass (loaded: not judged)" : "LOADED (not judged)";
+		r->state = ROW_LOADED;
+		r->verdict = ok ? "LOADED (not judged; within)" : "LOADED (not judged; off)";
 		snprintf(r->note, sizeof(r->note), "(%u of %u sub-windows clean: machine too loaded)",
 			 pclean, NSUB);
 		return;
 	}
 	if (PW_TSAN) {
+		r->state = ROW_TSAN;
 		r->verdict = ok ? "pass (TSan: not judged)" : "off (TSan: not judged)";
 		return;
 	}
+	r->state = ROW_JUDGED;
 	r->verdict = ok ? "PASS" : "FAIL";
 	if (!ok)
 		failures++;
@@ -444,16 +465,20 @@ static double median(double *v, unsigned n)
 }
 
 /*
- * The probe: a thread sleeping 500 us at a time, as the workers do, that
- * records how late it woke, per sub-window.  A sub-window in which it woke
- * more than PROBE_OK_NS (2 ms) late was one where the machine's other load
- * kept threads off the CPUs (the workers and senders alike).  tbf's 32 kB
- * burst (and the htb classes', below) covers 2.6 ms without a dequeue, so
- * a shorter stall costs a shaper nothing and a longer one costs it tokens
- * for the time beyond: such a window says more about the VM than about the
- * shaper, and is left out of the judged median.  The kernel's shapers run
- * from its timer interrupts and softirqs and barely notice the same load.
- * On an idle machine every window is clean.
+ * The probe: a thread that sleeps 500 us at a time, as the workers do, and
+ * on each wake-up records how late it woke and polls how long each of this
+ * process's threads (the workers, the senders, itself) waited for a CPU
+ * since the last wake-up (load_probe.h: why that measure).  A sub-window
+ * is disturbed when in it the probe woke more than PROBE_OK_NS late (the
+ * hypervisor's steal, an interrupt storm) or one thread waited more than
+ * WAIT_OK_NS for a CPU at once (contention: a compile, two `yes` beside
+ * the test, which the lateness alone does not see).  Both bounds are under
+ * the 2.6 ms that tbf's 32 kB burst (and the htb classes', below) covers
+ * at 100 Mbit/s without a dequeue: within them no stall could have cost a
+ * shaper a token; past them, the window says more about the VM than about
+ * the shaper, and is left out of the judged median.  The kernel's shapers
+ * run from its timer interrupts and softirqs and barely notice the same
+ * load.  On a quiet machine every window is clean.
  */
 
 static struct {
@@ -461,30 +486,62 @@ static struct {
 	uint64_t w0;
 	int stop;                /* atomic */
 	uint64_t maxlate[NSUB];  /* the probe's; read after the join */
+	uint64_t maxwait[NSUB];  /* the same: one thread's longest wait for a CPU */
+	uint64_t waited[NSUB];   /* the same: all threads' waits, summed */
+	bool have_wait;          /* the same: the run-queue waits could be read */
 } PR;
 
 static void *probe_fn(void *arg)
 {
 	(void)arg;
+	struct lp_watch w;
+	bool opened = false;
+	uint64_t polled = 0; /* the last poll */
+	PR.have_wait = false;
 	while (!__atomic_load_n(&PR.stop, __ATOMIC_ACQUIRE)) {
 		uint64_t want = now_ns() + 500000;
 		sleep_until(want);
 		uint64_t t = now_ns();
 		if (t < PR.w0)
 			continue;
-		uint64_t j = (want - PR.w0) / SUB_NS;
-		if (want >= PR.w0 && j < NSUB && t - want > PR.maxlate[j])
-			PR.maxlate[j] = t - want;
+		if (!opened) /* the window's threads are all up by now */
+			opened = true, PR.have_wait = lp_watch_open(&w, 0), polled = t;
+		uint64_t sum = 0, one = PR.have_wait ? lp_watch_poll(&w, &sum) : 0;
+		/* a late wake-up spoils every sub-window it spans, from the
+		 * time it was due; a wait, every one from the last poll less
+		 * its length (it ended after that poll) */
+		uint64_t jnow = (t - PR.w0) / SUB_NS;
+		uint64_t jl = want > PR.w0 ? (want - PR.w0) / SUB_NS : 0;
+		uint64_t jw = polled > PR.w0 + one ? (polled - one - PR.w0) / SUB_NS : 0;
+		for (uint64_t k = jl < jw ? jl : jw; k <= jnow && k < NSUB; k++) {
+			if (k >= jl && t - want > PR.maxlate[k])
+				PR.maxlate[k] = t - want;
+			if (k >= jw && one > PR.maxwait[k])
+				PR.maxwait[k] = one;
+		}
+		polled = t;
+		if (PR.have_wait && jnow < NSUB)
+			PR.waited[jnow] += sum;
 	}
+	if (opened && PR.have_wait)
+		lp_watch_close(&w);
 	return NULL;
 }
 
 static void probe_start(uint64_t w0)
 {
 	memset(PR.maxlate, 0, sizeof(PR.maxlate));
+	memset(PR.waited, 0, sizeof(PR.waited));
+	memset(PR.maxwait, 0, sizeof(PR.maxwait));
 	PR.w0 = w0;
 	PR.stop = 0;
 	CHECK_EQ(pthread_create(&PR.th, NULL, probe_fn, NULL), 0);
+}
+
+/* Sub-window @j was disturbed (the probe's readings, after the join). */
+static bool probe_disturbed(unsigned j)
+{
+	return PR.maxlate[j] > PROBE_OK_NS || (PR.have_wait && PR.maxwait[j] > WAIT_OK_NS);
 }
 
 /* Stop it; clean[j]: sub-window j was not disturbed.  Returns how many were clean. */
@@ -494,7 +551,7 @@ static unsigned probe_stop(bool *clean)
 	pthread_join(PR.th, NULL);
 	unsigned n = 0;
 	for (unsigned j = 0; j < NSUB; j++) {
-		clean[j] = PR.maxlate[j] <= PROBE_OK_NS;
+		clean[j] = !probe_disturbed(j);
 		n += clean[j];
 	}
 	return n;
@@ -505,7 +562,15 @@ static void probe_print(void)
 	printf("    probe: max wake-up lateness per sub-window (ms):");
 	for (unsigned j = 0; j < NSUB; j++)
 		printf(" %.2f%s", (double)PR.maxlate[j] / 1e6, PR.maxlate[j] > PROBE_OK_NS ? "*" : "");
-	printf("  (* disturbed: left out)\n");
+	printf("\n    probe: a thread's longest wait for a CPU per sub-window (ms):");
+	if (!PR.have_wait)
+		printf(" ? (no /proc/self/task/TID/schedstat: lateness alone)");
+	for (unsigned j = 0; PR.have_wait && j < NSUB; j++)
+		printf(" %.2f%s", (double)PR.maxwait[j] / 1e6, PR.maxwait[j] > WAIT_OK_NS ? "*" : "");
+	printf("  (* disturbed: left out)\n    probe: all threads' waits, summed (ms):");
+	for (unsigned j = 0; PR.have_wait && j < NSUB; j++)
+		printf(" %.1f", (double)PR.waited[j] / 1e6);
+	printf("\n");
 }
 
 /* The judged figure: the median over the clean sub-windows (over all of
@@ -1190,13 +1255,7 @@ static void part_fq(void)
 static const char *loadavg(void)
 {
 	static char b[64];
-	FILE *f = fopen("/proc/loadavg", "r");
-	if (!f || !fgets(b, sizeof(b), f))
-		snprintf(b, sizeof(b), "?");
-	if (f)
-		fclose(f);
-	b[strcspn(b, "\n")] = 0;
-	return b;
+	return lp_loadavg(b, sizeof(b));
 }
 
 /* A part, once more if a figure was off: one stall of a shared VM can
@@ -1250,10 +1309,25 @@ int main(int argc, char **argv)
 	run_part(part_fq, "fq");
 	print_table();
 	printf("load average at the end %s\n", loadavg());
+	struct lp_tally tally = { 0 };
+	unsigned tsan = 0;
+	for (unsigned i = 0; i < nrows; i++) {
+		if (rows[i].state == ROW_JUDGED)
+			lp_judged(&tally);
+		else if (rows[i].state == ROW_LOADED)
+			lp_loaded(&tally, "%s %s: %s", rows[i].part, rows[i].what, rows[i].note);
+		else if (rows[i].state == ROW_TSAN)
+			tsan++;
+	}
+	if (tsan)
+		printf("live rates: %u figure(s) printed, not judged (TSan)\n", tsan);
+	int rc = lp_tally_end(&tally, "live rates");
 	if (failures) {
 		printf("FAIL: %d figure(s) off\n", failures);
 		return 1;
 	}
+	if (rc)
+		return rc;
 	printf("ok - live rates\n");
 	return 0;
 }
