@@ -263,17 +263,17 @@ static void judge(const char *part, const char *what, double conf, double kern, 
 	else if (!isnan(kern))
 		snprintf(r->note, sizeof(r->note), "(kernel off by %.2f%%: judged on configured)",
 			 100.0 * fabs(kern - conf) / scale);
+	if (PW_TSAN) { /* before LOADED: a TSan run judges no timing, so skips none */
+		r->state = ROW_TSAN;
+		r->verdict = ok ? "pass (TSan: not judged)" : "off (TSan: not judged)";
+		return;
+	}
 	if (pclean < MIN_CLEAN) {
 		/* not the shaper's figure: the machine's */
 		r->state = ROW_LOADED;
 		r->verdict = ok ? "LOADED (not judged; within)" : "LOADED (not judged; off)";
 		snprintf(r->note, sizeof(r->note), "(%u of %u sub-windows clean: machine too loaded)",
 			 pclean, NSUB);
-		return;
-	}
-	if (PW_TSAN) {
-		r->state = ROW_TSAN;
-		r->verdict = ok ? "pass (TSan: not judged)" : "off (TSan: not judged)";
 		return;
 	}
 	r->state = ROW_JUDGED;
