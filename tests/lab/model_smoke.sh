@@ -5,6 +5,8 @@
 # the invariants hold (the model's own count, and again here from the
 # JSON: no remote arms under OFF, pinned (seed000) and PULL; under the 3.17
 # rule the timer IPIs equal the remote enqueues; in = the sum of the kinds);
+# the verdicts' words (reproduced only inside the size band the claim
+# states, "direction only" otherwise; an infinite ratio the string "inf");
 # a bad seed name exits 2.
 set -u
 lab=${1:?usage: model_smoke.sh PINWHEEL-LAB OUT-DIR}
@@ -68,6 +70,39 @@ for seed, configs in want.items():
             fail("seed003 pinned: dequeues by a CPU that does not own the queue")
     if not s["claims"] or any(c["model_ratio"] is None and not c["model"] for c in s["claims"]):
         fail(seed + ": claims without the model's column")
+    for c in s["claims"]:
+        # the words: the verdict opens with the word the JSON names; a
+        # ratio is a number, "inf"/"-inf" (never null: null is "not run")
+        word = c.get("word")
+        if word not in ("reproduced", "direction only", "not reproduced", "inconclusive"):
+            fail("%s %s: word %r" % (seed, c["id"], word))
+        if not c["verdict"].startswith("model: " + word):
+            fail("%s %s: verdict %r does not say %r" % (seed, c["id"], c["verdict"], word))
+        r = c["model_ratio"]
+        if not (isinstance(r, (int, float)) or r in ("inf", "-inf")):
+            fail("%s %s: model_ratio %r" % (seed, c["id"], r))
+        band = c.get("size_band")
+        if band is not None:
+            if not (isinstance(band, list) and len(band) == 2 and band[0] < band[1]):
+                fail("%s %s: size_band %r" % (seed, c["id"], band))
+            if c["seed_dir"] == 0 or not isinstance(c["seed_ratio"], (int, float)):
+                fail("%s %s: a size band without a seed figure" % (seed, c["id"]))
+            x = float(r)
+            # "reproduced" only inside the band stated with the claim
+            if word == "reproduced" and not band[0] - 1e-4 <= x <= band[1] + 1e-4:
+                fail("%s %s: reproduced at x%s, outside its band %s" % (seed, c["id"], r, band))
+            def fmt(v):  # lab_fmt_ratio(): 3 significant figures
+                return "%.0f" % v if v >= 100 else "%.1f" % v if v >= 10 else "%.2f" % v
+            if "size band x%s-%s" % (fmt(band[0]), fmt(band[1])) not in c["claim"]:
+                fail("%s %s: the claim %r does not state its band" % (seed, c["id"], c["claim"]))
+        elif c["seed_dir"] != 0 and isinstance(c["seed_ratio"], (int, float)):
+            fail("%s %s: a seed figure without a size band" % (seed, c["id"]))
+# seed003's pinned watchdogs make no foreign dequeue: an infinite ratio, "inf"
+if not any(c["model_ratio"] == "inf" for c in m["seed003"]["claims"]):
+    fail("seed003: no claim's ratio written \"inf\"")
+ids = [c["id"] for c in m["seed000"]["claims"]]
+if "in_push_over_sk_pinned" not in ids or "in_on_over_fix" in ids:
+    fail("seed000: the model's claims %s (its pinned row is socket timers only)" % ids)
 print("model_smoke: ok")
 EOF
 grep -q "^== seed000, the model" "$out/run1.txt" || fail "text: no seed000 section"

@@ -12,8 +12,15 @@
  *     machine was loaded", or "... not in force";
  *   - seed_dir 0 (a fix said to restore the figure): inside / outside the
  *     band; zero figures (x/0 = inf, 0/0 = 1); a constant denominator;
- *   - the model's word and the live one combined; the model's claims merged
- *     by id; the table and JSON carry every field;
+ *   - the size band: a claim with a seed figure carries its band (the
+ *     seed's effect +- a third) and the figure as stored in its words;
+ *     inside it "reproduced", on the seed's side outside it "direction
+ *     only", for the live interval and the model's ratio alike; a claim
+ *     with no seed figure is its direction;
+ *   - the model's word and the live one combined, never "reproduced" when
+ *     one half is "direction only"; the = band is the same for both; the
+ *     model's claims merged by id; the table and JSON carry every field,
+ *     the words, the band, an infinite ratio as "inf" and none as null;
  *   - coverage: over 400 simulated experiments of 5+5 runs with a known
  *     true ratio, the interval holds it at least 92% of the time (the
  *     simulation's generator is fixed: the figure is the same every run).
@@ -28,13 +35,21 @@
 #include "check.h"
 #include "lab.h"
 
-static struct lab_claim *new_claim(struct lab_claims *cl, int dir)
+/* A claim whose seed figure is @seed_ratio (NAN: the direction alone). */
+static struct lab_claim *new_claim_r(struct lab_claims *cl, int dir, double seed_ratio)
 {
 	memset(cl, 0, sizeof(*cl));
 	cl->seed = "seedT";
-	struct lab_claim *c = lab_claim_add(cl, "x_over_y", dir, 1.3, "x raises y (x1.3)", "because");
+	struct lab_claim *c = lab_claim_add(cl, "x_over_y", dir, seed_ratio, "x raises y", "because");
 	CHECK(c);
 	return c;
+}
+
+/* The runs below are about x2 apart: the seed's figure x2 (+1), x0.5 (-1),
+ * 1.0 (=), so "reproduced" is in reach. */
+static struct lab_claim *new_claim(struct lab_claims *cl, int dir)
+{
+	return new_claim_r(cl, dir, dir > 0 ? 2.0 : dir < 0 ? 0.5 : 1.0);
 }
 
 static void live(struct lab_claim *c, const double *a, const struct lab_run *ra, unsigned na,
@@ -110,7 +125,90 @@ static void test_overlapping(void)
 	live(c, a, NULL, 5, b, NULL, 5);
 	printf("ranges overlap, interval above 1: %s -> %s\n", c->live_text, c->live_verdict);
 	CHECK(c->live_lo > 1);
+	/* above 1.0 but below the seed's x2's band: the direction only */
+	CHECK(!strcmp(c->live_verdict, "direction only"));
+	/* a claim that is its direction (no seed figure): reproduced */
+	c = new_claim_r(&cl, +1, NAN);
+	live(c, a, NULL, 5, b, NULL, 5);
 	CHECK(!strcmp(c->live_verdict, "reproduced"));
+}
+
+static void test_size_band(void)
+{
+	struct lab_claims cl;
+	/* the band as the claim states it, the figure as stored (1.5M / 1.16M
+	 * is 1.2931: x1.29, not x1.31) */
+	memset(&cl, 0, sizeof(cl));
+	struct lab_claim *c = lab_claim_add(&cl, "in_on_over_off", +1, 1.5e6 / 1.16e6, "in rises",
+					    "m");
+	printf("label: %s\n", c->claim);
+	CHECK(!strcmp(c->claim, "in rises (x1.29; size band x1.20-1.39)"));
+	CHECK(fabs(c->size_lo - (1 + (1.5e6 / 1.16e6 - 1) * 2 / 3)) < 1e-12);
+	CHECK(fabs(c->size_hi - (1 + (1.5e6 / 1.16e6 - 1) * 4 / 3)) < 1e-12);
+	c = lab_claim_add(&cl, "pull_eq", 0, 1.0, "the same", "m");
+	CHECK(!strcmp(c->claim, "the same (x1.00 +-10%)") && isnan(c->size_lo));
+	c = lab_claim_add(&cl, "no_figure", +1, NAN, "more", "m");
+	CHECK(!strcmp(c->claim, "more") && isnan(c->size_lo) && isnan(c->size_hi));
+	c = lab_claim_add(&cl, "below", -1, 0.7, "less", "m");
+	CHECK(fabs(c->size_lo - 0.6) < 1e-12 && fabs(c->size_hi - 0.8) < 1e-12);
+
+	/* the model: x1.12 against x1.29's band is the direction only, x1.31
+	 * reproduces, x1.45 (too large) is the direction only again, x0.99
+	 * no effect, x0.9 the other way */
+	static const struct {
+		double r;
+		const char *word;
+	} m[] = {{1.12, "direction only"}, {1.31, "reproduced"}, {1.45, "direction only"},
+		 {0.99, "not reproduced"}, {0.9, "not reproduced"}, {INFINITY, "direction only"}};
+	for (unsigned i = 0; i < sizeof(m) / sizeof(m[0]); i++) {
+		c = new_claim_r(&cl, +1, 1.5e6 / 1.16e6);
+		c->model_run = 1;
+		c->model_ratio = m[i].r;
+		lab_claim_model_finish(c);
+		printf("model x%.2f: %s / %s\n", m[i].r, c->model_verdict, c->verdict);
+		CHECK(!strcmp(lab_word_str(c->model_word), m[i].word));
+		CHECK(!strncmp(c->model_verdict + 7, m[i].word, strlen(m[i].word)));
+	}
+	/* the = band: the model's is the live run's, LAB_EQUIV_BAND */
+	c = new_claim_r(&cl, 0, 1.0);
+	c->model_run = 1;
+	c->model_ratio = 1.0 + LAB_EQUIV_BAND * 0.9;
+	lab_claim_model_finish(c);
+	CHECK(c->model_word == LAB_W_REP);
+	c = new_claim_r(&cl, 0, 1.0);
+	c->model_run = 1;
+	c->model_ratio = 1.0 + LAB_EQUIV_BAND * 1.1;
+	lab_claim_model_finish(c);
+	CHECK(c->model_word == LAB_W_NOT);
+	/* live: an interval inside the band reproduces, one across its edge
+	 * or beyond it is the direction only */
+	static const double a13[] = {1.30, 1.29, 1.31, 1.30, 1.30};
+	static const double one[] = {1.00, 1.00, 1.00, 1.00, 1.00};
+	c = new_claim_r(&cl, +1, 1.5e6 / 1.16e6);
+	live(c, a13, NULL, 5, one, NULL, 5);
+	CHECK(!strcmp(c->live_verdict, "reproduced"));
+	c = new_claim_r(&cl, +1, 1.5e6 / 1.16e6);
+	live(c, hi5, NULL, 5, lo5, NULL, 5);
+	CHECK(!strcmp(c->live_verdict, "direction only"));
+	/* the combined verdict never says reproduced when a half says less */
+	c->model_run = 1;
+	c->model_ratio = 1.31;
+	lab_claim_model_finish(c);
+	CHECK(!strcmp(c->verdict, "model: reproduced; live: direction only"));
+	c = new_claim_r(&cl, +1, 1.5e6 / 1.16e6);
+	live(c, a13, NULL, 5, one, NULL, 5);
+	c->model_run = 1;
+	lab_claim_model_word(c, LAB_W_DIR, "the level far below the seed's");
+	lab_claim_verdict(c);
+	CHECK(!strcmp(c->model_verdict, "model: direction only: the level far below the seed's"));
+	CHECK(!strcmp(c->verdict, "model: direction only; live: reproduced"));
+	CHECK(c->word == LAB_W_NONE && !strcmp(lab_word_str(c->word), "mixed"));
+	c = new_claim_r(&cl, +1, 1.5e6 / 1.16e6);
+	live(c, hi5, NULL, 5, lo5, NULL, 5);
+	c->model_run = 1;
+	c->model_ratio = 1.12;
+	lab_claim_model_finish(c);
+	CHECK(!strcmp(c->verdict, "direction only (model and live)") && c->word == LAB_W_DIR);
 }
 
 static void test_invalid_runs_excluded(void)
@@ -198,8 +296,12 @@ static void test_zero_and_constant(void)
 	live(c, some, NULL, 5, zero, NULL, 5);
 	printf("over zero: %s -> %s\n", c->live_text, c->live_verdict);
 	CHECK(isinf(c->live_ratio) && isinf(c->live_lo));
-	CHECK(!strcmp(c->live_verdict, "reproduced"));
+	/* inf is outside any size band: the direction only */
+	CHECK(!strcmp(c->live_verdict, "direction only"));
 	CHECK(strstr(c->live_text, "unbounded") && strstr(c->live_text, "0 in 5 of 5 runs"));
+	c = new_claim_r(&cl, +1, NAN);
+	live(c, some, NULL, 5, zero, NULL, 5);
+	CHECK(!strcmp(c->live_verdict, "reproduced"));
 	/* zero both sides: ratio 1 in every resample */
 	c = new_claim(&cl, +1);
 	live(c, zero, NULL, 5, zero, NULL, 5);
@@ -212,7 +314,7 @@ static void test_zero_and_constant(void)
 	CHECK(c->live_lo >= 1 && isinf(c->live_hi));
 	/* a constant denominator: a share against 1% */
 	static const double share[] = {12.0, 15.0, 11.0, 14.0, 13.0};
-	c = new_claim(&cl, +1);
+	c = new_claim_r(&cl, +1, NAN);
 	struct lab_arm num = {.cfg = "global_lock", .n = 5, .v = share};
 	struct lab_arm den = {.constant = 1.0};
 	lab_claim_live(c, &num, &den, "%.1f%%");
@@ -228,9 +330,12 @@ static void test_model_combined(void)
 	struct lab_claim *c = new_claim(&cl, +1);
 	live(c, hi5, NULL, 5, lo5, NULL, 5);
 	c->model_run = 1;
-	c->model_ratio = 1.12;
+	c->model_ratio = 2.1;
 	lab_claim_verdict(c);
 	CHECK(!strcmp(c->verdict, "reproduced (model and live)"));
+	c->model_ratio = 1.12; /* the seed's side, far below its x2 */
+	lab_claim_verdict(c);
+	CHECK(!strcmp(c->verdict, "model: direction only; live: reproduced"));
 	c->model_ratio = 0.9;
 	lab_claim_verdict(c);
 	CHECK(!strcmp(c->verdict, "model: not reproduced; live: reproduced"));
@@ -241,11 +346,18 @@ static void test_model_combined(void)
 	snprintf(c->model_verdict, sizeof(c->model_verdict), "model: reproduced (rank 3)");
 	lab_claim_verdict(c);
 	CHECK(!strcmp(c->verdict, "reproduced (model and live)"));
+	snprintf(c->model_verdict, sizeof(c->model_verdict), "model: direction only: the level");
+	lab_claim_verdict(c);
+	CHECK(!strcmp(c->verdict, "model: direction only; live: reproduced"));
+	c->model_verdict[0] = 0;
+	lab_claim_model_word(c, LAB_W_REP, "top 3");
+	lab_claim_verdict(c);
+	CHECK(!strcmp(c->verdict, "reproduced (model and live)"));
 	/* live inconclusive */
 	c = new_claim(&cl, +1);
 	live(c, ov_a, NULL, 5, ov_b, NULL, 5);
 	c->model_run = 1;
-	c->model_ratio = 1.3;
+	c->model_ratio = 1.9;
 	lab_claim_verdict(c);
 	CHECK(!strcmp(c->verdict, "model: reproduced; live: inconclusive at this machine's noise"));
 	/* both not reproduced */
@@ -266,24 +378,35 @@ static void test_merge_and_print(void)
 	live(c2, ov_a, NULL, 5, ov_b, NULL, 5);
 	memset(&model, 0, sizeof(model));
 	model.seed = "seedT";
-	struct lab_claim *m = lab_claim_add(&model, "x_over_y", +1, 1.3, "the model's words", "mm");
+	static const double zero[] = {0, 0, 0, 0, 0};
+	struct lab_claim *c3 = lab_claim_add(&live_cl, "over_zero", +1, NAN, "x over nothing", "m4");
+	live(c3, hi5, NULL, 5, zero, NULL, 5);
+	struct lab_claim *m = lab_claim_add(&model, "x_over_y", +1, 2.0, "the model's words", "mm");
 	m->model_run = 1;
-	m->model_ratio = 1.2;
-	snprintf(m->model_text, sizeof(m->model_text), "x1.20 at 32 CPUs");
-	snprintf(m->verdict, sizeof(m->verdict), "model: direction reproduced, size smaller");
+	m->model_ratio = 1.9;
+	snprintf(m->model_text, sizeof(m->model_text), "x1.90 at 32 CPUs");
+	lab_claim_model_finish(m);
 	m = lab_claim_add(&model, "model_only", -1, NAN, "only the model", "m3");
 	m->model_run = 1;
 	m->model_ratio = 0.5;
 	snprintf(m->model_text, sizeof(m->model_text), "x0.50");
+	lab_claim_model_finish(m);
+	m = lab_claim_add(&model, "model_dir", +1, 2.0, "the model's direction", "m5");
+	m->model_run = 1;
+	m->model_ratio = 1.2;
+	lab_claim_model_finish(m);
 	lab_claims_merge(&live_cl, &model);
-	CHECK(live_cl.n == 3);
+	CHECK(live_cl.n == 5);
 	c = &live_cl.c[0];
-	CHECK(!strcmp(c->claim, "x raises y (x1.3)")); /* the live claim's words kept */
-	CHECK(c->model_run && c->model_ratio == 1.2);
-	CHECK(!strcmp(c->model_verdict, "model: direction reproduced, size smaller"));
+	CHECK(!strcmp(c->claim, "x raises y (x2.00; size band x1.67-2.33)")); /* the live claim's words kept */
+	CHECK(c->model_run && c->model_ratio == 1.9);
+	CHECK(!strcmp(c->model_verdict, "model: reproduced: x1.90, inside the size band x1.67-2.33"));
 	CHECK(!strcmp(c->verdict, "reproduced (model and live)"));
+	c = &live_cl.c[4];
+	CHECK(!strcmp(c->id, "model_dir") && c->model_word == LAB_W_DIR);
+	CHECK(!strcmp(c->verdict, "model: direction only; live: not run"));
 	CHECK(!strcmp(live_cl.c[1].verdict, "model: not run; live: inconclusive at this machine's noise"));
-	c = &live_cl.c[2];
+	c = &live_cl.c[3];
 	CHECK(!strcmp(c->id, "model_only") && !c->live_runs);
 	CHECK(!strcmp(c->verdict, "model: reproduced; live: not run"));
 	lab_claims_merge(&live_cl, NULL); /* no model: the verdicts again, unchanged */
@@ -297,8 +420,8 @@ static void test_merge_and_print(void)
 	fclose(f);
 	fputs(buf, stdout);
 	CHECK(strstr(buf, "| the seed's claim | the model (deterministic) | the live run"));
-	CHECK(strstr(buf, "| x raises y (x1.3) | x1.20 at 32 CPUs (model: direction reproduced, "
-			  "size smaller) | x/y 2.00x ["));
+	CHECK(strstr(buf, "| x raises y (x2.00; size band x1.67-2.33) | x1.90 at 32 CPUs (model: "
+			  "reproduced: x1.90, inside the size band x1.67-2.33) | x/y 2.00x ["));
 	CHECK(strstr(buf, "| reproduced (model and live) |"));
 	CHECK(strstr(buf, "mechanism (x_over_y): because"));
 	free(buf);
@@ -312,7 +435,14 @@ static void test_merge_and_print(void)
 	CHECK(!strncmp(buf, "{\"seed\":\"seedT\",", 16));
 	static const char *const keys[] = {
 		"\"id\":\"x_over_y\"", "\"claim\":", "\"mechanism\":", "\"seed_dir\":1",
-		"\"seed_ratio\":1.3", "\"model\":{\"run\":true,\"ratio\":1.2", "\"live\":{\"runs\":5",
+		"\"seed_ratio\":2,\"size_band\":[1.66667,2.33333]", "\"size_band\":null",
+		"\"model\":{\"run\":true,\"ratio\":1.9", "\"live\":{\"runs\":5",
+		"\"word\":\"reproduced\"}", "\"word\":\"direction only\"",
+		"\"verdict\":\"model: direction only; live: not run\",\"word\":\"direction only\"",
+		"\"verdict\":\"model: not run; live: inconclusive at this machine's noise\",\"word\":"
+		"\"inconclusive\"",
+		/* an infinite ratio is "inf"; a ratio not run is null */
+		"\"ratio\":\"inf\",\"lo\":\"inf\"", "\"model\":{\"run\":false,\"ratio\":null",
 		"\"num\":{\"config\":\"x\",\"v\":[2.02,1.97,2.05,1.99,2.01],\"valid\":[true,",
 		"\"lo\":", "\"hi\":", "\"excluded\":0", "\"invalid\":false",
 		"\"verdict\":\"reproduced (model and live)\"", "\"model\":{\"run\":true,\"ratio\":0.5",
@@ -372,6 +502,7 @@ int main(void)
 	RUN(test_same_data_same_interval);
 	RUN(test_separated);
 	RUN(test_overlapping);
+	RUN(test_size_band);
 	RUN(test_invalid_runs_excluded);
 	RUN(test_equivalence);
 	RUN(test_zero_and_constant);

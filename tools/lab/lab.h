@@ -91,19 +91,36 @@ struct lab_run {
  * configuration (e.g. in/s under PUSH with the 3.17 rule over pinned),
  * which the seed says is above 1 (seed_dir +1) or below (-1), or, for a
  * fix said to undo an effect, equal to 1 (seed_dir 0: within
- * LAB_EQUIV_BAND).  Each seed's section opens with the table of its
- * claims.  Main thread.
+ * LAB_EQUIV_BAND).  Where the seed gives a figure, the claim states with
+ * it the band its size must fall in to be "reproduced" (size_lo..size_hi:
+ * the seed's effect, ratio - 1, +- LAB_SIZE_BAND of itself), fixed when
+ * the claim is made, before anything runs; a ratio on the seed's side
+ * outside it is "direction only".  Each seed's section opens with the
+ * table of its claims.  Main thread.
  */
 #define LAB_MAX_CLAIMS 6
+/* The words a verdict is made of, model and live alike (lab_word_str()). */
+enum lab_word {
+	LAB_W_NONE,    /* not set: read off the ratio */
+	LAB_W_REP,     /* "reproduced": direction and, where the seed gives one, size */
+	LAB_W_DIR,     /* "direction only": the seed's side of 1.0, the size outside its band */
+	LAB_W_NOT,     /* "not reproduced" */
+	LAB_W_INC,     /* "inconclusive" */
+	LAB_W_NOT_RUN, /* "not run" */
+};
+const char *lab_word_str(enum lab_word w);
 struct lab_claim {
-	char id[24];            /* JSON key, e.g. "in_push_over_pinned" */
-	char claim[200];        /* the seed's claim in one line, with its figure */
+	char id[24];            /* JSON key, e.g. "in_on_over_fix" */
+	char claim[240];        /* the seed's claim in one line, with its figure and band */
 	char mechanism[240];    /* one line: the mechanism behind it */
 	int seed_dir;           /* +1: the seed says ratio > 1; -1: < 1 */
 	double seed_ratio;      /* the seed's own figure as a ratio (NAN: none) */
+	double size_lo, size_hi;/* the ratios "reproduced" needs (NAN: the seed gives
+				 * no size, the direction is the claim) */
 	/* the model: deterministic (the same on every machine) */
 	int model_run;          /* 0: not run */
 	double model_ratio;
+	enum lab_word model_word; /* set by lab_claim_model_word(), else from the ratio */
 	char model_text[200];   /* where and how: "+28% at 32 CPUs, HZ 1000" */
 	/* the live run: the ratio of the configurations' means over
 	 * interleaved runs, with its 95% bootstrap interval */
@@ -114,6 +131,8 @@ struct lab_claim {
 				 * (too few valid for an interval): the LAB_RUN_*
 				 * bits of why, 0 when valid */
 	char live_why[160];     /* why, when invalid */
+	enum lab_word live_word, word; /* the live run's; both halves' where they agree or
+					* one did not run (LAB_W_NONE, "mixed": they differ) */
 	char verdict[120];      /* lab_claim_verdict() */
 	/* added with verdict.c: the two halves' own words, and the live runs
 	 * behind the interval (lab_claim_live()) */
@@ -263,7 +282,9 @@ double lab_median(const double *v, const struct lab_run *runs, unsigned n, doubl
  */
 #define LAB_BOOT_B 10000       /* resamples */
 #define LAB_MIN_VALID 3        /* valid runs a side needs (fewer when fewer were asked) */
-#define LAB_EQUIV_BAND 0.10    /* seed_dir 0: "no change" is within 10% */
+#define LAB_EQUIV_BAND 0.10    /* seed_dir 0: "no change" is within 10%, model and live */
+#define LAB_SIZE_BAND (1.0 / 3) /* a claim's size band: the seed's effect +- a third of it */
+#define LAB_MIN_EFFECT 0.02    /* the model: an effect under 2% is none (no direction) */
 struct lab_interval {
 	double ratio, lo, hi;  /* the point estimate and the 95% interval */
 	double tail;           /* the percentile read at each end (0.025 for many runs) */
@@ -284,9 +305,27 @@ struct lab_arm {
 	const struct lab_run *run;  /* each run's record (NULL: all valid) */
 	double constant;
 };
-/* Append claim @id to @cl (NULL when full); the live and model halves empty. */
+/* Append claim @id to @cl (NULL when full); the live and model halves
+ * empty.  With a seed figure (@seed_ratio finite) its size band is fixed
+ * here, the seed's effect +- LAB_SIZE_BAND, and the claim's words get the
+ * figure and the band appended as stored (" (xR; size band xLO-HI)";
+ * seed_dir 0: " (xR +-B%)"); so a claim's words carry no ratio of their
+ * own.  Context: main thread.  Return: the claim, or NULL. */
 struct lab_claim *lab_claim_add(struct lab_claims *cl, const char *id, int seed_dir,
 				double seed_ratio, const char *claim, const char *mechanism);
+/* The model's own word on @c where a ratio alone cannot say it (a rank, a
+ * level): @w and the text "model: WORD: detail" (@fmt; NULL: the word
+ * alone). */
+void lab_claim_model_word(struct lab_claim *c, enum lab_word w, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* The model's verdict on @c from its ratio where lab_claim_model_word()
+ * set none (direction beyond LAB_MIN_EFFECT, the size band, the = band),
+ * its text into model_verdict, then lab_claim_verdict(). */
+void lab_claim_model_finish(struct lab_claim *c);
+/* A ratio as every table prints it, one rounding everywhere: 3 significant
+ * figures (1.29, 8.12, 80.2, 123), "inf" (bare), "n/a" for NAN; @pre and
+ * @post around a finite number ("x", "" gives "x1.29"). */
+void lab_fmt_ratio(char *buf, size_t n, double v, const char *pre, const char *post);
 /* Fill @c's live half from @num over @den (@fmt prints a side's mean, e.g.
  * "%.0f in/s"), then its verdict. */
 void lab_claim_live(struct lab_claim *c, const struct lab_arm *num, const struct lab_arm *den,

@@ -89,43 +89,10 @@ void mdl_seed_checks(struct mdl_seed *s, const struct mdl *m)
 
 /* ------------------------------------------------------------ text */
 
-/* The model's own verdict on a claim (the live run may refine it). */
-static void model_verdict(struct lab_claim *c)
-{
-	if (!c->model_run) {
-		snprintf(c->verdict, sizeof(c->verdict), "model not run");
-		return;
-	}
-	double d = c->model_ratio - 1;
-	if (isnan(d)) {
-		snprintf(c->verdict, sizeof(c->verdict), "model: no figure");
-		return;
-	}
-	int dir = fabs(d) < 0.02 ? 0 : d > 0 ? 1 : -1;
-	if (c->seed_dir == 0) {
-		snprintf(c->verdict, sizeof(c->verdict), "model: %s",
-			 dir == 0 ? "reproduced (within 2%)" : "not reproduced (they differ)");
-		return;
-	}
-	if (dir != c->seed_dir) {
-		snprintf(c->verdict, sizeof(c->verdict), "model: not reproduced (%s)",
-			 dir ? "opposite direction" : "no effect");
-		return;
-	}
-	if (!isfinite(c->seed_ratio)) {
-		snprintf(c->verdict, sizeof(c->verdict), "model: direction reproduced");
-		return;
-	}
-	double rel = d / (c->seed_ratio - 1);
-	snprintf(c->verdict, sizeof(c->verdict), "model: direction reproduced, size %s",
-		 rel < 0.5 ? "smaller" : rel > 2 ? "larger" : "comparable");
-}
-
 void mdl_claims_finish(struct lab_claims *cl)
 {
 	for (unsigned i = 0; i < cl->n; i++)
-		if (!cl->c[i].verdict[0])
-			model_verdict(&cl->c[i]);
+		lab_claim_model_finish(&cl->c[i]);
 }
 
 /* The model's claims table, for the model run alone (a seed's run prints
@@ -138,7 +105,7 @@ static void print_claims(FILE *f, const struct lab_claims *cl)
 		const struct lab_claim *c = &cl->c[i];
 		fprintf(f, "| %s | %s | %s | %s |\n", c->claim, c->model_text,
 			"not run (pinwheel-lab SEED runs it)",
-			c->verdict);
+			c->model_run ? c->model_verdict : "model not run");
 	}
 	for (unsigned i = 0; i < cl->n; i++)
 		fprintf(f, "mechanism (%s): %s\n", cl->c[i].id, cl->c[i].mechanism);
@@ -217,10 +184,14 @@ void mdl_print_text(FILE *f, const struct mdl_seed *s, int with_claims)
 
 /* ------------------------------------------------------------ JSON */
 
+/* A number; NAN (no figure, not run) is null, an infinity the string
+ * "inf" / "-inf" as lab_json_num() writes it. */
 static void json_num(FILE *f, double v)
 {
-	if (!isfinite(v))
+	if (isnan(v))
 		fprintf(f, "null");
+	else if (isinf(v))
+		fprintf(f, "%s", v > 0 ? "\"inf\"" : "\"-inf\"");
 	else if (v == floor(v) && fabs(v) < 1e15)
 		fprintf(f, "%.0f", v);
 	else
@@ -244,12 +215,24 @@ void mdl_print_json(FILE *f, const struct mdl_seed *s)
 		lab_json_str(f, c->mechanism);
 		fprintf(f, ",\"seed_dir\":%d,\"seed_ratio\":", c->seed_dir);
 		json_num(f, c->seed_ratio);
+		fprintf(f, ",\"size_band\":");
+		if (isnan(c->size_lo))
+			fprintf(f, "null");
+		else {
+			fprintf(f, "[");
+			json_num(f, round(c->size_lo * 1e4) / 1e4);
+			fprintf(f, ",");
+			json_num(f, round(c->size_hi * 1e4) / 1e4);
+			fprintf(f, "]");
+		}
 		fprintf(f, ",\"model_ratio\":");
 		json_num(f, c->model_run ? c->model_ratio : NAN);
 		fprintf(f, ",\"model\":");
 		lab_json_str(f, c->model_text);
 		fprintf(f, ",\"verdict\":");
-		lab_json_str(f, c->verdict);
+		lab_json_str(f, c->model_run ? c->model_verdict : "model not run");
+		fprintf(f, ",\"word\":");
+		lab_json_str(f, lab_word_str(c->model_run ? c->model_word : LAB_W_NOT_RUN));
 		fprintf(f, "}");
 	}
 	fprintf(f, "],\"rows\":[");

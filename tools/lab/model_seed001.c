@@ -513,21 +513,15 @@ int mdl_seed001(const struct mdl_opts *o, struct mdl_seed *sd)
 	const struct mdl_row *g8 = ncpu > 1 ? mdl_find(sd, "global-2.4", cpus[1], 0) : NULL;
 	struct lab_claims *cl = &sd->claims;
 	cl->seed = "seed001";
-	cl->n = 2;
-	struct lab_claim *a = &cl->c[0];
 	double gs = g ? mdl_row_get(g, "mod_timer_pct") : NAN;
 	double fs = gf ? mdl_row_get(gf, "mod_timer_pct") : NAN;
 	double as = ga ? mdl_row_get(ga, "mod_timer_pct") : NAN;
-	snprintf(a->id, sizeof(a->id), "mod_timer_before_after");
-	snprintf(a->claim, sizeof(a->claim),
-		 "2.4's mod_timer is near the top of the profile (3rd, 15.7%% of non-idle ticks on "
-		 "4 CPUs; 2nd on 8) and in the noise after the patch and the timestamp change");
-	snprintf(a->mechanism, sizeof(a->mechanism),
+	struct lab_claim *a = lab_claim_add(cl, "mod_timer_before_after", 1, NAN,
+		 "2.4's mod_timer is near the top of the profile (3rd, 15.7% of non-idle ticks on "
+		 "4 CPUs; 2nd on 8) and in the noise after the patch and the timestamp change",
 		 "two re-arms a frame, every one through timerlist_lock, whose line crosses "
 		 "NUMAlink at each hand-off (2.4's inline spin shows as mod_timer); the fast path "
 		 "skips the lock");
-	a->seed_dir = 1;
-	a->seed_ratio = NAN;
 	a->model_run = g && ga;
 	a->model_ratio = as > 0 ? gs / as : NAN;
 	snprintf(a->model_text, sizeof(a->model_text),
@@ -537,20 +531,19 @@ int mdl_seed001(const struct mdl_opts *o, struct mdl_seed *sd)
 		 g8 ? mdl_row_get(g8, "mod_timer_pct") : NAN,
 		 g8 ? mdl_row_get(g8, "mod_timer_rank") : NAN, g8 ? g8->cpus : 0, as);
 	int top3 = g && mdl_row_get(g, "mod_timer_rank") <= 3;
-	snprintf(a->verdict, sizeof(a->verdict), "model: %s",
-		 top3 && as < 1.0 ? "reproduced (rank and the drop)" :
-		 top3 ? "top of the profile reproduced, not the drop" : "not reproduced");
-	struct lab_claim *b = &cl->c[1];
-	snprintf(b->id, sizeof(b->id), "fast_path_alone");
-	snprintf(b->claim, sizeof(b->claim),
+	if (top3 && as < 1.0)
+		lab_claim_model_word(a, LAB_W_REP, "the rank and the drop into the noise (under 1%%)");
+	else if (top3)
+		lab_claim_model_word(a, LAB_W_DIR, "the top of the profile, not the drop into the "
+				     "noise");
+	else
+		lab_claim_model_word(a, LAB_W_NOT, "not in the top 3");
+	struct lab_claim *b = lab_claim_add(cl, "fast_path_alone", 1, NAN,
 		 "the patch (the 2.6 fast path) is what took mod_timer out (the after run also "
-		 "stopped timestamping every frame: the post credits both at once)");
-	snprintf(b->mechanism, sizeof(b->mechanism),
+		 "stopped timestamping every frame: the post credits both at once)",
 		 "at 81k frames/s a connection re-arms its timers ~80 times a jiffy to the same "
 		 "expiry: the fast path returns without the lock; the timestamp only costs other "
 		 "functions");
-	b->seed_dir = 1;
-	b->seed_ratio = NAN;
 	b->model_run = g && gf;
 	b->model_ratio = fs > 0 ? gs / fs : NAN;
 	snprintf(b->model_text, sizeof(b->model_text),
@@ -558,16 +551,11 @@ int mdl_seed001(const struct mdl_opts *o, struct mdl_seed *sd)
 		 "per-CPU + fast path %.2f%%",
 		 gs, fs, gf ? mdl_row_get(gf, "fast_path_pct") : NAN, as,
 		 pf ? mdl_row_get(pf, "mod_timer_pct") : NAN);
-	struct lab_claim *t = &cl->c[2];
-	snprintf(t->id, sizeof(t->id), "mod_timer_top");
-	snprintf(t->claim, sizeof(t->claim),
+	struct lab_claim *t = lab_claim_add(cl, "mod_timer_top", 1, NAN,
 		 "with 2.4's global timerlist_lock mod_timer is near the top of the profile: 3rd on "
-		 "4 CPUs (15.7%% of the busy ticks), 2nd on 8");
-	snprintf(t->mechanism, sizeof(t->mechanism),
+		 "4 CPUs (15.7% of the busy ticks), 2nd on 8",
 		 "every receiving CPU re-arms two timers a frame through the one lock; the wait "
 		 "and the line's trips across NUMAlink are spent inside mod_timer");
-	t->seed_dir = 1;
-	t->seed_ratio = NAN;
 	t->model_run = g != NULL;
 	t->model_ratio = gs / 1.0; /* its share over 1% of the profile, as the live claim */
 	snprintf(t->model_text, sizeof(t->model_text),
@@ -575,21 +563,18 @@ int mdl_seed001(const struct mdl_opts *o, struct mdl_seed *sd)
 		 g ? mdl_row_get(g, "mod_timer_rank") : NAN, c0,
 		 g8 ? mdl_row_get(g8, "mod_timer_pct") : NAN,
 		 g8 ? mdl_row_get(g8, "mod_timer_rank") : NAN, g8 ? g8->cpus : 0);
-	if (t->model_run)
-		snprintf(t->verdict, sizeof(t->verdict), "model: %s",
-			 mdl_row_get(g, "mod_timer_rank") <= 3 ? "reproduced (top 3)"
-							       : "not reproduced (below 3rd)");
-	struct lab_claim *u = &cl->c[3];
+	if (t->model_run) {
+		if (mdl_row_get(g, "mod_timer_rank") <= 3)
+			lab_claim_model_word(t, LAB_W_REP, "top 3");
+		else
+			lab_claim_model_word(t, LAB_W_NOT, "below 3rd");
+	}
 	const struct mdl_row *pf8 = ncpu > 1 ? mdl_find(sd, "percpu-fastpath", cpus[1], 0) : NULL;
-	snprintf(u->id, sizeof(u->id), "pps_cpu_fast_over_gl");
-	snprintf(u->claim, sizeof(u->claim),
+	struct lab_claim *u = lab_claim_add(cl, "pps_cpu_fast_over_gl", 1, NAN,
 		 "the lock's cost is CPU: with per-CPU bases and the fast path each CPU receives "
-		 "more packets per second of its time (the post gives no figure)");
-	snprintf(u->mechanism, sizeof(u->mechanism),
+		 "more packets per second of its time (the post gives no figure)",
 		 "the time 2.4's CPUs spent waiting for timerlist_lock and moving its line goes "
 		 "to receiving frames instead");
-	u->seed_dir = 1;
-	u->seed_ratio = NAN;
 	{
 		const struct mdl_row *x = pf8 ? pf8 : pf, *y = pf8 ? g8 : g;
 		double px = x ? mdl_row_get(x, "frames_per_s") /
@@ -602,7 +587,6 @@ int mdl_seed001(const struct mdl_opts *o, struct mdl_seed *sd)
 			 "x%.2f (percpu-fastpath/global-2.4: %.0f vs %.0f frames per CPU-second, "
 			 "%u CPUs)", u->model_ratio, px, py, x ? x->cpus : 0);
 	}
-	cl->n = 4;
 	mdl_claims_finish(cl);
 	if (g && p && pf)
 		mdl_note(sd,

@@ -740,17 +740,11 @@ int mdl_seed003(const struct mdl_opts *o, struct mdl_seed *sd)
 	const struct mdl_row *fix = mdl_find(sd, "pinned", c0, hz);
 	struct lab_claims *cl = &sd->claims;
 	cl->seed = "seed003";
-	cl->n = 2;
-	struct lab_claim *a = &cl->c[0];
-	snprintf(a->id, sizeof(a->id), "deq_one_cpu");
-	snprintf(a->claim, sizeof(a->claim),
-		 "migrated watchdogs gather on one CPU, which then does all the qdisc dequeues");
-	snprintf(a->mechanism, sizeof(a->mechanism),
+	struct lab_claim *a = lab_claim_add(cl, "deq_one_cpu", 1, NAN,
+		 "migrated watchdogs gather on one CPU, which then does all the qdisc dequeues",
 		 "the dequeue in an idle CPU's NET_TX re-arms the watchdog, and PUSH sends it to "
 		 "the first busy CPU unless it would be that CPU's first event; it fires there, "
 		 "and its re-arms go on from there; pinned, it fires on its queue's CPU");
-	a->seed_dir = 1;
-	a->seed_ratio = NAN;
 	a->model_run = on && fix;
 	double s_on = on ? mdl_row_get(on, "deq_one_cpu_pct") : NAN;
 	double s_fix = fix ? mdl_row_get(fix, "deq_one_cpu_pct") : NAN;
@@ -761,57 +755,55 @@ int mdl_seed003(const struct mdl_opts *o, struct mdl_seed *sd)
 		 "dequeues (%.1f%% not by the queue's CPU); pinned: %.1f%% at most (%u CPUs)",
 		 away, on ? mdl_row_get(on, "deq_cpu") : NAN, s_on,
 		 on ? mdl_row_get(on, "remote_deq_pct") : NAN, s_fix, c0);
-	if (a->model_run)
-		snprintf(a->verdict, sizeof(a->verdict), "model: %s",
-			 s_on >= 90 ? "reproduced" :
-			 away > 0 ? "partly: some watchdogs gather, not all (see the notes)" :
-			 "not reproduced");
-	struct lab_claim *b = &cl->c[1];
-	snprintf(b->id, sizeof(b->id), "spin_on_over_pinned");
-	snprintf(b->claim, sizeof(b->claim),
-		 "_raw_spin_lock: 39.24%% of cycles migrated vs 4.83%% pinned (x8.1)");
-	snprintf(b->mechanism, sizeof(b->mechanism),
+	if (a->model_run) {
+		if (s_on >= 90)
+			lab_claim_model_word(a, LAB_W_REP, "one CPU did %.1f%% of the dequeues", s_on);
+		else if (away > 0)
+			lab_claim_model_word(a, LAB_W_DIR, "some watchdogs gather, not all (see the "
+					     "notes)");
+		else
+			lab_claim_model_word(a, LAB_W_NOT, NULL);
+	}
+	struct lab_claim *b = lab_claim_add(cl, "spin_on_over_pinned", 1, 39.24 / 4.83,
+		 "_raw_spin_lock: 39.24% of cycles migrated vs 4.83% pinned",
 		 "the gathering CPU dequeues every queue under its root lock while each queue's "
 		 "own CPU enqueues ACKs into it: two CPUs per lock, and a saturated one");
-	b->seed_dir = 1;
-	b->seed_ratio = 39.24 / 4.83;
 	double p_on = on ? mdl_row_get(on, "spin_pct") : NAN;
 	double p_fix = fix ? mdl_row_get(fix, "spin_pct") : NAN;
 	b->model_run = on && fix;
 	b->model_ratio = p_fix > 0 ? p_on / p_fix : p_on > 0 ? INFINITY : 1;
 	snprintf(b->model_text, sizeof(b->model_text),
 		 "spin %.2f%% of busy cycles (push-3.17) vs %.2f%% (pinned)", p_on, p_fix);
-	if (b->model_run)
-		snprintf(b->verdict, sizeof(b->verdict), "model: %s",
-			 p_on > p_fix && p_on >= 10 ? "reproduced" :
-			 p_on > p_fix ? "direction only: the level is far below the seed's" :
-			 "not reproduced");
+	if (b->model_run) {
+		/* the ratio in its band is not enough where the level is far
+		 * below the seed's (a ratio of two near-zero shares) */
+		char r[24];
+		lab_fmt_ratio(r, sizeof(r), b->model_ratio, "x", "");
+		if (p_on > p_fix && p_on >= 10 && b->model_ratio >= b->size_lo &&
+		    b->model_ratio <= b->size_hi)
+			lab_claim_model_word(b, LAB_W_REP, "%s, in the size band", r);
+		else if (p_on > p_fix)
+			lab_claim_model_word(b, LAB_W_DIR, "%s; the level (%.2f%%) far below the "
+					     "seed's 39.24%%", r, p_on);
+		else
+			lab_claim_model_word(b, LAB_W_NOT, "%s", r);
+	}
 	const struct mdl_row *pull = mdl_find(sd, "pull", c0, hz);
-	struct lab_claim *f = &cl->c[2];
-	snprintf(f->id, sizeof(f->id), "foreign_on_over_pinned");
-	snprintf(f->claim, sizeof(f->claim),
+	struct lab_claim *f = lab_claim_add(cl, "foreign_on_over_pinned", 1, NAN,
 		 "pinning the qdisc timers on the CPU running the qdisc respects XPS: no dequeue "
-		 "by a CPU that does not own the queue");
-	snprintf(f->mechanism, sizeof(f->mechanism),
+		 "by a CPU that does not own the queue",
 		 "a pinned watchdog fires on the CPU that armed it, the queue's own");
-	f->seed_dir = 1;
-	f->seed_ratio = NAN;
 	f->model_run = on && fix;
 	double f_on = on ? mdl_row_get(on, "remote_deq_pct") : NAN;
 	double f_fix = fix ? mdl_row_get(fix, "remote_deq_pct") : NAN;
 	f->model_ratio = f_fix > 0 ? f_on / f_fix : f_on > 0 ? INFINITY : 1;
 	snprintf(f->model_text, sizeof(f->model_text),
 		 "%.1f%% of dequeues by a foreign CPU (push-3.17) vs %.1f%% (pinned)", f_on, f_fix);
-	struct lab_claim *w = &cl->c[3];
-	snprintf(w->id, sizeof(w->id), "wait_push_over_pull");
-	snprintf(w->claim, sizeof(w->claim),
+	struct lab_claim *w = lab_claim_add(cl, "wait_push_over_pull", 1, NAN,
 		 "6.9's PULL, with the watchdogs not pinned, avoids the pile-up too: lock waits "
-		 "above PULL's under PUSH (the post predates 6.9)");
-	snprintf(w->mechanism, sizeof(w->mechanism),
+		 "above PULL's under PUSH (the post predates 6.9)",
 		 "under PULL a timer is queued on the CPU that arms it: the watchdogs stay with "
 		 "their queues as pinned ones do");
-	w->seed_dir = 1;
-	w->seed_ratio = NAN;
 	w->model_run = on && pull;
 	double w_pull = pull ? mdl_row_get(pull, "spin_pct") : NAN;
 	w->model_ratio = w_pull > 0 ? p_on / w_pull : p_on > 0 ? INFINITY : 1;
@@ -819,14 +811,14 @@ int mdl_seed003(const struct mdl_opts *o, struct mdl_seed *sd)
 		 "spin %.2f%% of busy cycles (push-3.17) vs %.2f%% (pull); foreign dequeues "
 		 "%.1f%% vs %.1f%%", p_on, w_pull, f_on,
 		 pull ? mdl_row_get(pull, "remote_deq_pct") : NAN);
-	cl->n = 4;
 	mdl_claims_finish(cl);
 	if (on)
 		mdl_note(sd,
-			 "push-3.17 at %u CPUs: the busiest CPU needs %.0f%% of a CPU (worst lag "
-			 "%.0f us: above 100%% a real CPU falls behind, the seed's 'cannot dequeue "
-			 "fast enough'; the model's library keeps dequeuing on time and reports "
-			 "the demand)",
+			 "push-3.17 at %u CPUs: the busiest CPU worked %.1f%% of the window (work "
+			 "done cannot exceed 100%%: what it could not do in time shows as lag, "
+			 "its work running up to %.0f us behind the events that caused it; a real "
+			 "CPU in that state falls behind, the seed's 'cannot dequeue fast enough', "
+			 "while the model's library still dequeues at each expiry)",
 			 c0, mdl_row_get(on, "busiest_cpu_load_pct"),
 			 mdl_row_get(on, "max_lag_us"));
 	mdl_note(sd, "how they gather: a watchdog's fire raises NET_TX on its CPU, as the "

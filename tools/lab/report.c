@@ -501,13 +501,14 @@ static void embed_svg(FILE *f, const char *dir, const char *id)
 	fclose(s);
 }
 
-/* A verdict's colour: ok where every half reproduced it, bad where one
- * did not, warn otherwise (inconclusive, not run). */
+/* A verdict's colour: ok where every half that ran reproduced it, bad
+ * where one did not, warn otherwise (direction only, inconclusive, not
+ * run). */
 static const char *verdict_class(const char *v)
 {
 	if (strstr(v, "not reproduced"))
 		return "bad";
-	if (!strncmp(v, "reproduced", 10) || (strstr(v, "model: reproduced") && !strstr(v, "live:")))
+	if (!strncmp(v, "reproduced", 10) || !strcmp(v, "model: reproduced; live: not run"))
 		return "ok";
 	return "warn";
 }

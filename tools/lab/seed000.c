@@ -647,25 +647,26 @@ int lab_seed000(const struct lab_opts *o, struct lab_result *r)
 	off_sy.v = v_sy[CFG_OFF];
 	struct lab_claim *c;
 	if ((c = lab_claim_add(cl, "in_on_over_off", +1, 1.5e6 / 1.16e6,
-			       "timer_migration=1 raises vmstat's in: ~1.5M/s vs ~1.16M/s with 0 (x1.29)",
+			       "timer_migration=1 raises vmstat's in: ~1.5M/s vs ~1.16M/s with 0",
 			       "ACKs re-arm their socket's timers on the CPU that processed them; "
 			       "PUSH moves a re-arm made on an idle CPU to a busy one, whose "
 			       "expiries then wake and work away from the flow")))
 		lab_claim_live(c, &on, &off, "%.0f in/s");
 	if ((c = lab_claim_add(cl, "sy_on_over_off", +1, 15.0 / 12.0,
-			       "timer_migration=1 raises sys time: 15% vs 12% with 0 (x1.25)",
+			       "timer_migration=1 raises sys time: 15% vs 12% with 0",
 			       "the pushed timers' remote arms (the other CPU's base lock, a kick) "
 			       "and their expiries away from the flow are kernel work")))
 		lab_claim_live(c, &on_sy, &off_sy, "%.2f%% sy");
-	if ((c = lab_claim_add(cl, "in_push_over_pinned", +1, NAN,
-			       "the proposed fix (mod_timer_pinned in sk_reset_timer) removes the rise "
-			       "(the post measured timer_migration=0, not the patch)",
+	if ((c = lab_claim_add(cl, "in_on_over_fix", +1, NAN,
+			       "the proposed fix (mod_timer_pinned in sk_reset_timer), with the "
+			       "watchdogs pinned as since 3.18, removes the rise (the post measured "
+			       "timer_migration=0, not the patch)",
 			       "pinned socket timers stay on the ACK's CPU under PUSH: nothing to push; "
 			       "here the qdisc watchdogs are pinned too, as since 3.18")))
 		lab_claim_live(c, &on, &fix, "%.0f in/s");
-	if ((c = lab_claim_add(cl, "in_pull_over_pinned", 0, 1.0,
-			       "6.9's PULL keeps the re-arms where they are made, so in/s should match "
-			       "the pinned figure (x1.00; the post predates 6.9)",
+	if ((c = lab_claim_add(cl, "in_pull_over_fix", 0, 1.0,
+			       "6.9's PULL (after the post) keeps the re-arms where they are made, so "
+			       "in/s should match the fix's figure (socket timers and watchdogs pinned)",
 			       "PULL never moves a timer at arm time; an idle CPU hands its global "
 			       "timers' next expiry to the hierarchy and a busy CPU runs it remotely")))
 		lab_claim_live(c, &pull, &fix, "%.0f in/s");

@@ -957,7 +957,7 @@ int lab_seed003(const struct lab_opts *o, struct lab_result *r)
 	struct lab_claim *c;
 	if ((c = lab_claim_add(cl, "spin_on_over_pinned", +1, 39.24 / 4.83,
 			       "migrated watchdogs make the qdisc locks the top of the profile: "
-			       "_raw_spin_lock 39.24% of cycles vs 4.83% pinned (x8.1)",
+			       "_raw_spin_lock 39.24% of cycles vs 4.83% pinned",
 			       "the CPU the watchdogs gathered on dequeues every queue under its root "
 			       "lock while each queue's own CPU enqueues into it: two CPUs a lock")))
 		lab_claim_live(c, &push_w, &pin_w, "%.3f%% of CPU waiting");

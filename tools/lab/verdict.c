@@ -64,10 +64,20 @@
  * with both means and how many runs' denominators were 0; its verdict is
  * the direction's.
  *
+ * The size band.  Where the seed gives a figure (seed000's in, on over
+ * off), the claim states with it, when it is made (lab_claim_add(), before
+ * anything runs), the band its size must fall in: the seed's effect (ratio
+ * - 1) +- LAB_SIZE_BAND of itself (docs/lab.md gives the bands).  A figure
+ * on the seed's side of 1.0 outside that band reproduces the direction,
+ * not the claim: "direction only".  Where the seed gives no figure ("the
+ * fix removes the rise"), the direction is the whole claim.
+ *
  * The verdict, fixed before running (docs/lab.md says the same):
- *   seed_dir +1 / -1: the interval lies wholly on the seed's side of 1.0:
- *     "reproduced"; wholly on the other side: "not reproduced"; it
- *     contains 1.0 (or touches it): "inconclusive at this machine's noise".
+ *   seed_dir +1 / -1: the interval lies wholly on the seed's side of 1.0
+ *     and, where the claim has a size band, wholly inside it:
+ *     "reproduced"; on the seed's side but not inside the band: "direction
+ *     only"; wholly on the other side: "not reproduced"; it contains 1.0
+ *     (or touches it): "inconclusive at this machine's noise".
  *   seed_dir 0 ("the fix restores it"): the interval lies inside 1.0 +-
  *     LAB_EQUIV_BAND: "reproduced"; wholly outside that band: "not
  *     reproduced"; across its edge: inconclusive.
@@ -80,13 +90,16 @@
  * a chance below 2.5% x 2.5% x 2.  One of them may well say inconclusive.
  *
  * The model.  The model (model*.c) is deterministic: one figure, no
- * interval.  Its word is its own verdict when it set one ("model: ...
- * reproduced", "model: not reproduced"), else read off its ratio: on the
- * seed's side of 1.0 by more than 2%, reproduced; else not (seed_dir 0:
- * within LAB_EQUIV_BAND, reproduced).  The table's verdict puts the two
- * together: the same word from both: "reproduced (model and live)" or
- * "not reproduced (model and live)"; else each said apart, "model:
- * reproduced; live: inconclusive at this machine's noise".  Neither hides
+ * interval.  Its word is its own where it set one (lab_claim_model_word():
+ * a rank, a level), else read off its ratio by the same rule as a live
+ * interval of one point: on the seed's side of 1.0 by more than
+ * LAB_MIN_EFFECT (2%) and inside the size band, "reproduced"; on that side
+ * outside it, "direction only"; else "not reproduced" (seed_dir 0: within
+ * LAB_EQUIV_BAND, the live run's band too, reproduced).  The table's
+ * verdict puts the two together: the same word from both, "reproduced
+ * (model and live)", "direction only (model and live)"; else each said
+ * apart, "model: direction only; live: reproduced".  So the combined
+ * verdict never says "reproduced" when one half says less.  Neither hides
  * the other: a live interval never overrules the model, nor the reverse.
  *
  * Threads: the main thread (one static buffer of resampled ratios).
@@ -108,6 +121,38 @@
 void lab_json_str(FILE *f, const char *s)
 {
 	json_put_str(f, s);
+}
+
+const char *lab_word_str(enum lab_word w)
+{
+	switch (w) {
+	case LAB_W_REP:
+		return "reproduced";
+	case LAB_W_DIR:
+		return "direction only";
+	case LAB_W_NOT:
+		return "not reproduced";
+	case LAB_W_INC:
+		return "inconclusive";
+	case LAB_W_NOT_RUN:
+		return "not run";
+	default:
+		return "mixed";
+	}
+}
+
+void lab_fmt_ratio(char *buf, size_t n, double v, const char *pre, const char *post)
+{
+	if (isnan(v))
+		snprintf(buf, n, "n/a");
+	else if (isinf(v))
+		snprintf(buf, n, "%sinf", v < 0 ? "-" : "");
+	else if (fabs(v) >= 100)
+		snprintf(buf, n, "%s%.0f%s", pre, v, post);
+	else if (fabs(v) >= 10)
+		snprintf(buf, n, "%s%.1f%s", pre, v, post);
+	else
+		snprintf(buf, n, "%s%.2f%s", pre, v, post);
 }
 
 void lab_json_num(FILE *f, double v)
@@ -227,8 +272,26 @@ struct lab_claim *lab_claim_add(struct lab_claims *cl, const char *id, int seed_
 	snprintf(c->mechanism, sizeof(c->mechanism), "%s", mechanism);
 	c->seed_dir = seed_dir;
 	c->seed_ratio = seed_ratio;
+	c->size_lo = c->size_hi = NAN;
 	c->model_ratio = NAN;
 	c->live_ratio = c->live_lo = c->live_hi = NAN;
+	/* the figure and its band, as stored, after the claim's words */
+	char r[24], lo[24], hi[24];
+	size_t len = strlen(c->claim);
+	if (seed_dir && isfinite(seed_ratio)) {
+		double e = seed_ratio - 1;
+		double a = 1 + e * (1 - LAB_SIZE_BAND), b = 1 + e * (1 + LAB_SIZE_BAND);
+		c->size_lo = a < b ? a : b;
+		c->size_hi = a < b ? b : a;
+		lab_fmt_ratio(r, sizeof(r), seed_ratio, "x", "");
+		lab_fmt_ratio(lo, sizeof(lo), c->size_lo, "x", "");
+		lab_fmt_ratio(hi, sizeof(hi), c->size_hi, "", "");
+		snprintf(c->claim + len, sizeof(c->claim) - len, " (%s; size band %s-%s)", r, lo, hi);
+	} else if (!seed_dir) {
+		lab_fmt_ratio(r, sizeof(r), isfinite(seed_ratio) ? seed_ratio : 1.0, "x", "");
+		snprintf(c->claim + len, sizeof(c->claim) - len, " (%s +-%.0f%%)", r,
+			 100 * LAB_EQUIV_BAND);
+	}
 	return c;
 }
 
@@ -244,16 +307,7 @@ static unsigned count_zero(const double *v, unsigned n)
 /* A ratio for the tables: "inf", "12.3x", "1.21x"; @x: the "x" or "". */
 static void fmt_ratio(char *buf, size_t n, double v, const char *x)
 {
-	if (isnan(v))
-		snprintf(buf, n, "n/a");
-	else if (isinf(v))
-		snprintf(buf, n, "%sinf", v < 0 ? "-" : "");
-	else if (fabs(v) >= 100)
-		snprintf(buf, n, "%.0f%s", v, x);
-	else if (fabs(v) >= 10)
-		snprintf(buf, n, "%.1f%s", v, x);
-	else
-		snprintf(buf, n, "%.2f%s", v, x);
+	lab_fmt_ratio(buf, n, v, "", x);
 }
 
 /* A side's mean by the claim's format ("n/a" when it has no valid run). */
@@ -376,79 +430,118 @@ void lab_claim_live(struct lab_claim *c, const struct lab_arm *num, const struct
 
 /* ------------------------------------------------------------ verdicts */
 
-enum word { W_NOT_RUN, W_REP, W_NOT, W_INC };
-
-/* Which side of 1.0 (or of the band, seed_dir 0) @lo..@hi lies on, as
- * the verdict's word. */
-static enum word side_word(int dir, double lo, double hi)
+/* The word for @lo..@hi (a live interval, or the model's one point) on
+ * @c's claim: which side of 1.0 (or of the = band, seed_dir 0) it lies on,
+ * and, on the seed's side, whether it lies inside the claim's size band. */
+static enum lab_word side_word(const struct lab_claim *c, double lo, double hi)
 {
 	if (isnan(lo) || isnan(hi))
-		return W_INC;
-	if (dir == 0) {
+		return LAB_W_INC;
+	if (c->seed_dir == 0) {
 		double bl = 1.0 / (1.0 + LAB_EQUIV_BAND), bh = 1.0 + LAB_EQUIV_BAND;
 		if (lo >= bl && hi <= bh)
-			return W_REP;
+			return LAB_W_REP;
 		if (hi < bl || lo > bh)
-			return W_NOT;
-		return W_INC;
+			return LAB_W_NOT;
+		return LAB_W_INC;
 	}
 	int side = lo > 1.0 ? 1 : hi < 1.0 ? -1 : 0;
 	if (!side)
-		return W_INC;
-	return side == (dir > 0 ? 1 : -1) ? W_REP : W_NOT;
+		return LAB_W_INC;
+	if (side != (c->seed_dir > 0 ? 1 : -1))
+		return LAB_W_NOT;
+	if (isnan(c->size_lo))
+		return LAB_W_REP; /* the seed gives no size: the direction is the claim */
+	return lo >= c->size_lo && hi <= c->size_hi ? LAB_W_REP : LAB_W_DIR;
 }
 
-/* The model's word: its own verdict's, else its ratio's. */
-static enum word model_word(const struct lab_claim *c)
+/* The word a model's ratio @r gives: one point, an effect under
+ * LAB_MIN_EFFECT none. */
+static enum lab_word ratio_word(const struct lab_claim *c, double r)
+{
+	if (isnan(r))
+		return LAB_W_INC;
+	if (c->seed_dir && fabs(r - 1) < LAB_MIN_EFFECT)
+		return LAB_W_NOT;
+	return side_word(c, r, r);
+}
+
+/* The model's word: its own (set, or named in its verdict's text), else
+ * its ratio's. */
+static enum lab_word model_word(const struct lab_claim *c)
 {
 	if (!c->model_run)
-		return W_NOT_RUN;
+		return LAB_W_NOT_RUN;
+	if (c->model_word != LAB_W_NONE)
+		return c->model_word;
 	const char *v = c->model_verdict;
 	if (v[0]) {
+		if (strstr(v, "direction only"))
+			return LAB_W_DIR;
 		if (strstr(v, "not reproduced"))
-			return W_NOT;
+			return LAB_W_NOT;
 		if (strstr(v, "inconclusive"))
-			return W_INC;
+			return LAB_W_INC;
 		if (strstr(v, "reproduced"))
-			return W_REP;
+			return LAB_W_REP;
 		if (strstr(v, "not run"))
-			return W_NOT_RUN;
+			return LAB_W_NOT_RUN;
 	}
-	double r = c->model_ratio;
-	if (isnan(r))
-		return W_INC;
-	if (c->seed_dir == 0)
-		return fabs(r - 1) <= LAB_EQUIV_BAND ? W_REP : W_NOT;
-	double d = r - 1;
-	int side = fabs(d) < 0.02 ? 0 : d > 0 ? 1 : -1;
-	return side == (c->seed_dir > 0 ? 1 : -1) ? W_REP : W_NOT;
+	return ratio_word(c, c->model_ratio);
 }
 
-static const char *word_str(enum word w)
+void lab_claim_model_word(struct lab_claim *c, enum lab_word w, const char *fmt, ...)
 {
-	switch (w) {
-	case W_REP:
-		return "reproduced";
-	case W_NOT:
-		return "not reproduced";
-	case W_INC:
-		return "inconclusive";
-	default:
-		return "not run";
+	c->model_word = w;
+	int n = snprintf(c->model_verdict, sizeof(c->model_verdict), "model: %s", lab_word_str(w));
+	if (fmt && n > 0 && (size_t)n + 2 < sizeof(c->model_verdict)) {
+		memcpy(c->model_verdict + n, ": ", 3);
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(c->model_verdict + n + 2, sizeof(c->model_verdict) - (size_t)n - 2, fmt, ap);
+		va_end(ap);
 	}
+}
+
+void lab_claim_model_finish(struct lab_claim *c)
+{
+	if (c->model_run && c->model_word == LAB_W_NONE && !c->model_verdict[0]) {
+		enum lab_word w = ratio_word(c, c->model_ratio);
+		char r[24], lo[24], hi[24];
+		lab_fmt_ratio(r, sizeof(r), c->model_ratio, "x", "");
+		lab_fmt_ratio(lo, sizeof(lo), c->size_lo, "x", "");
+		lab_fmt_ratio(hi, sizeof(hi), c->size_hi, "", "");
+		int dir = isnan(c->model_ratio) || fabs(c->model_ratio - 1) < LAB_MIN_EFFECT ? 0
+			  : c->model_ratio > 1 ? 1 : -1;
+		if (w == LAB_W_INC)
+			lab_claim_model_word(c, w, "no figure");
+		else if (!c->seed_dir)
+			lab_claim_model_word(c, w, "%s, %s 1.0 +-%.0f%%", r,
+					     w == LAB_W_REP ? "within" : "outside",
+					     100 * LAB_EQUIV_BAND);
+		else if (w == LAB_W_NOT)
+			lab_claim_model_word(c, w, "%s, %s", r,
+					     dir ? "the opposite direction" : "no effect (under 2%)");
+		else if (isnan(c->size_lo))
+			lab_claim_model_word(c, w, "%s, the direction (the seed gives no size)", r);
+		else
+			lab_claim_model_word(c, w, "%s, %s the size band %s-%s", r,
+					     w == LAB_W_REP ? "inside" : "outside", lo, hi);
+	}
+	lab_claim_verdict(c);
 }
 
 void lab_claim_verdict(struct lab_claim *c)
 {
 	/* the live run's word */
-	enum word lw;
+	enum lab_word lw;
 	const char *lshort;
 	if (!c->live_runs) {
-		lw = W_NOT_RUN;
+		lw = LAB_W_NOT_RUN;
 		lshort = "not run";
 		snprintf(c->live_verdict, sizeof(c->live_verdict), "not run");
 	} else if (c->live_invalid) {
-		lw = W_INC;
+		lw = LAB_W_INC;
 		if (c->live_invalid & LAB_RUN_LOADED)
 			lshort = "inconclusive: the machine was loaded";
 		else if (c->live_invalid & LAB_RUN_NOT_IN_FORCE)
@@ -459,18 +552,22 @@ void lab_claim_verdict(struct lab_claim *c)
 		snprintf(c->live_verdict, sizeof(c->live_verdict), "%s (%u of %u runs excluded)",
 			 lshort, c->live_excluded, asked);
 	} else {
-		lw = side_word(c->seed_dir, c->live_lo, c->live_hi);
-		lshort = lw == W_INC ? "inconclusive at this machine's noise" : word_str(lw);
+		lw = side_word(c, c->live_lo, c->live_hi);
+		lshort = lw == LAB_W_INC ? "inconclusive at this machine's noise" : lab_word_str(lw);
 		snprintf(c->live_verdict, sizeof(c->live_verdict), "%s", lshort);
 	}
+	c->live_word = lw;
 	/* the model's, and the two together */
-	enum word mw = model_word(c);
-	if (mw == W_NOT_RUN && lw == W_NOT_RUN)
+	enum lab_word mw = model_word(c);
+	/* one word for both where they agree, or where only one half ran */
+	c->word = mw == lw || lw == LAB_W_NOT_RUN ? mw : mw == LAB_W_NOT_RUN ? lw : LAB_W_NONE;
+	if (mw == LAB_W_NOT_RUN && lw == LAB_W_NOT_RUN)
 		snprintf(c->verdict, sizeof(c->verdict), "not run");
-	else if (mw == lw && (mw == W_REP || mw == W_NOT))
-		snprintf(c->verdict, sizeof(c->verdict), "%s (model and live)", word_str(mw));
+	else if (mw == lw && (mw == LAB_W_REP || mw == LAB_W_NOT || mw == LAB_W_DIR))
+		snprintf(c->verdict, sizeof(c->verdict), "%s (model and live)", lab_word_str(mw));
 	else
-		snprintf(c->verdict, sizeof(c->verdict), "model: %s; live: %s", word_str(mw), lshort);
+		snprintf(c->verdict, sizeof(c->verdict), "model: %s; live: %s", lab_word_str(mw),
+			 lshort);
 }
 
 void lab_claims_verdicts(struct lab_claims *cl)
@@ -486,6 +583,7 @@ static void live_clear(struct lab_claim *c)
 	c->live_ratio = c->live_lo = c->live_hi = NAN;
 	c->live_text[0] = c->live_why[0] = c->live_verdict[0] = 0;
 	c->live_invalid = 0;
+	c->live_word = LAB_W_NOT_RUN;
 	c->live_num_cfg[0] = c->live_den_cfg[0] = 0;
 }
 
@@ -509,6 +607,7 @@ void lab_claims_merge(struct lab_claims *into, const struct lab_claims *model)
 			}
 			c->model_run = m->model_run;
 			c->model_ratio = m->model_ratio;
+			c->model_word = m->model_word;
 			snprintf(c->model_text, sizeof(c->model_text), "%s", m->model_text);
 			/* the model's own verdict: its model_verdict, or (a
 			 * model-only claims table) its verdict */
@@ -560,9 +659,11 @@ static void print_text(FILE *f, const struct lab_claims *cl)
 	}
 	if (runs)
 		fprintf(f, "live: the ratio of the configurations' means over up to %u interleaved runs "
-			"each, its 95%% interval a bootstrap over the runs; reproduced / not reproduced "
-			"only when the interval lies wholly on one side of 1.0 (docs/lab.md, \"The live "
-			"run\")\n", runs);
+			"each, its 95%% interval a bootstrap over the runs; reproduced only when the "
+			"interval lies wholly inside the claim's size band (on the seed's side of 1.0 "
+			"where the seed gives no size), direction only when on that side but not inside "
+			"it, not reproduced when wholly on the other (docs/lab.md, \"The live run\")\n",
+			runs);
 }
 
 static void json_side(FILE *f, const char *cfg, const double *v, const unsigned char *ok,
@@ -587,8 +688,10 @@ static void print_json(FILE *f, const struct lab_claims *cl)
 	fputs("{\"seed\":", f);
 	lab_json_str(f, cl->seed ? cl->seed : "");
 	fprintf(f, ",\"boot_resamples\":%u,\"min_valid_runs\":%u,\"equiv_band\":%g,"
-		   "\"steal_max_pct\":%g,\"others_max_pct\":%g,\"claims\":[",
-		LAB_BOOT_B, LAB_MIN_VALID, LAB_EQUIV_BAND, LAB_STEAL_MAX_PCT, LAB_OTHERS_MAX_PCT);
+		   "\"size_band\":%.4g,\"min_effect\":%g,\"steal_max_pct\":%g,"
+		   "\"others_max_pct\":%g,\"claims\":[",
+		LAB_BOOT_B, LAB_MIN_VALID, LAB_EQUIV_BAND, LAB_SIZE_BAND, LAB_MIN_EFFECT,
+		LAB_STEAL_MAX_PCT, LAB_OTHERS_MAX_PCT);
 	for (unsigned i = 0; i < cl->n; i++) {
 		const struct lab_claim *c = &cl->c[i];
 		fputs(i ? ",{\"id\":" : "{\"id\":", f);
@@ -599,12 +702,24 @@ static void print_json(FILE *f, const struct lab_claims *cl)
 		lab_json_str(f, c->mechanism);
 		fprintf(f, ",\"seed_dir\":%d,\"seed_ratio\":", c->seed_dir);
 		lab_json_num(f, c->seed_ratio);
+		fputs(",\"size_band\":", f);
+		if (isnan(c->size_lo))
+			fputs("null", f);
+		else {
+			fputc('[', f);
+			lab_json_num(f, c->size_lo);
+			fputc(',', f);
+			lab_json_num(f, c->size_hi);
+			fputc(']', f);
+		}
 		fprintf(f, ",\"model\":{\"run\":%s,\"ratio\":", c->model_run ? "true" : "false");
 		lab_json_num(f, c->model_run ? c->model_ratio : NAN);
 		fputs(",\"text\":", f);
 		lab_json_str(f, c->model_text);
 		fputs(",\"verdict\":", f);
 		lab_json_str(f, c->model_verdict);
+		fputs(",\"word\":", f);
+		lab_json_str(f, lab_word_str(model_word(c)));
 		fprintf(f, "},\"live\":{\"runs\":%u", c->live_runs);
 		if (c->live_runs) {
 			fputs(",\"num\":", f);
@@ -631,8 +746,12 @@ static void print_json(FILE *f, const struct lab_claims *cl)
 		lab_json_str(f, c->live_text);
 		fputs(",\"verdict\":", f);
 		lab_json_str(f, c->live_verdict[0] ? c->live_verdict : "not run");
+		fputs(",\"word\":", f);
+		lab_json_str(f, lab_word_str(c->live_runs ? c->live_word : LAB_W_NOT_RUN));
 		fputs("},\"verdict\":", f);
 		lab_json_str(f, c->verdict);
+		fputs(",\"word\":", f);
+		lab_json_str(f, lab_word_str(c->word));
 		fputc('}', f);
 	}
 	fputs("]}", f);
