@@ -329,3 +329,72 @@ def tc_stream_refusals_parsed(ctx):
             "qdisc": "netem delay 1ms 1ms distribution normal"}})
     finally:
         delete_proxy(ctx, "tsp")
+
+
+def _rss(proc):
+    """The server's resident memory in bytes (/proc/PID/status VmRSS)."""
+    with open("/proc/%d/status" % proc.pid) as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    raise Failure("no VmRSS for pid %d" % proc.pid)
+
+
+def _htb_batch(nclasses):
+    return "qdisc add dev x root handle 1: htb default 1\n" + "".join(
+        "class add dev x parent 1: classid 1:%x htb rate 1mbit\n" % (i + 1)
+        for i in range(nclasses))
+
+
+@test
+def tc_memory_budget(ctx):
+    """tc state has one budget for the whole server (issue 34, finding 5):
+    on a server of its own with --max-bytes 8m, proxies (TCP and UDP) take
+    tc toxics of htb classes until the budget is spent; past it a 413
+    naming --max-bytes, the proxy's toxics as they were; the RSS grows by
+    at most the budget and a fixed overhead; a toxic deleted gives its
+    memory back to the others.  (On 08e15c5 every toxic was taken and the
+    RSS grew without a bound.)"""
+    if ctx.kind != "pinwheel":
+        return  # toxiproxy has no tc toxic, nor a memory budget
+    budget = 8 << 20
+    srv = Server("pinwheel", ctx.server.binary, ctx.server.workdir, ["--max-bytes", "8m"])
+    srv.start()
+    c = Ctx(srv)
+    try:
+        names = ["mb%d" % i for i in range(8)]
+        for i, n in enumerate(names):
+            if i % 4 == 3:
+                _udp_proxy(c, n)
+            else:
+                make_proxy(c, n, "127.0.0.1:9")
+        rss0 = _rss(srv.proc)
+        batch = _htb_batch(40)  # ~2.5 MB each with its accuracy figures
+        codes = []
+        for n in names:
+            r = request(c, "POST", "/proxies/%s/toxics" % n,
+                        {"type": "tc", "name": "big", "stream": "upstream",
+                         "attributes": {"batch": batch}})
+            codes.append(r.status)
+            if r.status == 413:
+                err = (r.json or {}).get("error", "")
+                check("--max-bytes" in err and (r.json or {}).get("status") == 413,
+                      "the budget's refusal should name --max-bytes: %r" % r)
+                t = expect(c, "GET", "/proxies/%s/toxics" % n, 200).json
+                check(t == [], "a refused toxic left %r on %s" % (t, n))
+            else:
+                check(r.status == 200, "toxic on %s: %r" % (n, r))
+        check(codes[0] == 200 and 413 in codes, "statuses under --max-bytes 8m: %r" % codes)
+        grew = _rss(srv.proc) - rss0
+        check(grew <= budget + (6 << 20),
+              "RSS grew by %.1f MiB under --max-bytes 8m" % (grew / 2.0**20))
+        # the first proxy's toxic deleted: its memory goes back to the others
+        expect(c, "DELETE", "/proxies/%s/toxics/big" % names[0], 204)
+        refused = names[codes.index(413)]
+        add_toxic(c, refused, {"type": "tc", "name": "big", "stream": "upstream",
+                               "attributes": {"batch": batch}})
+        # a delete goes through a spent budget
+        for n in names:
+            request(c, "DELETE", "/proxies/%s/toxics/big" % n)
+    finally:
+        srv.stop()

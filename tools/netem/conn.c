@@ -104,7 +104,7 @@ static void dir_sync(struct dir *d)
 	if (dm) {
 		ctr_add(&d->st->held_mem, dm);
 		if (pl->max_bytes)
-			__atomic_add_fetch(&pl->held_total, dm, __ATOMIC_RELAXED);
+			__atomic_add_fetch(pl->held, dm, __ATOMIC_RELAXED);
 	}
 	d->rep_cut = d->s.cut;
 	d->rep_held = d->s.held;
@@ -470,7 +470,7 @@ static int dir_read(struct dir *d, uint64_t now, struct turn *tb)
 		if (pl->max_bytes) {
 			/* a direction holding less than its reserve always
 			 * reads: one slow proxy cannot stop the others */
-			uint64_t all = __atomic_load_n(&pl->held_total, __ATOMIC_RELAXED);
+			uint64_t all = __atomic_load_n(pl->held, __ATOMIC_RELAXED);
 			uint64_t left = all + hdr < pl->max_bytes ? pl->max_bytes - all - hdr : 0;
 			uint64_t rsv = mem + hdr < pl->reserve ? pl->reserve - mem - hdr : 0;
 			if (left < rsv)

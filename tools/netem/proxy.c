@@ -303,6 +303,17 @@ void proxy__entry_close(struct proxy_registry *r, struct entry *e)
 	e->handle = NULL;
 }
 
+/* The status of a plane's refusal (@rc its errno): 500 for the server's
+ * own failure (no memory); 413 when the server's memory budget
+ * (--max-bytes, which the bytes its proxies hold and their tc state
+ * share: src/net/netmem.c) is spent: the request asks for more state than
+ * the server will hold, as a body larger than it takes (toxiproxy has no
+ * such limit); else 400 (the words refused). */
+static int refusal_status(int rc)
+{
+	return rc == -ENOMEM ? 500 : rc == -ENOBUFS ? 413 : 400;
+}
+
 /* A plane proxy for @e on @lis to @up, with @e's toxics; @e is not
  * changed (but for the counters of a plane proxy opened and closed again
  * when the toxics were refused).  Return: 0 with the handle in *@h and the address bound in
@@ -325,12 +336,12 @@ static int plane_open(struct proxy_registry *r, struct entry *e,
 	if (*rc || !*h) {
 		if (!err[0])
 			snprintf(err, ERRLEN, "listen %s: %s", e->listen, strerror(-*rc));
-		return 500;
+		return *rc == -ENOBUFS ? 413 : 500;
 	}
 	if (e->ntox && (*rc = ops->set_toxics(ctx, *h, e->tox, e->ntox, err, ERRLEN))) {
 		plane_close(r, e, *h);
 		*h = NULL;
-		return *rc == -ENOMEM ? 500 : 400;
+		return refusal_status(*rc);
 	}
 	return 0;
 }
@@ -689,7 +700,7 @@ static int toxics_commit(struct proxy_registry *r, struct entry *e, unsigned pos
 			if (!err[0])
 				snprintf(err, ERRLEN, "the data path refused toxic %s: %s", t->name,
 					 strerror(-rc));
-			return rc == -ENOMEM ? 500 : 400;
+			return refusal_status(rc);
 		}
 	}
 	if (e->handle) {
@@ -699,7 +710,7 @@ static int toxics_commit(struct proxy_registry *r, struct entry *e, unsigned pos
 			if (!err[0])
 				snprintf(err, ERRLEN, "the data path refused the toxics: %s",
 					 strerror(-rc));
-			return rc == -ENOMEM ? 500 : 400;
+			return refusal_status(rc);
 		}
 	}
 	if (pos < e->ntox)

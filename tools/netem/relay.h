@@ -30,6 +30,8 @@ struct relay_map {
 #define RELAY_MAX_ALLOW_HOSTS 16  /* --allow-host names */
 
 /* What the command line asks for. */
+struct pw_mem_budget;
+
 struct relay_config {
 	struct sockaddr_storage listen, to;
 	socklen_t listen_len, to_len;
@@ -54,6 +56,8 @@ struct relay_config {
 	const char *schedule[RELAY_NDIR]; /* --up-schedule / --down-schedule: file names */
 	int accuracy;                  /* --accuracy (or --check) */
 	int no_files;                  /* words from an API client: PW_TC_NO_FILES */
+	struct pw_mem_budget *tc_budget; /* what the relay's tc state charges
+					 * (pw_net_set_budget(); NULL: none) */
 	int check;                     /* --check: exit 3 when the achieved left the configured */
 	int api;                       /* --api given: serve toxiproxy's HTTP API (server.c) */
 	struct sockaddr_storage api_addr; /* --api ADDR:PORT */

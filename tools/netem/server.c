@@ -182,10 +182,15 @@ int netem_server_main(const struct relay_config *cfg)
 	pthread_sigmask(SIG_BLOCK, &stop, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
+	/* --max-bytes: one budget for the bytes the TCP proxies hold and the
+	 * tc state of every runtime (the TCP plane's, each UDP relay's, each
+	 * check's: src/net/netmem.c, tc_toxic_set_budget()) */
+	struct pw_mem_budget budget = { .limit = cfg->max_bytes ? cfg->max_bytes : UINT64_MAX };
 	struct tcp_plane_config pc = {
 		.workers = cfg->workers,
 		.dir_bytes = (size_t)cfg->tcp_buffer,
 		.max_bytes = cfg->max_bytes,
+		.budget = &budget,
 	};
 	struct tcp_plane *pl = NULL;
 	struct srv sv = { 0 };

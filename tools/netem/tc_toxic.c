@@ -242,8 +242,32 @@ int tc_dev_matches(const struct tc_dev *d, const struct toxic *t)
 #define TC_UNTRUSTED PW_TC_NO_FILES
 #define SCHED_UNTRUSTED (PW_TC_SCHED_NO_FILES | PW_TC_SCHED_CONFINE)
 
+/* tc_toxic_set_budget()'s: set before the first check, read only after. */
+static struct pw_mem_budget *tc_budget;
+
+void tc_toxic_set_budget(struct pw_mem_budget *b)
+{
+	tc_budget = b;
+}
+
+struct pw_mem_budget *tc_toxic_budget(void)
+{
+	return tc_budget;
+}
+
+/* The budget's refusal (-ENOBUFS from the library: src/net/netmem.c) in
+ * @err, naming the toxic, --max-bytes and what was refused (@what). */
+static void say_spent(char *err, size_t errlen, const char *toxic, const char *what)
+{
+	snprintf(err, errlen,
+		 "toxic %s: the server's memory budget is spent (--max-bytes %llu: the bytes its "
+		 "proxies hold and their tc state together): %s",
+		 toxic, tc_budget ? (unsigned long long)tc_budget->limit : 0ull, what);
+}
+
 /* Run @t's words on device @devname of @rt.  Return: 0; a negative
- * errno, @err set naming the toxic (and the batch line). */
+ * errno, @err set naming the toxic (and the batch line); -ENOBUFS: the
+ * budget refused (say_spent()). */
 static int run_words(struct pw_runtime *rt, const char *devname, const struct toxic *t,
 		     char *err, size_t errlen)
 {
@@ -260,7 +284,9 @@ static int run_words(struct pw_runtime *rt, const char *devname, const struct to
 			snprintf(err, errlen, "toxic %s: tc refused \"%.*s\": %s", t->name,
 				 (int)toxic_utf8_fit(words, strlen(words) > 120 ? 120 : strlen(words)),
 				 words, msg[0] ? msg : strerror(-r));
-			return r == -ENOMEM ? r : -EINVAL;
+			if (r == -ENOBUFS)
+				say_spent(err, errlen, t->name, "tc refused its qdisc");
+			return r == -ENOMEM || r == -ENOBUFS ? r : -EINVAL;
 		}
 		return 0;
 	}
@@ -278,7 +304,12 @@ static int run_words(struct pw_runtime *rt, const char *devname, const struct to
 			snprintf(err, errlen, "toxic %s: tc refused batch line %u \"%.*s\": %s", t->name,
 				 line, (int)toxic_utf8_fit(s, n > 120 ? 120 : n), s,
 				 msg[0] ? msg : strerror(-r));
-			return r == -ENOMEM ? r : -EINVAL;
+			if (r == -ENOBUFS) {
+				char what[64];
+				snprintf(what, sizeof(what), "tc refused its batch line %u", line);
+				say_spent(err, errlen, t->name, what);
+			}
+			return r == -ENOMEM || r == -ENOBUFS ? r : -EINVAL;
 		}
 	}
 	return 0;
@@ -390,6 +421,8 @@ int tc_dev_create(struct tcp_plane *pl, const struct toxic *t, uint64_t serial,
 	r = pw_netdev_create(pl->rt, d->devname, 1, &drv_ops, d, &d->dev);
 	if (r) {
 		snprintf(err, errlen, "toxic %s: cannot make its device: %s", t->name, strerror(-r));
+		if (r == -ENOBUFS)
+			say_spent(err, errlen, t->name, "no room for its device");
 		free(d->words);
 		free(d);
 		return r;
@@ -489,6 +522,9 @@ int tc_toxic_check(const struct toxic *t, int stream, char *err, size_t errlen)
 	struct pw_netdev *dev = NULL;
 	const char *devname = "pwcheck0";
 	int r = pw_runtime_create(&cfg, &rt);
+	/* what the check builds is memory too: charged like the plane's */
+	if (!r && tc_budget)
+		r = pw_net_set_budget(rt, tc_budget);
 	if (!r)
 		r = pw_netdev_create(rt, devname, 1, &check_ops, NULL, &dev);
 	if (r) {
@@ -496,7 +532,9 @@ int tc_toxic_check(const struct toxic *t, int stream, char *err, size_t errlen)
 			pw_runtime_destroy(rt);
 		snprintf(err, errlen, "toxic %s: cannot check its words: %s", t->name,
 			 strerror(-r));
-		return r == -ENOMEM ? r : -EAGAIN;
+		if (r == -ENOBUFS)
+			say_spent(err, errlen, t->name, "no room to check its words");
+		return r == -ENOMEM || r == -ENOBUFS ? r : -EAGAIN;
 	}
 	r = run_words(rt, devname, t, err, errlen);
 	if (!r && stream)
@@ -512,7 +550,9 @@ int tc_toxic_check(const struct toxic *t, int stream, char *err, size_t errlen)
 		if (!r && stream)
 			r = sched_walk(rt, devname, sc, t, err, errlen);
 		pw_tc_schedule_free(sc);
-		if (r && r != -ENOMEM)
+		if (r == -ENOBUFS)
+			say_spent(err, errlen, t->name, "its schedule's steps need more");
+		if (r && r != -ENOMEM && r != -ENOBUFS)
 			r = -EINVAL;
 	}
 	if (r == -ENOMEM)

@@ -150,9 +150,27 @@ int tc_dev_stream_safe(struct pw_runtime *rt, const char *devname, const char *t
  * A toxic of another type: 0.
  * Context: any thread but a driver callback; no lock held.
  * Return: 0; -EINVAL with the message naming the toxic (and the batch line
- * or attributes.schedule:LINE) in @err; -ENOMEM; -EAGAIN (no runtime).
+ * or attributes.schedule:LINE) in @err; -ENOBUFS (the memory budget,
+ * tc_toxic_set_budget(), refused what the check built: @err names
+ * --max-bytes); -ENOMEM; -EAGAIN (no runtime).
  */
 int tc_toxic_check(const struct toxic *t, int stream, char *err, size_t errlen);
+
+struct pw_mem_budget;
+
+/**
+ * tc_toxic_set_budget() - the memory budget every tc device of the
+ * process charges from now on (the server's --max-bytes, shared with the
+ * bytes its proxies hold: src/net/netmem.c): the runtimes
+ * tc_toxic_check() makes charge it, and a refusal of it is told apart
+ * from tc's own (-ENOBUFS, the message naming --max-bytes).  NULL: none.
+ * Context: before the first check (the TCP plane's create); read only
+ * after.
+ */
+void tc_toxic_set_budget(struct pw_mem_budget *b);
+/* The budget tc_toxic_set_budget() set (NULL: none): what the UDP
+ * relays' runtimes charge too.  Any thread. */
+struct pw_mem_budget *tc_toxic_budget(void);
 
 /* The calling thread is worker @w (NULL: none).  Once, at its start. */
 void tc_toxic_thread(struct worker *w);

@@ -153,6 +153,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <pinwheel/net.h>
 #include <pinwheel/runtime.h>
 #include <pinwheel/timer.h>
 #include <pinwheel/worker.h>
@@ -404,6 +405,13 @@ int tcp_plane_create(const struct tcp_plane_config *cfg, struct tcp_plane **out,
 	pl->nw = nw;
 	pl->dir_bytes = cfg && cfg->dir_bytes ? cfg->dir_bytes : TCP_DEF_DIR_BYTES;
 	pl->max_bytes = cfg ? cfg->max_bytes : 0;
+	/* with a budget, held memory is counted in it beside the tc state
+	 * that charges it (netmem.c), so max_bytes bounds both together */
+	pl->held = &pl->held_total;
+	if (cfg && cfg->budget) {
+		pl->held = &cfg->budget->used;
+		pl->max_bytes = cfg->budget->limit;
+	}
 	pl->reserve = pl->dir_bytes / 4 < READ_RESERVE ? pl->dir_bytes / 4 : READ_RESERVE;
 	pl->half_close = cfg ? cfg->half_close : 0;
 	if (getrandom(&pl->seed, sizeof(pl->seed), 0) != sizeof(pl->seed))
@@ -422,6 +430,10 @@ int tcp_plane_create(const struct tcp_plane_config *cfg, struct tcp_plane **out,
 	pw_config_init(&pc);
 	pc.ncpus = nw;
 	r = pw_runtime_create(&pc, &pl->rt);
+	if (!r && cfg && cfg->budget && (r = pw_net_set_budget(pl->rt, cfg->budget)))
+		pw_runtime_destroy(pl->rt);
+	if (!r && cfg && cfg->budget)
+		tc_toxic_set_budget(cfg->budget);
 	if (r) {
 		pktpool_destroy(&pl->bufs);
 		pthread_mutex_destroy(&pl->lock);

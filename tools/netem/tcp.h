@@ -43,6 +43,13 @@ struct tcp_plane_config {
 				     with no toxic whose sink takes its bytes is
 				     never stopped, so one slow proxy cannot stop
 				     the others */
+	struct pw_mem_budget *budget; /* NULL, or the budget max_bytes is: the
+				     held memory is counted in its used (with
+				     whatever else charges it: the server's tc
+				     state, src/net/netmem.c), max_bytes is its
+				     limit, and the plane's tc devices (and
+				     tc_toxic_check()'s) charge it; it outlives
+				     the plane */
 	int half_close;           /* 0: toxiproxy's close: once one direction's end
 				     of stream is written, the other side is not
 				     read any more and closes after what it holds;

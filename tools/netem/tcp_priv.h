@@ -149,6 +149,8 @@ struct tcp_plane {
 	uint64_t max_bytes;
 	uint64_t reserve;          /* READ_RESERVE or dir_bytes / 4, the least */
 	uint64_t held_total;       /* atomic: all directions' held memory (chunk_mem) */
+	uint64_t *held;            /* atomic: &held_total, or the budget's used
+				      (tcp_plane_config.budget): what max_bytes bounds */
 	struct pktpool bufs;       /* the chunks: a slot per worker (bare buffers
 				      only, no packets); see tcp.c */
 	int half_close;

@@ -184,7 +184,14 @@ static int run_tc(struct udp_proxy *p, int d, const char *cmd, const char *who,
 	if (!rc)
 		return 0;
 	snprintf(err, errlen, "toxic %s: tc refused %s: %s", who, what, msg);
-	return rc == -ENOMEM ? rc : -EINVAL;
+	if (rc == -ENOBUFS) { /* the server's budget (src/net/netmem.c): a 413 */
+		const struct pw_mem_budget *b = tc_toxic_budget();
+		snprintf(err, errlen,
+			 "toxic %s: the server's memory budget is spent (--max-bytes %llu: the bytes "
+			 "its proxies hold and their tc state together): tc refused %s",
+			 who, b ? (unsigned long long)b->limit : 0ull, what);
+	}
+	return rc == -ENOMEM || rc == -ENOBUFS ? rc : -EINVAL;
 }
 
 /* Direction @d's device from running @from to running @to: its qdiscs
@@ -302,6 +309,7 @@ static int up_open(void *ctx, const char *name, const struct sockaddr *listen,
 	c->workers = 1;
 	c->accuracy = 1; /* the devices' reports (udp_relay_tc_report()) */
 	c->no_files = 1; /* a client's words read no file on this host */
+	c->tc_budget = tc_toxic_budget(); /* the server's --max-bytes */
 	memcpy(&c->listen, listen, listen_len);
 	c->listen_len = listen_len;
 	memcpy(&c->to, upstream, upstream_len);
@@ -506,7 +514,7 @@ static int up_set_toxics(void *ctx, void *handle, const struct toxic *t, unsigne
 out:
 	for (d = 0; d < RELAY_NDIR; d++)
 		dstate_free(&next[d]);
-	return rc == -ENOMEM || rc == -EIO ? rc : rc ? -EINVAL : 0;
+	return rc == -ENOMEM || rc == -EIO || rc == -ENOBUFS ? rc : rc ? -EINVAL : 0;
 }
 
 static int up_validate(void *ctx, const struct toxic *t, char *err, size_t errlen)

@@ -337,6 +337,10 @@ static int setup(struct udp_relay *r, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot create the runtime: %s", strerror(-rc));
 		return -1;
 	}
+	if (r->cfg.tc_budget && (rc = pw_net_set_budget(r->rt, r->cfg.tc_budget))) {
+		snprintf(err, errlen, "cannot set the runtime's memory budget: %s", strerror(-rc));
+		return -1;
+	}
 	pw_set_migration(r->rt, PW_MIGRATION_OFF);
 	pw_net_set_watchdog_pinned(r->rt, 1);
 	r->slots = aligned_alloc(64, (r->nw + 1) * sizeof(*r->slots));
@@ -410,10 +414,6 @@ static int setup(struct udp_relay *r, char *err, size_t errlen)
 		if (rc)
 			return -1;
 	}
-	r->w = aligned_alloc(64, r->nw * sizeof(*r->w));
-	if (!r->w) {
-		snprintf(err, errlen, "out of memory");
-		return -1;
 	/* --max-clients-per-addr: a cap of --max-clients or more never binds
 	 * first; then, as for 0, no table (udp.c's essay, "Locks") */
 	if (r->cfg.max_clients_per_addr && r->cfg.max_clients_per_addr < r->cfg.max_clients) {
@@ -429,6 +429,10 @@ static int setup(struct udp_relay *r, char *err, size_t errlen)
 		r->addr_seed = now_ns() ^ (uint64_t)(uintptr_t)r ^ (uint64_t)getpid() << 32;
 		r->per_addr = r->cfg.max_clients_per_addr;
 	}
+	r->w = aligned_alloc(64, r->nw * sizeof(*r->w));
+	if (!r->w) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
 	}
 	memset(r->w, 0, r->nw * sizeof(*r->w));
 	for (unsigned i = 0; i < r->nw; i++)
@@ -464,12 +468,12 @@ int udp_relay_start(const struct relay_config *cfg, struct udp_relay **out, char
 	r->cfg = *cfg;
 	for (unsigned i = 0; i < TAB_LOCKS; i++) {
 		pthread_mutex_init(&r->tab_lock[i].m, NULL);
+		pthread_mutex_init(&r->addr_lock[i].m, NULL);
+	}
 	err[0] = '\0';
 	if (setup(r, err, errlen)) {
 		teardown(r);
 		free(r);
-		pthread_mutex_init(&r->addr_lock[i].m, NULL);
-	}
 		return -EINVAL;
 	}
 	r->t0 = pw_now_ns(r->rt);
