@@ -45,9 +45,9 @@ struct relay_config {
 	double stats_s;                /* --stats (0: only at exit) */
 	int json;                      /* --json */
 	unsigned max_clients;          /* --max-clients */
+	unsigned max_clients_per_addr; /* --max-clients-per-addr (0: no per-address cap) */
 	double idle_s;                 /* --idle: a client mapping's idle timeout */
 	unsigned drain_ms;             /* --drain: how long a stop sends queued packets */
-	unsigned max_clients_per_addr; /* --max-clients-per-addr (0: no per-address cap) */
 	unsigned max_packets;          /* --max-packets: packets a worker may hold (0: from the budget) */
 	uint64_t max_bytes;            /* --max-bytes: the relay's byte budget, all workers */
 	struct relay_map map[RELAY_MAX_MAPS]; /* --map, in the order given */
@@ -71,6 +71,7 @@ struct relay_config {
 /* Defaults. */
 #define RELAY_MAX_WORKERS   64
 #define RELAY_DEF_CLIENTS   4096
+#define RELAY_DEF_CLIENTS_PER_ADDR 64  /* --max-clients-per-addr: docs/relay.md says why */
 #define RELAY_DEF_IDLE_S    60.0
 #define RELAY_DEF_DRAIN_MS  1000
 #define RELAY_DEF_BYTES     (256ull << 20)  /* --max-bytes */
@@ -78,7 +79,6 @@ struct relay_config {
 #define RELAY_MAX_BYTES     (1ull << 40)
 #define RELAY_DEF_TCP_BUFFER (256ull << 10)  /* --tcp-buffer */
 #define RELAY_MIN_TCP_BUFFER (4ull << 10)
-#define RELAY_DEF_CLIENTS_PER_ADDR 64  /* --max-clients-per-addr: docs/relay.md says why */
 #define RELAY_MAX_TCP_BUFFER (1ull << 30)
 
 /**

@@ -301,8 +301,8 @@ static int up_open(void *ctx, const char *name, const struct sockaddr *listen,
 	if (!p)
 		return -ENOMEM;
 	struct relay_config *c = &p->cfg;
-	c->max_clients_per_addr = RELAY_DEF_CLIENTS_PER_ADDR;
 	c->max_clients = RELAY_DEF_CLIENTS;
+	c->max_clients_per_addr = RELAY_DEF_CLIENTS_PER_ADDR;
 	c->idle_s = RELAY_DEF_IDLE_S;
 	c->drain_ms = 0;
 	c->max_bytes = RELAY_DEF_BYTES;
