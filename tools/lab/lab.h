@@ -185,7 +185,7 @@ int lab_seed000(const struct lab_opts *o, struct lab_result *r);
 int lab_seed001(const struct lab_opts *o, struct lab_result *r);
 int lab_seed003(const struct lab_opts *o, struct lab_result *r);
 /* seed 003's tc script, its "tc qd" lines with $EST expanded: the live
- * run and the model both run it (seed003.c). */
+ * run and the model both run it (seed003_script.c). */
 extern const char *const lab_seed003_script[];
 extern const unsigned lab_seed003_script_n;
 

@@ -289,6 +289,11 @@ void mdl_stats_window(struct mdl *m, unsigned c, struct pw_cpu_stats *st, struct
 /* An unheld lock named @name; free its calendar.  Context: main thread. */
 void mdl_lock_init(struct mdl_lock *l, const char *name);
 void mdl_lock_fini(struct mdl_lock *l);
+/* @n unheld locks named @name (a timer base per CPU, a root lock per
+ * queue), and their release (NULL is nothing).  Context: main thread.
+ * Return: the array, or NULL when out of memory. */
+struct mdl_lock *mdl_locks_new(unsigned n, const char *name);
+void mdl_locks_free(struct mdl_lock *l, unsigned n);
 
 /* An invariant: counted; a failure is kept (the first message) and stops
  * the run at its next step.  Context: main thread, callbacks included.
@@ -331,6 +336,37 @@ struct mdl_seed {
 	char failure[400];
 	double runtime_sim_s; /* simulated seconds, all rows */
 };
+
+/* What every seed's row reads off the engine and the library over the
+ * measured window (mdl_totals()). */
+struct mdl_totals {
+	double secs;             /* the window */
+	uint64_t irq[MI_N];      /* the model's interrupts by kind, all CPUs */
+	uint64_t work_ns, spin_ns; /* charged work (with the kicks below), of it spinning */
+	uint64_t max_lag_ns;     /* the worst lag of any CPU */
+	double busiest_load;     /* the busiest CPU's work / the window */
+	uint64_t remote_arms, pushed;  /* the library's, in the window */
+	uint64_t kick[5];        /* remote_enqueue, idle_earlier, hrtimer, work, tmigr */
+	uint64_t remote_total, rekick_total; /* remote arms and remote_enqueue kicks, whole run */
+	uint64_t res_timer, cal; /* the kicks as interrupts: RES, CAL */
+	uint64_t res, in;        /* RES in all (wake-ups and kicks); vmstat's in */
+};
+/* Sum the window's figures of a finished run into @t.  The kicks not
+ * charged where they were sent (@kicks_seen were: the seeds charge an arm's
+ * IPI on both CPUs) are added to the work at ipi_send + ipi_recv each.
+ * Context: main thread, after mdl_run(). */
+void mdl_totals(struct mdl *m, uint64_t kicks_seen, struct mdl_totals *t);
+/* The figures every seed with a NIC reports, from @t: in and its kinds per
+ * second and as counts, sys and spin shares, the kicks, the lag. */
+void mdl_row_common(struct mdl_row *row, const struct mdl_totals *t, const struct mdl *m);
+/* Close a row: its configuration, label, size and costs from @m; the
+ * simulated time and @m's invariants into @sd.  Context: main thread. */
+void mdl_row_finish(struct mdl_seed *sd, struct mdl_row *row, const struct mdl *m,
+		    const char *config, const char *label);
+/* The cost sweep (--full): MDL_SWEEP_N tables, @base with irq, the IPIs,
+ * line and hand-off scaled (x0.5, x2), named after the factor. */
+#define MDL_SWEEP_N 2
+void mdl_cost_sweep(const struct mdl_costs *base, unsigned i, struct mdl_costs *out);
 
 /* The results' helpers.  Context (all): main thread. */
 void mdl_row_set(struct mdl_row *r, const char *key, double v, const char *fmt);

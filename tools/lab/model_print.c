@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * pinwheel-lab's model: its results (struct mdl_seed, one per seed) and
- * their printing, as text tables and as JSON.
+ * pinwheel-lab's model: the way in from lab.h (lab_model_run() runs the
+ * seeds' files) and the results' printing (struct mdl_seed, one per
+ * seed), as text tables and as JSON.  The results' helpers the seeds fill
+ * them with (mdl_row_set(), mdl_find(), ...) are model.c's, so the seeds'
+ * files call only down, into model.c, and this file only calls them.
  *
  * A seed's section opens with its claims table (the seed's claim | the
  * model | the live run | verdict, and one line on the mechanism), then the
@@ -24,76 +27,7 @@
 
 #include "model.h"
 
-void mdl_row_set(struct mdl_row *r, const char *key, double v, const char *fmt)
-{
-	for (unsigned i = 0; i < r->n; i++)
-		if (!strcmp(r->key[i], key)) {
-			r->val[i] = v;
-			r->fmt[i] = fmt;
-			return;
-		}
-	if (r->n == MDL_MAX_VALS) {
-		/* a programming error, not an input: say so and stop */
-		fprintf(stderr, "pinwheel-lab: model row %s has more than %d values (%s): "
-				"raise MDL_MAX_VALS\n", r->config, MDL_MAX_VALS, key);
-		abort();
-	}
-	r->key[r->n] = key;
-	r->val[r->n] = v;
-	r->fmt[r->n] = fmt;
-	r->n++;
-}
-
-double mdl_row_get(const struct mdl_row *r, const char *key)
-{
-	for (unsigned i = 0; i < r->n; i++)
-		if (!strcmp(r->key[i], key))
-			return r->val[i];
-	return NAN;
-}
-
-const struct mdl_row *mdl_find(const struct mdl_seed *s, const char *config, unsigned cpus,
-			       unsigned hz)
-{
-	/* the run's own cost table (the default or --costs measured) is the
-	 * first row's; the cost sweep's rows (x0.5, x2) come after */
-	if (!s->nrows)
-		return NULL;
-	const char *main_costs = s->row[0].cost_name;
-	for (unsigned i = 0; i < s->nrows; i++) {
-		const struct mdl_row *r = &s->row[i];
-		if (!strcmp(r->config, config) && (!cpus || r->cpus == cpus) &&
-		    (!hz || r->hz == hz) && !strcmp(r->cost_name, main_costs))
-			return r;
-	}
-	return NULL;
-}
-
-void mdl_note(struct mdl_seed *s, const char *fmt, ...)
-{
-	if (s->nnotes == sizeof(s->notes) / sizeof(s->notes[0]))
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(s->notes[s->nnotes++], sizeof(s->notes[0]), fmt, ap);
-	va_end(ap);
-}
-
-void mdl_seed_checks(struct mdl_seed *s, const struct mdl *m)
-{
-	s->nchecks += m->nchecks;
-	if (m->nfailed && !s->nfailed)
-		snprintf(s->failure, sizeof(s->failure), "%s", m->failure);
-	s->nfailed += m->nfailed;
-}
-
 /* ------------------------------------------------------------ text */
-
-void mdl_claims_finish(struct lab_claims *cl)
-{
-	for (unsigned i = 0; i < cl->n; i++)
-		lab_claim_model_finish(&cl->c[i]);
-}
 
 /* The model's claims table, for the model run alone (a seed's run prints
  * the claims merged with the live run's, lab_claims_print()). */

@@ -468,18 +468,14 @@ static void s0_free(struct s0 *s)
 		pw_netdev_destroy(s->dev);
 		mdl_fini(&s->m);
 	}
-	for (unsigned i = 0; s->txv && i < s->ntxq; i++) {
+	for (unsigned i = 0; s->txv && i < s->ntxq; i++)
 		mdl_vec_fini(&s->txv[i]);
-		mdl_lock_fini(&s->qlock[i]);
-	}
 	for (unsigned i = 0; s->rxv && i < s->nrxq; i++)
 		mdl_vec_fini(&s->rxv[i]);
-	for (unsigned i = 0; s->wlock && i < s->ncpus; i++)
-		mdl_lock_fini(&s->wlock[i]);
 	free(s->txv);
 	free(s->rxv);
-	free(s->qlock);
-	free(s->wlock);
+	mdl_locks_free(s->qlock, s->ntxq);
+	mdl_locks_free(s->wlock, s->ncpus);
 	free(s->fl);
 	free(s->pool);
 	free(s);
@@ -521,8 +517,8 @@ static int run_row(const struct mdl_opts *o, const struct sizes *z, const struct
 	s->pool = calloc(s->npool, sizeof(*s->pool));
 	s->txv = calloc(s->ntxq, sizeof(*s->txv));
 	s->rxv = calloc(s->nrxq, sizeof(*s->rxv));
-	s->qlock = calloc(s->ntxq, sizeof(*s->qlock));
-	s->wlock = calloc(ncpus, sizeof(*s->wlock));
+	s->qlock = mdl_locks_new(s->ntxq, "qdisc root");
+	s->wlock = mdl_locks_new(ncpus, "timer base");
 	if (!s->fl || !s->pool || !s->txv || !s->rxv || !s->qlock || !s->wlock) {
 		s0_free(s);
 		return -ENOMEM;
@@ -531,14 +527,10 @@ static int run_row(const struct mdl_opts *o, const struct sizes *z, const struct
 		s->pool[i].next = i + 1 < s->npool ? i + 1 : UINT32_MAX;
 	s->free_head = 0;
 	s->nfree = s->npool;
-	for (unsigned q = 0; q < s->ntxq; q++) {
+	for (unsigned q = 0; q < s->ntxq; q++)
 		mdl_vec_init(&s->txv[q], q, q % ncpus, MI_TX, EV_TX, 16000, 16);
-		mdl_lock_init(&s->qlock[q], "qdisc root");
-	}
 	for (unsigned r = 0; r < s->nrxq; r++)
 		mdl_vec_init(&s->rxv[r], r, r % ncpus, MI_RX, EV_RX, 16000, 44);
-	for (unsigned c = 0; c < ncpus; c++)
-		mdl_lock_init(&s->wlock[c], "timer base");
 
 	struct pw_runtime *rt = m->rt;
 	mdl_check(m, pw_set_migration(rt, cf->policy) == 0, "pw_set_migration");
@@ -580,45 +572,10 @@ static int run_row(const struct mdl_opts *o, const struct sizes *z, const struct
 		err = mdl_run(m);
 
 	/* the row */
-	double secs = (double)z->run_ns / 1e9;
-	uint64_t irq[MI_N] = {0}, work = 0, spin = 0, max_lag = 0;
-	for (unsigned c = 0; c < ncpus; c++) {
-		for (unsigned k = 0; k < MI_N; k++)
-			irq[k] += m->cpu[c].irq[k];
-		for (unsigned k = 0; k < m->ncat; k++)
-			work += m->cpu[c].cat_ns[k];
-		spin += m->cpu[c].spin_ns;
-		if (m->cpu[c].max_lag_ns > max_lag)
-			max_lag = m->cpu[c].max_lag_ns;
-	}
-	uint64_t remote_arms = 0, pushed = 0, kick[5] = {0}, remote_total = 0, rekick_total = 0;
-	for (unsigned c = 0; c < ncpus; c++) {
-		struct pw_cpu_stats st;
-		struct pw_kick_stats ks;
-		mdl_stats_window(m, c, &st, &ks);
-		remote_arms += st.remote_arms;
-		pushed += st.pushed;
-		kick[0] += ks.remote_enqueue;
-		kick[1] += ks.idle_earlier;
-		kick[2] += ks.hrtimer;
-		kick[3] += ks.work;
-		kick[4] += ks.tmigr;
-		struct pw_cpu_stats all;
-		struct pw_kick_stats kall;
-		pw_stats_read(rt, c, &all);
-		pw_kick_stats_read(rt, c, &kall);
-		remote_total += all.remote_arms;
-		rekick_total += kall.remote_enqueue;
-	}
-	uint64_t res_timer = kick[0] + kick[1] + kick[3] + kick[4];
-	uint64_t cal = kick[2];
-	/* kicks not charged at an arm: their CPU time, outside the timelines */
-	uint64_t kicks = res_timer + cal;
-	if (kicks > s->kicks_seen)
-		work += (uint64_t)((kicks - s->kicks_seen) *
-				   (m->cost->ns[MC_IPI_SEND] + m->cost->ns[MC_IPI_RECV]));
-	uint64_t res = irq[MI_RES] + res_timer;
-	uint64_t in = irq[MI_RX] + irq[MI_TX] + irq[MI_LOC] + res + cal;
+	struct mdl_totals t;
+	mdl_totals(m, s->kicks_seen, &t);
+	double secs = t.secs;
+	uint64_t remote_total = t.remote_total, rekick_total = t.rekick_total;
 
 	/* invariants */
 	if (cf->policy == PW_MIGRATION_OFF || cf->sk_pinned || cf->policy == PW_MIGRATION_PULL)
@@ -656,48 +613,16 @@ static int run_row(const struct mdl_opts *o, const struct sizes *z, const struct
 	mdl_check(m, s->rto_fired == 0, "seed000 %s: %llu retransmit timers fired", cf->key,
 		  (unsigned long long)s->rto_fired);
 
-	snprintf(row->config, sizeof(row->config), "%s", cf->key);
-	snprintf(row->label, sizeof(row->label), "%s", cf->label);
-	row->cpus = ncpus;
-	row->hz = hz;
-	snprintf(row->cost_name, sizeof(row->cost_name), "%s", costs->name);
-	mdl_row_set(row, "in_per_s", in / secs, "%.0f");
-	mdl_row_set(row, "rx_per_s", irq[MI_RX] / secs, "%.0f");
-	mdl_row_set(row, "tx_per_s", irq[MI_TX] / secs, "%.0f");
-	mdl_row_set(row, "loc_per_s", irq[MI_LOC] / secs, "%.0f");
-	mdl_row_set(row, "res_per_s", res / secs, "%.0f");
-	mdl_row_set(row, "cal_per_s", cal / secs, "%.0f");
-	mdl_row_set(row, "res_timer_per_s", res_timer / secs, "%.0f");
-	mdl_row_set(row, "res_sched_per_s", irq[MI_RES] / secs, "%.0f");
-	mdl_row_set(row, "sys_pct", 100.0 * work / (secs * 1e9 * ncpus), "%.2f");
-	mdl_row_set(row, "spin_pct", work ? 100.0 * spin / work : 0, "%.2f");
+	mdl_row_common(row, &t, m);
 	mdl_row_set(row, "cs_per_s", 2.0 * s->app_runs / secs, "%.0f");
 	mdl_row_set(row, "pkts_per_s", s->completed / secs, "%.0f");
 	mdl_row_set(row, "acks_per_s", s->acks / secs, "%.0f");
 	mdl_row_set(row, "rearms_per_s", s->rearms / secs, "%.0f");
 	mdl_row_set(row, "rearm_fast_per_s", s->rearm_fast / secs, "%.0f");
-	mdl_row_set(row, "remote_arms", (double)remote_arms, "%.0f");
-	mdl_row_set(row, "remote_arms_per_s", remote_arms / secs, "%.0f");
-	mdl_row_set(row, "timer_ipis", (double)(kick[0] + kick[1]), "%.0f");
-	mdl_row_set(row, "timer_ipis_per_s", (kick[0] + kick[1]) / secs, "%.0f");
-	mdl_row_set(row, "kick_remote_enqueue", (double)kick[0], "%.0f");
-	mdl_row_set(row, "kick_idle_earlier", (double)kick[1], "%.0f");
-	mdl_row_set(row, "kick_hrtimer", (double)kick[2], "%.0f");
-	mdl_row_set(row, "kick_work", (double)kick[3], "%.0f");
-	mdl_row_set(row, "kick_tmigr", (double)kick[4], "%.0f");
-	mdl_row_set(row, "pushed", (double)pushed, "%.0f");
 	mdl_row_set(row, "remote_deq_pct", s->dequeues ? 100.0 * s->remote_deq / s->dequeues : 0,
 		    "%.2f");
 	mdl_row_set(row, "wd_arms_per_s", s->wd_arms / secs, "%.0f");
-	mdl_row_set(row, "busy_marks_per_s", m->busy_marks / secs, "%.0f");
-	mdl_row_set(row, "max_lag_us", max_lag / 1e3, "%.1f");
-	mdl_row_set(row, "rx", (double)irq[MI_RX], "%.0f");
-	mdl_row_set(row, "tx", (double)irq[MI_TX], "%.0f");
-	mdl_row_set(row, "loc", (double)irq[MI_LOC], "%.0f");
-	mdl_row_set(row, "res", (double)res, "%.0f");
-	mdl_row_set(row, "cal", (double)cal, "%.0f");
-	sd->runtime_sim_s += (double)(z->warm_ns + z->run_ns) / 1e9;
-	mdl_seed_checks(sd, m);
+	mdl_row_finish(sd, row, m, cf->key, cf->label);
 	s0_free(s);
 	return err == -EFAULT ? 0 : err; /* a broken invariant is in the checks */
 }
@@ -768,16 +693,9 @@ int mdl_seed000(const struct mdl_opts *o, struct mdl_seed *sd)
 			}
 	/* the cost sweep: irq, ipi, line, handoff x0.5 and x2 (--full) */
 	if (o->full && !err) {
-		static const double f[2] = {0.5, 2};
-		static const char *names[2] = {"x0.5", "x2"};
-		for (unsigned i = 0; i < 2 && !err; i++) {
-			struct mdl_costs c = o->costs;
-			c.name = names[i];
-			c.ns[MC_IRQ] *= f[i];
-			c.ns[MC_IPI_SEND] *= f[i];
-			c.ns[MC_IPI_RECV] *= f[i];
-			c.ns[MC_LINE] *= f[i];
-			c.ns[MC_HANDOFF] *= f[i];
+		for (unsigned i = 0; i < MDL_SWEEP_N && !err; i++) {
+			struct mdl_costs c;
+			mdl_cost_sweep(&o->costs, i, &c);
 			for (unsigned k = 0; k < 2 && !err && sd->nrows < MDL_MAX_ROWS; k++) {
 				err = run_row(o, &z, &cfgs[k], 32, 1000, &c, sd,
 					      &sd->row[sd->nrows]);

@@ -348,15 +348,13 @@ static int run_row(const struct mdl_opts *o, const struct cfg *cf, unsigned ncpu
 	s->c_copy = mdl_cat(m, "__copy_user");
 	s->c_wake = mdl_cat(m, "__wake_up");
 	m->cat_name[m->cat_irq] = "irq";
-	s->wlock = calloc(ncpus, sizeof(*s->wlock));
+	s->wlock = mdl_locks_new(ncpus, "timer base");
 	if (!s->wlock) {
 		mdl_fini(m);
 		free(s);
 		return -ENOMEM;
 	}
 	mdl_lock_init(&s->glock, "timerlist_lock");
-	for (unsigned c = 0; c < ncpus; c++)
-		mdl_lock_init(&s->wlock[c], "timer base");
 	int gl = cf->mode == T_GLOBAL || cf->mode == T_GLOBAL_FAST;
 	if (gl) {
 		gl_rng = 0x9e3779b97f4a7c15ull ^ o->seed;
@@ -380,17 +378,11 @@ static int run_row(const struct mdl_opts *o, const struct cfg *cf, unsigned ncpu
 	if (!m->nfailed)
 		err = mdl_run(m);
 
-	double secs = (double)run_ns / 1e9;
-	uint64_t work = 0, spin = 0, irq = 0, rx = 0, loc = 0, res = 0, lib_fast = 0, lib_armed = 0;
-	uint64_t pending = 0;
+	struct mdl_totals t;
+	mdl_totals(m, 0, &t); /* no kicks: migration is off */
+	double secs = t.secs;
+	uint64_t work = t.work_ns, spin = t.spin_ns, lib_fast = 0, lib_armed = 0, pending = 0;
 	for (unsigned c = 0; c < ncpus; c++) {
-		for (unsigned k = 0; k < m->ncat; k++)
-			work += m->cpu[c].cat_ns[k];
-		spin += m->cpu[c].spin_ns;
-		rx += m->cpu[c].irq[MI_RX];
-		loc += m->cpu[c].irq[MI_LOC];
-		res += m->cpu[c].irq[MI_RES];
-		irq += m->cpu[c].irq[MI_RX] + m->cpu[c].irq[MI_LOC] + m->cpu[c].irq[MI_RES];
 		struct pw_cpu_stats st;
 		struct pw_kick_stats ks;
 		mdl_stats_window(m, c, &st, &ks);
@@ -424,11 +416,6 @@ static int run_row(const struct mdl_opts *o, const struct cfg *cf, unsigned ncpu
 	double tshare;
 	unsigned trank;
 	profile(s, row, &tshare, &trank);
-	snprintf(row->config, sizeof(row->config), "%s", cf->key);
-	snprintf(row->label, sizeof(row->label), "%s", cf->label);
-	row->cpus = ncpus;
-	row->hz = m->hz;
-	snprintf(row->cost_name, sizeof(row->cost_name), "%s", o->costs.name);
 	mdl_row_set(row, "mod_timer_pct", 100 * tshare, "%.2f");
 	mdl_row_set(row, "mod_timer_rank", (double)trank, "%.0f");
 	mdl_row_set(row, "frames_per_s", s->frames / secs, "%.0f");
@@ -439,22 +426,19 @@ static int run_row(const struct mdl_opts *o, const struct cfg *cf, unsigned ncpu
 		    s->glock.acq ? 100.0 * s->glock.contended / s->glock.acq : 0, "%.1f");
 	mdl_row_set(row, "busy_pct", 100.0 * work / (secs * 1e9 * ncpus), "%.1f");
 	mdl_row_set(row, "arms_per_s", s->arms / secs, "%.0f");
-	mdl_row_set(row, "in_per_s", irq / secs, "%.0f");
-	mdl_row_set(row, "rx_per_s", rx / secs, "%.0f");
-	mdl_row_set(row, "tx_per_s", 0, "%.0f");
-	mdl_row_set(row, "loc_per_s", loc / secs, "%.0f");
-	mdl_row_set(row, "res_per_s", res / secs, "%.0f");
-	mdl_row_set(row, "cal_per_s", 0, "%.0f");
-	mdl_row_set(row, "remote_arms", 0, "%.0f");
-	mdl_row_set(row, "timer_ipis", 0, "%.0f");
-	sd->runtime_sim_s += (double)(warm_ns + run_ns) / 1e9;
-	mdl_seed_checks(sd, m);
+	mdl_row_set(row, "in_per_s", t.in / secs, "%.0f");
+	mdl_row_set(row, "rx_per_s", t.irq[MI_RX] / secs, "%.0f");
+	mdl_row_set(row, "tx_per_s", t.irq[MI_TX] / secs, "%.0f");
+	mdl_row_set(row, "loc_per_s", t.irq[MI_LOC] / secs, "%.0f");
+	mdl_row_set(row, "res_per_s", t.res / secs, "%.0f");
+	mdl_row_set(row, "cal_per_s", t.cal / secs, "%.0f");
+	mdl_row_set(row, "remote_arms", (double)t.remote_arms, "%.0f");
+	mdl_row_set(row, "timer_ipis", (double)(t.kick[0] + t.kick[1]), "%.0f");
+	mdl_row_finish(sd, row, m, cf->key, cf->label);
 	mdl_lock_fini(&s->glock);
-	for (unsigned c = 0; c < ncpus; c++)
-		mdl_lock_fini(&s->wlock[c]);
 	for (unsigned i = 0; i < NNIC; i++)
 		mdl_vec_fini(&s->rxv[i]);
-	free(s->wlock);
+	mdl_locks_free(s->wlock, ncpus);
 	mdl_fini(m);
 	free(s);
 	return err == -EFAULT ? 0 : err; /* a broken invariant is in the checks */

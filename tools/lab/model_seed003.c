@@ -85,7 +85,7 @@ static const struct cfg cfgs[] = {
 };
 #define NCFG (sizeof(cfgs) / sizeof(cfgs[0]))
 
-/* the seed's tc script: lab_seed003_script (seed003.c, lab.h) */
+/* the seed's tc script: lab_seed003_script (seed003_script.c, lab.h) */
 
 struct pkt {
 	struct pw_pkt p;
@@ -408,9 +408,7 @@ static void s3_free(struct s3 *s)
 		mdl_vec_fini(&s->rxv[q]);
 		mdl_lock_fini(&s->qlock[q]);
 	}
-	for (unsigned c = 0; s->wlock && c < s->ncpus; c++)
-		mdl_lock_fini(&s->wlock[c]);
-	free(s->wlock);
+	mdl_locks_free(s->wlock, s->ncpus);
 	free(s->deq_by_cpu);
 	free(s->deq_qc);
 	free(s->fl);
@@ -451,7 +449,7 @@ static int run_row(const struct mdl_opts *o, const struct sizes *z, const struct
 	s->npool = 200000;
 	s->fl = calloc(s->nflows, sizeof(*s->fl));
 	s->pool = calloc(s->npool, sizeof(*s->pool));
-	s->wlock = calloc(ncpus, sizeof(*s->wlock));
+	s->wlock = mdl_locks_new(ncpus, "timer base");
 	s->deq_by_cpu = calloc(ncpus, sizeof(*s->deq_by_cpu));
 	s->deq_qc = calloc((size_t)NQ * ncpus, sizeof(*s->deq_qc));
 	if (!s->fl || !s->pool || !s->wlock || !s->deq_by_cpu || !s->deq_qc) {
@@ -465,8 +463,6 @@ static int run_row(const struct mdl_opts *o, const struct sizes *z, const struct
 		mdl_vec_init(&s->rxv[q], q, q % ncpus, MI_RX, EV_RX, 16000, 44);
 		mdl_lock_init(&s->qlock[q], "qdisc root");
 	}
-	for (unsigned c = 0; c < ncpus; c++)
-		mdl_lock_init(&s->wlock[c], "timer base");
 	struct pw_runtime *rt = m->rt;
 	mdl_check(m, pw_set_migration(rt, cf->policy) == 0, "pw_set_migration");
 	mdl_check(m, pw_set_kick_rule(rt, cf->rule) == 0, "pw_set_kick_rule");
@@ -518,49 +514,16 @@ static int run_row(const struct mdl_opts *o, const struct sizes *z, const struct
 	if (!m->nfailed)
 		err = mdl_run(m);
 
-	double secs = (double)z->run_ns / 1e9;
-	uint64_t irq[MI_N] = {0}, work = 0, spin = 0, max_lag = 0, busiest = 0;
+	struct mdl_totals t;
+	mdl_totals(m, s->kicks_seen, &t);
+	double secs = t.secs;
+	uint64_t remote_total = t.remote_total, rekick_total = t.rekick_total, busiest = 0;
 	unsigned busiest_cpu = 0;
-	double busiest_load = 0;
-	for (unsigned c = 0; c < ncpus; c++) {
-		uint64_t wc = 0;
-		for (unsigned k = 0; k < MI_N; k++)
-			irq[k] += m->cpu[c].irq[k];
-		for (unsigned k = 0; k < m->ncat; k++)
-			wc += m->cpu[c].cat_ns[k];
-		work += wc;
-		spin += m->cpu[c].spin_ns;
-		if (m->cpu[c].max_lag_ns > max_lag)
-			max_lag = m->cpu[c].max_lag_ns;
+	for (unsigned c = 0; c < ncpus; c++)
 		if (s->deq_by_cpu[c] > busiest) {
 			busiest = s->deq_by_cpu[c];
 			busiest_cpu = c;
 		}
-		if (wc / (secs * 1e9) > busiest_load)
-			busiest_load = wc / (secs * 1e9);
-	}
-	uint64_t remote_arms = 0, remote_total = 0, rekick_total = 0, kick[5] = {0};
-	for (unsigned c = 0; c < ncpus; c++) {
-		struct pw_cpu_stats st, all;
-		struct pw_kick_stats ks, kall;
-		mdl_stats_window(m, c, &st, &ks);
-		remote_arms += st.remote_arms;
-		kick[0] += ks.remote_enqueue;
-		kick[1] += ks.idle_earlier;
-		kick[2] += ks.hrtimer;
-		kick[3] += ks.work;
-		kick[4] += ks.tmigr;
-		pw_stats_read(rt, c, &all);
-		pw_kick_stats_read(rt, c, &kall);
-		remote_total += all.remote_arms;
-		rekick_total += kall.remote_enqueue;
-	}
-	uint64_t res_timer = kick[0] + kick[1] + kick[3] + kick[4], cal = kick[2];
-	if (res_timer + cal > s->kicks_seen)
-		work += (uint64_t)((res_timer + cal - s->kicks_seen) *
-				   (m->cost->ns[MC_IPI_SEND] + m->cost->ns[MC_IPI_RECV]));
-	uint64_t res = irq[MI_RES] + res_timer;
-	uint64_t in = irq[MI_RX] + irq[MI_TX] + irq[MI_LOC] + res + cal;
 	/* the queues whose watchdog lives away from them: most of their
 	 * dequeues by a CPU that does not own them */
 	unsigned moved = 0;
@@ -609,30 +572,16 @@ static int run_row(const struct mdl_opts *o, const struct sizes *z, const struct
 		  (unsigned long long)s->drops);
 	mdl_check(m, s->deq > 0, "seed003 %s: netem released nothing", cf->key);
 
-	snprintf(row->config, sizeof(row->config), "%s", cf->key);
-	snprintf(row->label, sizeof(row->label), "%s", cf->label);
-	row->cpus = ncpus;
-	row->hz = hz;
-	snprintf(row->cost_name, sizeof(row->cost_name), "%s", costs->name);
-	double busy_ns = (double)work;
-	mdl_row_set(row, "spin_pct", busy_ns > 0 ? 100.0 * spin / busy_ns : 0, "%.2f");
-	mdl_row_set(row, "spin_pct_of_all", 100.0 * spin / (secs * 1e9 * ncpus), "%.2f");
-	mdl_row_set(row, "sys_pct", 100.0 * work / (secs * 1e9 * ncpus), "%.2f");
+	mdl_row_common(row, &t, m);
+	mdl_row_set(row, "spin_pct_of_all", 100.0 * t.spin_ns / (secs * 1e9 * ncpus), "%.2f");
 	mdl_row_set(row, "deq_one_cpu_pct", s->deq ? 100.0 * busiest / s->deq : 0, "%.1f");
 	mdl_row_set(row, "deq_cpu", (double)busiest_cpu, "%.0f");
 	mdl_row_set(row, "watchdogs_away", (double)moved, "%.0f");
 	mdl_row_set(row, "remote_deq_pct", s->deq ? 100.0 * s->remote_deq / s->deq : 0, "%.1f");
-	mdl_row_set(row, "busiest_cpu_load_pct", 100.0 * busiest_load, "%.1f");
-	mdl_row_set(row, "max_lag_us", max_lag / 1e3, "%.0f");
+	mdl_row_set(row, "busiest_cpu_load_pct", 100.0 * t.busiest_load, "%.1f");
 	mdl_row_set(row, "qdisc_contended_pct", qdisc_acq ? 100.0 * qdisc_cont / qdisc_acq : 0,
 		    "%.2f");
 	mdl_row_set(row, "qdisc_wait_us_per_s", qdisc_wait / 1e3 / secs, "%.0f");
-	mdl_row_set(row, "in_per_s", in / secs, "%.0f");
-	mdl_row_set(row, "rx_per_s", irq[MI_RX] / secs, "%.0f");
-	mdl_row_set(row, "tx_per_s", irq[MI_TX] / secs, "%.0f");
-	mdl_row_set(row, "loc_per_s", irq[MI_LOC] / secs, "%.0f");
-	mdl_row_set(row, "res_per_s", res / secs, "%.0f");
-	mdl_row_set(row, "cal_per_s", cal / secs, "%.0f");
 	mdl_row_set(row, "segs_per_s", s->segs / secs, "%.0f");
 	mdl_row_set(row, "acks_per_s", s->acks / secs, "%.0f");
 	mdl_row_set(row, "deq_per_s", s->deq / secs, "%.0f");
@@ -645,18 +594,7 @@ static int run_row(const struct mdl_opts *o, const struct sizes *z, const struct
 	mdl_row_set(row, "deq_cpu6_per_s", ncpus > 6 ? s->deq_by_cpu[6] / secs : NAN, "%.0f");
 	mdl_row_set(row, "deq_cpu7_per_s", ncpus > 7 ? s->deq_by_cpu[7] / secs : NAN, "%.0f");
 	mdl_row_set(row, "wd_arms_per_s", s->wd_arms / secs, "%.0f");
-	mdl_row_set(row, "remote_arms", (double)remote_arms, "%.0f");
-	mdl_row_set(row, "timer_ipis", (double)(kick[0] + kick[1]), "%.0f");
-	mdl_row_set(row, "kick_hrtimer", (double)kick[2], "%.0f");
-	mdl_row_set(row, "kick_tmigr", (double)kick[4], "%.0f");
-	mdl_row_set(row, "busy_marks_per_s", m->busy_marks / secs, "%.0f");
-	mdl_row_set(row, "rx", (double)irq[MI_RX], "%.0f");
-	mdl_row_set(row, "tx", (double)irq[MI_TX], "%.0f");
-	mdl_row_set(row, "loc", (double)irq[MI_LOC], "%.0f");
-	mdl_row_set(row, "res", (double)res, "%.0f");
-	mdl_row_set(row, "cal", (double)cal, "%.0f");
-	sd->runtime_sim_s += (double)(z->warm_ns + z->run_ns) / 1e9;
-	mdl_seed_checks(sd, m);
+	mdl_row_finish(sd, row, m, cf->key, cf->label);
 	s3_free(s);
 	return err == -EFAULT ? 0 : err; /* a broken invariant is in the checks */
 }
@@ -715,16 +653,9 @@ int mdl_seed003(const struct mdl_opts *o, struct mdl_seed *sd)
 			sd->nrows++;
 		}
 	if (o->full && !err) {
-		static const double f[2] = {0.5, 2};
-		static const char *names[2] = {"x0.5", "x2"};
-		for (unsigned i = 0; i < 2 && !err; i++) {
-			struct mdl_costs c = o->costs;
-			c.name = names[i];
-			c.ns[MC_IRQ] *= f[i];
-			c.ns[MC_IPI_SEND] *= f[i];
-			c.ns[MC_IPI_RECV] *= f[i];
-			c.ns[MC_LINE] *= f[i];
-			c.ns[MC_HANDOFF] *= f[i];
+		for (unsigned i = 0; i < MDL_SWEEP_N && !err; i++) {
+			struct mdl_costs c;
+			mdl_cost_sweep(&o->costs, i, &c);
 			for (unsigned k = 1; k < 4 && !err && sd->nrows < MDL_MAX_ROWS; k += 2) {
 				err = run_row(o, &z, &cfgs[k], cpus_def[0], hz, &c, sd,
 					      &sd->row[sd->nrows]);

@@ -82,22 +82,8 @@
 #define PKT_LEN 1514u
 #define MAX_CPUS 256
 
-/* The seed's script: its "tc qd" lines, $EST expanded (the model runs it
- * too: model_seed003.c). */
-const char *const lab_seed003_script[] = {
-	"qd add dev eth1 root handle 1: mq",
-	"qd add dev eth1 parent 1:1 est 1sec 4sec netem limit 70000 delay 6ms",
-	"qd add dev eth1 parent 1:2 est 1sec 4sec netem limit 70000 delay 8ms",
-	"qd add dev eth1 parent 1:3 est 1sec 4sec netem limit 70000 delay 10ms",
-	"qd add dev eth1 parent 1:4 est 1sec 4sec netem limit 70000 delay 12ms",
-	"qd add dev eth1 parent 1:5 est 1sec 4sec netem limit 70000 delay 14ms",
-	"qd add dev eth1 parent 1:6 est 1sec 4sec netem limit 70000 delay 16ms",
-	"qd add dev eth1 parent 1:7 est 1sec 4sec netem limit 80000 delay 18ms",
-	"qd add dev eth1 parent 1:8 est 1sec 4sec netem limit 90000 delay 20ms",
-};
-const unsigned lab_seed003_script_n =
-	sizeof(lab_seed003_script) / sizeof(lab_seed003_script[0]);
-
+/* The seed's script: lab_seed003_script (seed003_script.c), shared with the
+ * model (model_seed003.c). */
 static const unsigned delay_ms[NQ] = {6, 8, 10, 12, 14, 16, 18, 20};
 
 struct s3;
