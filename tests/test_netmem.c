@@ -19,9 +19,14 @@
  *  - Two runtimes charge one budget: what one holds the other cannot
  *    take; the budget's used is the sum of their counts, 0 at the end.
  *  - pw_net_set_budget() refuses a runtime with a device (-EBUSY).
+ *  - Threads (`concurrent`, run under TSan too): two threads, each its
+ *    own runtime, add and delete classes against one budget too small for
+ *    both: the limit never passed (peak), the used count the sum of the
+ *    runtimes' counts at the end, and 0 once they are gone.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -334,11 +339,74 @@ static void test_two_runtimes(void)
 	CHECK_EQ(b.used, 0);
 }
 
+/* One thread's runtime: htb classes added and deleted in turn. */
+struct churn {
+	struct pw_runtime *rt;
+	struct pw_mem_budget *b;
+	unsigned added, refused;
+};
+
+static void *churn_main(void *arg)
+{
+	struct churn *c = arg;
+	struct pw_netdev *dev;
+	CHECK_EQ(pw_netdev_create(c->rt, "c0", 1, &drv, NULL, &dev), 0);
+	CHECK_EQ(pw_netdev_accuracy_enable(dev, 1), 0);
+	tc_ok(c->rt, "qdisc add dev c0 root handle 1: htb");
+	char cmd[128];
+	for (unsigned round = 0; round < 40; round++) {
+		for (unsigned i = 1; i <= 8; i++) {
+			snprintf(cmd, sizeof(cmd),
+				 "class add dev c0 parent 1: classid 1:%x htb rate 1mbit", i);
+			int rc = tc(c->rt, cmd, NULL, 0);
+			CHECK(rc == 0 || rc == -ENOBUFS);
+			if (rc)
+				c->refused++;
+			else
+				c->added++;
+			CHECK(__atomic_load_n(&c->b->used, __ATOMIC_RELAXED) <= c->b->limit);
+		}
+		for (unsigned i = 1; i <= 8; i++) {
+			snprintf(cmd, sizeof(cmd), "class del dev c0 classid 1:%x", i);
+			int rc = tc(c->rt, cmd, NULL, 0);
+			CHECK(rc == 0 || rc == -ENOENT || rc == -EINVAL);
+		}
+	}
+	return NULL;
+}
+
+static void test_threads(void)
+{
+	struct pw_mem_budget b = { .limit = UINT64_MAX };
+	struct churn c[2];
+	pthread_t th[2];
+	for (int i = 0; i < 2; i++) {
+		c[i] = (struct churn){ .rt = sim_create(1, 1000, T0, 0), .b = &b };
+		CHECK_EQ(pw_net_set_budget(c[i].rt, &b), 0);
+	}
+	/* room for both devices and roots, and for about 8 classes more:
+	 * a device with its root and figures is under 100 KB, a class with
+	 * its leaf and figures about 62 KB */
+	b.limit = 2 * 100000 + 8 * 62000;
+	for (int i = 0; i < 2; i++)
+		CHECK_EQ(pthread_create(&th[i], NULL, churn_main, &c[i]), 0);
+	for (int i = 0; i < 2; i++)
+		CHECK_EQ(pthread_join(th[i], NULL), 0);
+	CHECK(c[0].refused + c[1].refused > 0);
+	CHECK(c[0].added > 0 && c[1].added > 0);
+	CHECK(b.peak <= b.limit);
+	CHECK_EQ(b.used, mem(c[0].rt) + mem(c[1].rt));
+	for (int i = 0; i < 2; i++)
+		pw_runtime_destroy(c[i].rt);
+	CHECK_EQ(b.used, 0);
+}
+
 int main(void)
 {
 	RUN(test_exact);
 	RUN(test_refusal_changes_nothing);
 	RUN(test_spent_budget);
 	RUN(test_two_runtimes);
+	RUN(test_threads);
 	return 0;
 }
