@@ -16,6 +16,7 @@ if ((${#targets[@]} == 0)); then
 	targets=(timer hrtimer tc dist qdisc trace schedule relay)
 	# the API's target exists only where libmicrohttpd and jansson were found
 	[[ -x $build/fuzz/fuzz_api ]] && targets+=(api)
+	[[ -x $build/fuzz/fuzz_tc_toxic ]] && targets+=(tc_toxic)
 fi
 out=${FUZZ_OUT:-$build/fuzz-out}
 mkdir -p "$out"
@@ -27,8 +28,10 @@ for t in "${targets[@]}"; do
 	[[ -x $bin ]] || { echo "fuzz: no $bin (configure with -DPW_BUILD_FUZZ=ON)" >&2; exit 2; }
 	mkdir -p "$out/$t"
 	echo "== fuzz_$t: ${secs}s"
+	dict=()
+	[[ -f $here/dict/$t.dict ]] && dict=(-dict="$here/dict/$t.dict")
 	if "$bin" -max_total_time="$secs" -max_len=4096 -timeout=20 -print_final_stats=1 \
-		-artifact_prefix="$out/$t/" "$out/$t" "$here/corpus/$t" >"$out/$t.log" 2>&1; then
+		"${dict[@]}" -artifact_prefix="$out/$t/" "$out/$t" "$here/corpus/$t" >"$out/$t.log" 2>&1; then
 		grep -E '^stat::number_of_executed_units|^#[0-9]+ +DONE' "$out/$t.log" | tail -2
 	else
 		echo "fuzz_$t FAILED (log: $out/$t.log; input: $(ls "$out/$t"/crash-* "$out/$t"/leak-* "$out/$t"/timeout-* 2>/dev/null | head -1))"

@@ -11,6 +11,7 @@ the runner's main thread; echo servers on threads of their own.
 """
 
 import json
+import os
 import time
 
 from common import *  # noqa: F401,F403 (the shared helpers)
@@ -329,6 +330,42 @@ def tc_stream_refusals_parsed(ctx):
             "qdisc": "netem delay 1ms 1ms distribution normal"}})
     finally:
         delete_proxy(ctx, "tsp")
+
+
+@test
+def tc_schedules_one_thread(ctx):
+    """Every schedule a client sends runs on the server's one scheduler
+    (issue 34, finding 5): 24 tc toxics with schedules, on TCP and UDP
+    proxies, add no thread of their own, and their steps run."""
+    if ctx.kind != "pinwheel":
+        return
+    task = "/proc/%d/task" % ctx.server.proc.pid
+    names = ["tsc%d" % i for i in range(12)]
+    for i, n in enumerate(names):
+        if i % 4 == 3:
+            _udp_proxy(ctx, n)
+        else:
+            make_proxy(ctx, n, "127.0.0.1:9")
+    try:
+        threads0 = len(os.listdir(task))
+        for n in names:
+            for stream in ("upstream", "downstream"):
+                add_toxic(ctx, n, {"type": "tc", "name": "s" + stream, "stream": stream,
+                                   "attributes": {"qdisc": "netem delay 10ms",
+                                                  "schedule": "20ms qdisc change dev x root netem "
+                                                              "delay 11ms\n40ms qdisc change dev x "
+                                                              "root netem delay 12ms\nloop\n"}})
+        threads = len(os.listdir(task))
+        check(threads - threads0 <= 2, "24 schedules: %d threads, %d before" % (threads, threads0))
+
+        def looped():
+            js = expect(ctx, "GET", "/proxies/%s/stats" % names[0], 200).json
+            rep = (dir_stats(js, "upstream").get("tc") or [{}])[0].get("schedule", {})
+            return rep.get("loops", 0) >= 2 and rep.get("failed", 1) == 0
+        check(poll(looped, lambda ok: ok, 5.0), "the schedule's steps did not run")
+    finally:
+        for n in names:
+            delete_proxy(ctx, n)
 
 
 def _rss(proc):

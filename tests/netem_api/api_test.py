@@ -92,6 +92,7 @@ ORDER = [
     "tc_reads_no_file",
     "tc_own_device_only",
     "tc_stream_refusals_parsed",
+    "tc_schedules_one_thread",
     "tc_memory_budget",
     "stream_text_kept",
     "upstream_change_closes",

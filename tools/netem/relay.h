@@ -15,6 +15,9 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+struct pw_runtime;
+struct pw_mem_budget;
+
 /* The two directions: client -> server ("up"), server -> client ("down"). */
 enum relay_dir { RELAY_UP = 0, RELAY_DOWN = 1, RELAY_NDIR = 2 };
 
@@ -30,8 +33,6 @@ struct relay_map {
 #define RELAY_MAX_ALLOW_HOSTS 16  /* --allow-host names */
 
 /* What the command line asks for. */
-struct pw_mem_budget;
-
 struct relay_config {
 	struct sockaddr_storage listen, to;
 	socklen_t listen_len, to_len;
@@ -58,6 +59,9 @@ struct relay_config {
 	int no_files;                  /* words from an API client: PW_TC_NO_FILES */
 	struct pw_mem_budget *tc_budget; /* what the relay's tc state charges
 					 * (pw_net_set_budget(); NULL: none) */
+	struct pw_runtime *sched_rt;   /* with --api: the server's scheduler, where the
+					  API's schedules keep their timers (NULL: a
+					  thread each) */
 	int check;                     /* --check: exit 3 when the achieved left the configured */
 	int api;                       /* --api given: serve toxiproxy's HTTP API (server.c) */
 	struct sockaddr_storage api_addr; /* --api ADDR:PORT */

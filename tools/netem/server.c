@@ -44,6 +44,7 @@
 #include <pthread.h>
 #include <pinwheel/net.h>
 #include <pinwheel/runtime.h>
+#include <pinwheel/worker.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -203,6 +204,17 @@ int netem_server_main(const struct relay_config *cfg)
 	pthread_cond_init(&rs.cond, NULL);
 	if ((rc = tcp_raise_nofile()))
 		fprintf(stderr, "pinwheel-netem: raising the open-file limit: %s\n", strerror(-rc));
+	/* the scheduler: one runtime and one worker whose timers run every
+	 * schedule a client sends (TCP and UDP proxies), not a thread each */
+	struct pw_runtime *sched_rt = NULL;
+	struct pw_config schcfg;
+	pw_config_init(&schcfg);
+	schcfg.ncpus = 1;
+	if ((rc = pw_runtime_create(&schcfg, &sched_rt)) || (rc = pw_runtime_start(sched_rt))) {
+		fprintf(stderr, "pinwheel-netem: the schedules' runtime: %s\n", strerror(-rc));
+		goto out;
+	}
+	pc.sched_rt = sched_rt;
 	if ((rc = tcp_plane_create(&pc, &pl, err, sizeof(err)))) {
 		fprintf(stderr, "pinwheel-netem: the TCP data path: %s\n", err[0] ? err : strerror(-rc));
 		goto out;
@@ -221,7 +233,7 @@ int netem_server_main(const struct relay_config *cfg)
 		fprintf(stderr, "pinwheel-netem: out of memory\n");
 		goto out;
 	}
-	proxy_registry_set_udp(reg, &udp_proxy_plane_ops, NULL);
+	proxy_registry_set_udp(reg, &udp_proxy_plane_ops, sched_rt);
 	if (text && proxy_registry_populate(reg, text, strlen(text), err, sizeof(err))) {
 		fprintf(stderr, "pinwheel-netem: --config %s: %s\n", cfg->config_file, err);
 		status = 2;
@@ -270,6 +282,10 @@ out:
 	proxy_registry_destroy(reg);
 	if (pl)
 		tcp_plane_destroy(pl);
+	if (sched_rt) { /* after every schedule it runs was freed */
+		pw_runtime_stop(sched_rt);
+		pw_runtime_destroy(sched_rt);
+	}
 	if (sv.scratch)
 		pw_runtime_destroy(sv.scratch);
 	free(text);

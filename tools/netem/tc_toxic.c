@@ -315,12 +315,19 @@ static int run_words(struct pw_runtime *rt, const char *devname, const struct to
 	return 0;
 }
 
-int tc_schedule_load_inline(struct pw_runtime *rt, const char *text, const char *devname,
-			    unsigned flags, struct pw_tc_schedule **out, char *msg, size_t msglen)
+int tc_schedule_load_inline(struct pw_runtime *rt, struct pw_runtime *timer_rt, const char *text,
+			    const char *devname, unsigned flags, struct pw_tc_schedule **out,
+			    char *msg, size_t msglen)
 {
 	*out = NULL;
-	return pw_tc_schedule_load(rt, text, "schedule", devname, SCHED_UNTRUSTED | flags, out, msg,
-				   msglen);
+	int r = pw_tc_schedule_load(rt, text, "schedule", devname, SCHED_UNTRUSTED | flags, out,
+				    msg, msglen);
+	if (!r && timer_rt && (r = pw_tc_schedule_set_timer_rt(*out, timer_rt))) {
+		pw_tc_schedule_free(*out);
+		*out = NULL;
+		snprintf(msg, msglen, "the scheduler: %s", strerror(-r));
+	}
+	return r;
 }
 
 int tc_dev_stream_safe(struct pw_runtime *rt, const char *devname, const char *toxic, char *err,
@@ -374,15 +381,15 @@ int tc_dev_stream_safe(struct pw_runtime *rt, const char *devname, const char *t
 
 /* Load @t's schedule for @d's device (started by the caller).
  * Return: 0; a negative errno with the bad line and token in @err. */
-static int sched_load(struct pw_runtime *rt, struct tc_dev *d, const struct toxic *t, char *err,
-		      size_t errlen)
+static int sched_load(struct pw_runtime *rt, struct pw_runtime *timer_rt, struct tc_dev *d,
+		      const struct toxic *t, char *err, size_t errlen)
 {
 	d->sched_text = strdup(t->a.tc.schedule);
 	if (!d->sched_text)
 		return -ENOMEM;
 	char msg[512] = "";
-	int r = tc_schedule_load_inline(rt, t->a.tc.schedule, d->devname, 0, &d->sched, msg,
-					sizeof(msg));
+	int r = tc_schedule_load_inline(rt, timer_rt, t->a.tc.schedule, d->devname, 0, &d->sched,
+					msg, sizeof(msg));
 	if (r == -ENOMEM)
 		return r;
 	if (r) {
@@ -433,7 +440,7 @@ int tc_dev_create(struct tcp_plane *pl, const struct toxic *t, uint64_t serial,
 	if (!r)
 		r = run_words(pl->rt, d->devname, t, err, errlen);
 	if (!r && t->a.tc.schedule)
-		r = sched_load(pl->rt, d, t, err, errlen);
+		r = sched_load(pl->rt, pl->sched_rt, d, t, err, errlen);
 	if (r) {
 		if (r == -ENOMEM)
 			snprintf(err, errlen, "toxic %s: no memory for its tc commands", t->name);
@@ -542,8 +549,8 @@ int tc_toxic_check(const struct toxic *t, int stream, char *err, size_t errlen)
 	if (!r && t->a.tc.schedule) {
 		char msg[512] = "";
 		struct pw_tc_schedule *sc = NULL;
-		r = tc_schedule_load_inline(rt, t->a.tc.schedule, devname, PW_TC_SCHED_INLINE, &sc,
-					    msg, sizeof(msg));
+		r = tc_schedule_load_inline(rt, NULL, t->a.tc.schedule, devname, PW_TC_SCHED_INLINE,
+					    &sc, msg, sizeof(msg));
 		if (r && r != -ENOMEM)
 			snprintf(err, errlen, "toxic %s: attributes.%s", t->name,
 				 msg[0] ? msg : strerror(-r));

@@ -117,14 +117,17 @@ char *tc_report_json(struct pw_runtime *rt, struct pw_netdev *dev, const char *d
  * tc_schedule_load_inline() - load the schedule @text, sent by an API
  * client, for device @devname of @rt: no file read, every step confined
  * to @devname (any word after "dev" names it; another device's name is
- * refused), PW_TC_SCHED_NO_FILES | PW_TC_SCHED_CONFINE | @flags; started
- * by the caller (pw_tc_schedule_start()).
+ * refused), PW_TC_SCHED_NO_FILES | PW_TC_SCHED_CONFINE | @flags; its
+ * timer on @timer_rt, the server's scheduler (NULL: on @rt, with a thread
+ * of its own; pw_tc_schedule_set_timer_rt()); started by the caller
+ * (pw_tc_schedule_start()).
  * Context: the control thread.  Return: 0 with *@out set; -EINVAL,
  * -EPERM, -ENODEV with "schedule:LINE: ..." naming the bad token in @msg;
  * -ENOMEM.
  */
-int tc_schedule_load_inline(struct pw_runtime *rt, const char *text, const char *devname,
-			    unsigned flags, struct pw_tc_schedule **out, char *msg, size_t msglen);
+int tc_schedule_load_inline(struct pw_runtime *rt, struct pw_runtime *timer_rt, const char *text,
+			    const char *devname, unsigned flags, struct pw_tc_schedule **out,
+			    char *msg, size_t msglen);
 
 /**
  * tc_dev_stream_safe() - may device @devname of @rt carry a TCP byte

@@ -414,6 +414,7 @@ int tcp_plane_create(const struct tcp_plane_config *cfg, struct tcp_plane **out,
 	}
 	pl->reserve = pl->dir_bytes / 4 < READ_RESERVE ? pl->dir_bytes / 4 : READ_RESERVE;
 	pl->half_close = cfg ? cfg->half_close : 0;
+	pl->sched_rt = cfg ? cfg->sched_rt : NULL;
 	if (getrandom(&pl->seed, sizeof(pl->seed), 0) != sizeof(pl->seed))
 		pl->seed = (uint64_t)time(NULL) ^ (uint64_t)getpid() << 32;
 	pthread_mutex_init(&pl->lock, NULL);

@@ -26,6 +26,8 @@
 
 #include "toxic.h"
 
+struct pw_runtime;
+
 struct tcp_plane;
 struct tcp_proxy;
 
@@ -50,6 +52,9 @@ struct tcp_plane_config {
 				     limit, and the plane's tc devices (and
 				     tc_toxic_check()'s) charge it; it outlives
 				     the plane */
+	struct pw_runtime *sched_rt; /* where tc toxics' schedules keep their timers
+				     (the server's scheduler: one runtime, one
+				     worker for them all; NULL: a thread each) */
 	int half_close;           /* 0: toxiproxy's close: once one direction's end
 				     of stream is written, the other side is not
 				     read any more and closes after what it holds;

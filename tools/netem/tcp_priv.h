@@ -143,6 +143,7 @@ struct worker {
 
 struct tcp_plane {
 	struct pw_runtime *rt;
+	struct pw_runtime *sched_rt; /* tcp_plane_config's (tc_toxic.c) */
 	unsigned nw;
 	struct worker *w;
 	size_t dir_bytes;

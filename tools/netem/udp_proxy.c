@@ -239,7 +239,9 @@ static int dir_install(struct udp_proxy *p, int d, const struct dstate *from,
 		if (asprintf(&cmd, "qdisc %s dev %s root %s", change ? "change" : "replace",
 			     dev_name[d], to->words) < 0)
 			return -ENOMEM;
-		snprintf(what, sizeof(what), "\"%.120s\"", to->words);
+		size_t wn = strlen(to->words);
+		snprintf(what, sizeof(what), "\"%.*s\"",
+			 (int)toxic_utf8_fit(to->words, wn > 120 ? 120 : wn), to->words);
 		rc = run_tc(p, d, cmd, who, what, err, errlen);
 		free(cmd);
 		if (rc)
@@ -290,7 +292,6 @@ static int up_open(void *ctx, const char *name, const struct sockaddr *listen,
 		   void **handle, struct sockaddr_storage *bound, socklen_t *bound_len, char *err,
 		   size_t errlen)
 {
-	(void)ctx;
 	*handle = NULL;
 	if (!upstream_len) {
 		snprintf(err, errlen, "proxy %s: a udp proxy needs an upstream that resolves now",
@@ -310,6 +311,7 @@ static int up_open(void *ctx, const char *name, const struct sockaddr *listen,
 	c->accuracy = 1; /* the devices' reports (udp_relay_tc_report()) */
 	c->no_files = 1; /* a client's words read no file on this host */
 	c->tc_budget = tc_toxic_budget(); /* the server's --max-bytes */
+	c->sched_rt = ctx; /* the server's scheduler (server.c), or NULL */
 	memcpy(&c->listen, listen, listen_len);
 	c->listen_len = listen_len;
 	memcpy(&c->to, upstream, upstream_len);

@@ -62,7 +62,8 @@ int udp_relay_set_schedule(struct udp_relay *r, enum relay_dir dir, const char *
 	struct pw_tc_schedule *s = NULL;
 	if (text) {
 		char msg[512] = "";
-		int rc = tc_schedule_load_inline(r->rt, text, dev_name[dir], 0, &s, msg, sizeof(msg));
+		int rc = tc_schedule_load_inline(r->rt, r->cfg.sched_rt, text, dev_name[dir], 0, &s, msg,
+						 sizeof(msg));
 		if (rc == -ENOMEM) {
 			snprintf(err, errlen, "out of memory");
 			return rc;
