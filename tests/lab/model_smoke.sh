@@ -7,6 +7,7 @@
 # rule the timer IPIs equal the remote enqueues; in = the sum of the kinds);
 # the verdicts' words (reproduced only inside the size band the claim
 # states, "direction only" otherwise; an infinite ratio the string "inf");
+# seed000's rows carry r (runnable_avg) and cs beside the seed's columns;
 # a bad seed name exits 2.
 set -u
 lab=${1:?usage: model_smoke.sh PINWHEEL-LAB OUT-DIR}
@@ -97,6 +98,15 @@ for seed, configs in want.items():
                 fail("%s %s: the claim %r does not state its band" % (seed, c["id"], c["claim"]))
         elif c["seed_dir"] != 0 and isinstance(c["seed_ratio"], (int, float)):
             fail("%s %s: a seed figure without a size band" % (seed, c["id"]))
+# seed000's rows carry vmstat's r and cs beside the seed's own columns
+for r in m["seed000"]["rows"]:
+    for k in ("runnable_avg", "cs_per_s"):
+        if not isinstance(r.get(k), (int, float)) or r[k] < 0:
+            fail("seed000 %s: no %s" % (r["config"], k))
+    want_seed = r["config"] in ("off", "push-3.17")
+    for k in ("seed_r", "seed_cs_per_s"):
+        if want_seed != isinstance(r.get(k), (int, float)):
+            fail("seed000 %s: %s %r" % (r["config"], k, r.get(k)))
 # seed003's pinned watchdogs make no foreign dequeue: an infinite ratio, "inf"
 if not any(c["model_ratio"] == "inf" for c in m["seed003"]["claims"]):
     fail("seed003: no claim's ratio written \"inf\"")

@@ -461,6 +461,7 @@ uint64_t mdl_work(struct mdl *m, unsigned c, double ns, unsigned cat)
 	uint64_t s = cpu->free_at > m->now ? cpu->free_at : m->now;
 	uint64_t d = (uint64_t)llround(ns);
 	cpu->free_at = s + d;
+	cpu->charged_ns += d;
 	if (mdl_in_window(m))
 		cpu->cat_ns[cat] += d;
 	lag_check(m, c);
@@ -503,6 +504,7 @@ uint64_t mdl_locked(struct mdl *m, unsigned c, struct mdl_lock *l, double hold_n
 	}
 	uint64_t wait = t - req;
 	cpu->free_at = t + total;
+	cpu->charged_ns += wait + total;
 	if (mdl_in_window(m)) {
 		cpu->cat_ns[spin_cat] += wait;
 		cpu->spin_ns += wait;
@@ -984,16 +986,20 @@ void mdl_row_finish(struct mdl_seed *sd, struct mdl_row *row, const struct mdl *
 	mdl_seed_checks(sd, m);
 }
 
-void mdl_cost_sweep(const struct mdl_costs *base, unsigned i, struct mdl_costs *out)
+void mdl_cost_sweep(const struct mdl_costs *base, unsigned set, unsigned i,
+		    struct mdl_costs *out)
 {
 	static const double f[MDL_SWEEP_N] = {0.5, 2};
-	static const char *const names[MDL_SWEEP_N] = {"x0.5", "x2"};
-	static const enum mdl_cost_id scaled[] = {MC_IRQ, MC_IPI_SEND, MC_IPI_RECV, MC_LINE,
-						  MC_HANDOFF};
+	static const char *const names[2][MDL_SWEEP_N] = {{"x0.5", "x2"},
+							  {"task x0.5", "task x2"}};
+	static const enum mdl_cost_id kernel[] = {MC_IRQ, MC_IPI_SEND, MC_IPI_RECV, MC_LINE,
+						  MC_HANDOFF, MC_N};
+	static const enum mdl_cost_id task[] = {MC_WAKE, MC_SYSCALL, MC_COPY_KB, MC_N};
+	const enum mdl_cost_id *ids = set ? task : kernel;
 	*out = *base;
-	out->name = names[i % MDL_SWEEP_N];
-	for (unsigned k = 0; k < sizeof(scaled) / sizeof(scaled[0]); k++)
-		out->ns[scaled[k]] *= f[i % MDL_SWEEP_N];
+	out->name = names[set ? 1 : 0][i % MDL_SWEEP_N];
+	for (unsigned k = 0; ids[k] != MC_N; k++)
+		out->ns[ids[k]] *= f[i % MDL_SWEEP_N];
 }
 
 /* ------------------------------------------------------------ the results */

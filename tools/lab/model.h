@@ -109,6 +109,9 @@ struct mdl_lock {
 
 struct mdl_cpu {
 	uint64_t free_at;        /* the end of the work charged so far */
+	uint64_t charged_ns;     /* all work charged to it, spins included, since the start
+				  * (not only the window): what landed on it between two
+				  * looks is the difference */
 	uint64_t cat_ns[MDL_MAX_CAT]; /* charged, by category, in the window */
 	uint64_t spin_ns;        /* of which spinning on locks */
 	uint64_t irq[MI_N];      /* interrupts taken, in the window */
@@ -364,9 +367,12 @@ void mdl_row_common(struct mdl_row *row, const struct mdl_totals *t, const struc
 void mdl_row_finish(struct mdl_seed *sd, struct mdl_row *row, const struct mdl *m,
 		    const char *config, const char *label);
 /* The cost sweep (--full): MDL_SWEEP_N tables, @base with irq, the IPIs,
- * line and hand-off scaled (x0.5, x2), named after the factor. */
+ * line and hand-off scaled (x0.5, x2: "x0.5", "x2"), and as many with
+ * the task's costs, wake, syscall and copy_kb, scaled ("task x0.5",
+ * "task x2"): table @i of set @set (0 the first, 1 the task's). */
 #define MDL_SWEEP_N 2
-void mdl_cost_sweep(const struct mdl_costs *base, unsigned i, struct mdl_costs *out);
+void mdl_cost_sweep(const struct mdl_costs *base, unsigned set, unsigned i,
+		    struct mdl_costs *out);
 
 /* The results' helpers.  Context (all): main thread. */
 void mdl_row_set(struct mdl_row *r, const char *key, double v, const char *fmt);

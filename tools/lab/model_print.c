@@ -89,17 +89,18 @@ void mdl_print_text(FILE *f, const struct mdl_seed *s, int with_claims)
 	for (unsigned i = 0; i < s->nrows; i++)
 		sweep |= strcmp(s->row[i].cost_name, "table") != 0;
 	if (sweep) {
-		fprintf(f, "\ncost sweep (irq, ipi, line, handoff scaled):\n");
-		fprintf(f, "%-*s %4s %5s %-6s", w, "config", "cpus", "hz", "costs");
-		for (unsigned k = 0; k < s->ncols && k < 6; k++)
+		fprintf(f, "\ncost sweep (x0.5, x2: irq, ipi, line, handoff scaled; task x0.5, task "
+			   "x2: wake, syscall, copy_kb scaled, where the seed has them):\n");
+		fprintf(f, "%-*s %4s %5s %-9s", w, "config", "cpus", "hz", "costs");
+		for (unsigned k = 0; k < s->ncols; k++)
 			fprintf(f, " %10s", s->col_head[k]);
 		fprintf(f, "\n");
 		for (unsigned i = 0; i < s->nrows; i++) {
 			const struct mdl_row *r = &s->row[i];
 			if (!strcmp(r->cost_name, "table"))
 				continue;
-			fprintf(f, "%-*s %4u %5u %-6s", w, r->config, r->cpus, r->hz, r->cost_name);
-			for (unsigned k = 0; k < s->ncols && k < 6; k++)
+			fprintf(f, "%-*s %4u %5u %-9s", w, r->config, r->cpus, r->hz, r->cost_name);
+			for (unsigned k = 0; k < s->ncols; k++)
 				cell(f, r, s->col[k]);
 			fprintf(f, "\n");
 		}

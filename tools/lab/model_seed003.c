@@ -655,7 +655,7 @@ int mdl_seed003(const struct mdl_opts *o, struct mdl_seed *sd)
 	if (o->full && !err) {
 		for (unsigned i = 0; i < MDL_SWEEP_N && !err; i++) {
 			struct mdl_costs c;
-			mdl_cost_sweep(&o->costs, i, &c);
+			mdl_cost_sweep(&o->costs, 0, i, &c);
 			for (unsigned k = 1; k < 4 && !err && sd->nrows < MDL_MAX_ROWS; k += 2) {
 				err = run_row(o, &z, &cfgs[k], cpus_def[0], hz, &c, sd,
 					      &sd->row[sd->nrows]);
