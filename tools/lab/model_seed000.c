@@ -463,7 +463,9 @@ static void rx_poll(struct s0 *s, const struct mdl_ev *ev)
 		f->acked_skbs++;
 		mdl_act(m, (int)v->cpu);
 		rearm_rto(s, f, v->cpu);
-		if (f->app_waiting && s->sndbuf - f->queued >= s->sndbuf / 3) {
+		/* a thread still running (not yet asleep) needs no wake-up:
+		 * the next ACK after it sleeps wakes it */
+		if (f->app_waiting && !f->task_on && s->sndbuf - f->queued >= s->sndbuf / 3) {
 			f->app_waiting = 0;
 			app_wake(s, it.a, v->cpu);
 		}
