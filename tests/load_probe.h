@@ -82,15 +82,18 @@ static inline int64_t lp__wait(int fd)
 
 /*
  * lp_watch_open() - start watching every thread that process @pid (0: this
- * one, such as a relay the test started) has now (a thread started later
- * is not watched: open after the threads whose waits matter are up).
+ * one; or one the test started, such as a relay) has now, but the @nskip
+ * threads in @skip (a test's own helpers whose waits a queue absorbs: its
+ * main thread, its senders).  A thread started later is not watched: open
+ * after the threads whose waits matter are up.
  * Context: the polling thread; opens /proc files (not from a path that
  * must not block on them); no locks.
  * Return: true; false where no /proc/self/task/TID/schedstat can be read
  * (no procfs, a kernel without CONFIG_SCHED_INFO): the caller has no
  * reading and says so.
  */
-static inline bool lp_watch_open(struct lp_watch *w, pid_t pid)
+static inline bool lp_watch_open(struct lp_watch *w, pid_t pid, const long *skip,
+				 unsigned nskip)
 {
 	char dir[32];
 	if (pid)
@@ -104,6 +107,12 @@ static inline bool lp_watch_open(struct lp_watch *w, pid_t pid)
 	struct dirent *de;
 	while ((de = readdir(d)) && w->n < LP_MAX_TASKS) {
 		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+			continue;
+		long tid = strtol(de->d_name, NULL, 10);
+		bool skipped = false;
+		for (unsigned i = 0; i < nskip; i++)
+			skipped = skipped || skip[i] == tid;
+		if (skipped)
 			continue;
 		char path[80];
 		snprintf(path, sizeof(path), "%s/%.16s/schedstat", dir, de->d_name);

@@ -173,6 +173,30 @@ static void sleep_ns(uint64_t ns)
 		;
 }
 
+/*
+ * The test's own helper threads (main and the senders): a wait of theirs
+ * for a CPU is absorbed by the queue they keep full (a sender's pool or
+ * socket buffer holds tens of ms), so the probe leaves them out of its
+ * watch and counts the workers' (and its own).  A sender adds itself as it
+ * starts; main resets the list before a part's senders start.
+ */
+#define HELPERS_MAX 8
+static long helper_tid[HELPERS_MAX]; /* atomic */
+static unsigned nhelper;             /* atomic */
+
+static void helper_reset(void)
+{
+	__atomic_store_n(&helper_tid[0], (long)getpid(), __ATOMIC_RELAXED);
+	__atomic_store_n(&nhelper, 1, __ATOMIC_RELEASE);
+}
+
+static void helper_add(void)
+{
+	unsigned i = __atomic_fetch_add(&nhelper, 1, __ATOMIC_ACQ_REL);
+	CHECK(i < HELPERS_MAX);
+	__atomic_store_n(&helper_tid[i], (long)gettid(), __ATOMIC_RELEASE);
+}
+
 /* ------------------------------------------------------------ the table */
 
 struct row {
@@ -407,6 +431,7 @@ static void *ksender_fn(void *arg)
 {
 	struct ksender *s = arg;
 	static const char buf[UDP_PAYLOAD];
+	helper_add();
 	struct sockaddr_in to = { .sin_family = AF_INET, .sin_port = htons(9) };
 	inet_pton(AF_INET, "10.77.0.2", &to.sin_addr);
 	while (!__atomic_load_n(s->stop, __ATOMIC_ACQUIRE)) {
@@ -467,9 +492,9 @@ static double median(double *v, unsigned n)
 
 /*
  * The probe: a thread that sleeps 500 us at a time, as the workers do, and
- * on each wake-up records how late it woke and polls how long each of this
- * process's threads (the workers, the senders, itself) waited for a CPU
- * since the last wake-up (load_probe.h: why that measure).  Either is a
+ * on each wake-up records how late it woke and polls how long each of the
+ * runtime's workers (and itself; the helpers, above, are left out) waited
+ * for a CPU since the last wake-up (load_probe.h: why that measure).  Either is a
  * stall: tbf's 32 kB burst (and the htb classes', below) covers COVER_NS
  * without a dequeue at 100 Mbit/s, so a backlogged shaper loses to a stall
  * at most what it lasts beyond that.  A sub-window is disturbed when its
@@ -523,7 +548,12 @@ static void *probe_fn(void *arg)
 			continue;
 		uint64_t jnow = (t - PR.w0) / SUB_NS;
 		if (!opened) { /* the window's threads are all up by now */
-			opened = true, PR.have_wait = lp_watch_open(&w, 0), polled = t;
+			long skip[HELPERS_MAX];
+			unsigned n = __atomic_load_n(&nhelper, __ATOMIC_ACQUIRE);
+			for (unsigned i = 0; i < n && i < HELPERS_MAX; i++)
+				skip[i] = __atomic_load_n(&helper_tid[i], __ATOMIC_ACQUIRE);
+			PR.have_wait = lp_watch_open(&w, 0, skip, n < HELPERS_MAX ? n : HELPERS_MAX);
+			opened = true, polled = t;
 			steal = lp_steal_ns(), js = jnow;
 		}
 		uint64_t sum = 0, one = PR.have_wait ? lp_watch_poll(&w, &sum) : 0;
@@ -826,6 +856,7 @@ static void kernel_run(const char *const *cmds, unsigned ncmds, const uint32_t *
 	int rx = udp_in(K.b, 0, 9); /* a bound port: no ICMP unreachable back */
 	int stop = 0;
 	struct ksender s[MAXCLS];
+	helper_reset();
 	for (unsigned i = 0; i < nsend; i++) {
 		s[i] = (struct ksender){ .fd = udp_in(K.a, prio[i], 0), .stop = &stop };
 		CHECK_EQ(pthread_create(&s[i].th, NULL, ksender_fn, &s[i]), 0);
@@ -958,6 +989,7 @@ static const struct pw_netdev_ops pw_ops = { .xmit = pw_xmit, .drop = pw_drop };
 static void *pw_sender(void *arg)
 {
 	(void)arg;
+	helper_add();
 	while (!__atomic_load_n(&P.stop, __ATOMIC_ACQUIRE)) {
 		unsigned n = 0;
 		for (unsigned c = 0; c < P.npool; c++) {
@@ -1032,6 +1064,7 @@ static pthread_t pw_th;
 static void pw_start(void)
 {
 	CHECK_EQ(pw_runtime_start(P.rt), 0);
+	helper_reset();
 	CHECK_EQ(pthread_create(&pw_th, NULL, pw_sender, NULL), 0);
 }
 
