@@ -61,6 +61,7 @@
 #include <pinwheel/pinwheel.h>
 
 #include "check.h"
+#include "load_probe.h"
 #include "now.h"
 
 static const char *relay_bin;
@@ -99,6 +100,82 @@ static void sleep_until(uint64_t t)
 static void sleep_ms(unsigned ms)
 {
 	sleep_until(now_ns() + (uint64_t)ms * 1000000ull);
+}
+
+/* ------------------------------------------------------------ load probe */
+
+/*
+ * The probe around a judged timing (load_probe.h says why this measure):
+ * a thread that sleeps 500 us at a time and at each wake-up takes the
+ * longer of its own lateness and the longest wait for a CPU of one of the
+ * relay process's threads since the last poll.  What such stalls last
+ * beyond @cover_ns (what the figure absorbs: a shaper's burst, a delay's
+ * tolerance), summed, plus the steal the machine counts, is time the
+ * relay could not keep its pace for.  A figure whose window lost more
+ * than its judge allows is printed, not judged (LOADED), and counted, so
+ * a run says how many it judged.  Threads: the probe's and the test's
+ * main thread (start, stop, the counts).
+ */
+static struct {
+	pthread_t th;
+	pid_t pid;
+	uint64_t cover_ns, lost_ns, max_ns, steal0;
+	int stop;
+} RP;
+static unsigned timing_judged, timing_loaded;
+
+static void *rprobe_fn(void *arg)
+{
+	(void)arg;
+	struct lp_watch w;
+	bool have = lp_watch_open(&w, RP.pid, NULL, 0);
+	while (!__atomic_load_n(&RP.stop, __ATOMIC_ACQUIRE)) {
+		uint64_t want = now_ns() + 500000;
+		sleep_until(want);
+		uint64_t late = now_ns() - want, sum = 0;
+		uint64_t one = have ? lp_watch_poll(&w, &sum) : 0;
+		uint64_t stall = late > one ? late : one;
+		if (stall > RP.max_ns)
+			RP.max_ns = stall;
+		if (stall > RP.cover_ns)
+			RP.lost_ns += stall - RP.cover_ns;
+	}
+	if (have)
+		lp_watch_close(&w);
+	return NULL;
+}
+
+static void rprobe_start(pid_t pid, uint64_t cover_ns)
+{
+	RP.pid = pid;
+	RP.cover_ns = cover_ns;
+	RP.lost_ns = RP.max_ns = 0;
+	RP.stop = 0;
+	RP.steal0 = lp_steal_ns();
+	CHECK_EQ(pthread_create(&RP.th, NULL, rprobe_fn, NULL), 0);
+}
+
+/* Stop the probe; whether the window lost at most @allow_ns (then the
+ * figure is judged), said in a line either way. */
+static bool rprobe_quiet(uint64_t allow_ns, const char *what)
+{
+	__atomic_store_n(&RP.stop, 1, __ATOMIC_RELEASE);
+	pthread_join(RP.th, NULL);
+	/* the machine's steal, all CPUs': what one CPU lost on average */
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	uint64_t steal = lp_steal_least(lp_steal_ns() - RP.steal0) / (uint64_t)(ncpu > 0 ? ncpu : 1);
+	uint64_t lost = RP.lost_ns + steal;
+	bool quiet = lost <= allow_ns;
+	char la[128];
+	printf("  probe (%s): stalls beyond %.1f ms %.1f ms, steal %.1f ms (allowed %.1f), longest "
+	       "%.1f ms, load %s: %s\n",
+	       what, RP.cover_ns / 1e6, RP.lost_ns / 1e6, steal / 1e6, allow_ns / 1e6,
+	       RP.max_ns / 1e6, lp_loadavg(la, sizeof(la)), quiet ? "judged" : "LOADED, not judged");
+	if (quiet)
+		timing_judged++;
+	else
+		timing_loaded++;
+	return quiet;
 }
 
 /* ------------------------------------------------------------ echo server */
@@ -509,7 +586,8 @@ static void test_delay(void)
 	relay_start(&r, (const char *const[]){ "--workers", "2", "--up", "netem delay 20ms", NULL });
 	uint64_t rtts[N], sum = 0, rtt;
 	unsigned n = 0;
-	uint64_t t = now_ns();
+	rprobe_start(r.pid, 2000000);
+	uint64_t t = now_ns(), t0 = t;
 	for (int i = 0; i < N; i++) {
 		client_send(&c, r.port, 0, (uint32_t)i, 64);
 		t += 2000000; /* one every 2 ms: 10 in flight */
@@ -520,6 +598,8 @@ static void test_delay(void)
 	}
 	while (n < N && client_recv(&c, 1000, &rtt, NULL, NULL))
 		rtts[n++] = rtt, sum += rtt;
+	/* the relay's stalls beyond 2 ms, summed, within 5% of the run */
+	bool quiet = rprobe_quiet((now_ns() - t0) / 20, "delay 20ms");
 	relay_stop(&r);
 	CHECK_EQ(n, N);
 	qsort(rtts, n, sizeof(rtts[0]), cmp_u64);
@@ -531,8 +611,10 @@ static void test_delay(void)
 	       rtts[0] / 1e6, rtts[n / 2] / 1e6, mean / 1e6, rtts[n * 99 / 100] / 1e6, base50 / 1e6,
 	       tol / 1e6);
 	CHECK(rtts[0] >= 20000000);            /* never early */
-	CHECK_TIMING(mean <= 20e6 + tol);
-	CHECK_TIMING(rtts[n / 2] <= 20e6 + tol);
+	if (quiet) {
+		CHECK_TIMING(mean <= 20e6 + tol);
+		CHECK_TIMING(rtts[n / 2] <= 20e6 + tol);
+	}
 	CHECK_EQ(fin_get(&r, "up", "out"), N);
 	CHECK_EQ(fin_get(&r, "up", "dropped"), 0);
 	relay_free(&r);
@@ -877,7 +959,13 @@ static void run_tbf(const char *spec, double mbit, unsigned n, unsigned gap_us, 
 	client_open(&c);
 	relay_start(&r, (const char *const[]){ "--workers", "2", "--up", spec, NULL });
 	rec_count(1);
+	/* both shapers' bursts hold 8 ms at their rate */
+	rprobe_start(r.pid, 8000000);
+	uint64_t t0 = now_ns();
 	unsigned got = send_burst(&r, &c, n, LEN, gap_us, per);
+	/* a stall beyond the burst costs the rate what it lasts: half the
+	 * 3% tolerance may go to them */
+	bool quiet = rprobe_quiet((uint64_t)((now_ns() - t0) * 0.015), spec);
 	relay_stop(&r);
 	long long out = fin_get(&r, "up", "out");
 	CHECK_EQ(fin_get(&r, "up", "rx"), n);
@@ -909,7 +997,8 @@ static void run_tbf(const char *spec, double mbit, unsigned n, unsigned gap_us, 
 	double rate = (m * sxy - sx * sy) / (m * sxx - sx * sx);
 	printf("  %s: %.3f Mbit/s over %.3f s at the server (%u packets)\n", spec, rate / 1e6, secs,
 	       last - first);
-	CHECK_TIMING(fabs(rate - mbit * 1e6) <= 0.03 * mbit * 1e6);
+	if (quiet)
+		CHECK_TIMING(fabs(rate - mbit * 1e6) <= 0.03 * mbit * 1e6);
 	relay_free(&r);
 	close(c.fd);
 }
@@ -1414,14 +1503,20 @@ static void test_reload(void)
 	CHECK(strstr(r.errtext, "SIGHUP: batch files applied"));
 	uint64_t rtt;
 	uint32_t seq;
-	unsigned fast = 0;
+	unsigned fast = 0, old = 0, total = 0;
 	for (int i = 0; i < N; i++) {
 		client_send(&c, r.port, 0, (uint32_t)(N + i), 64);
-		while (client_recv(&c, 0, &rtt, &seq, NULL))
-			fast += seq >= N && rtt < 300000000;
+		/* an old one may already be back here (a slow SIGHUP on a
+		 * loaded machine takes most of its 600 ms): counted too */
+		while (client_recv(&c, 0, &rtt, &seq, NULL)) {
+			total++;
+			if (seq < N)
+				old++;
+			else
+				fast += rtt < 300000000;
+		}
 		sleep_ms(2);
 	}
-	unsigned old = 0, total = 0;
 	while (client_recv(&c, 1500, &rtt, &seq, NULL)) {
 		total++;
 		if (seq < N)
@@ -2050,5 +2145,6 @@ int main(int argc, char **argv)
 	RUN(test_text_stats);
 	RUN(test_ipv6);
 	echo_stop();
+	printf("# timing figures: %u judged, %u left out as LOADED\n", timing_judged, timing_loaded);
 	return 0;
 }
