@@ -1320,6 +1320,25 @@ static int wait_clients(const struct relay *r, long long n, int timeout_ms)
 
 static void bad(const char *const *args, const char *want);
 
+/* Stop @r with SIGTERM (a clean exit) and return its stdout: the text
+ * report (no --json).  The text is static: one at a time. */
+static const char *relay_stop_text(struct relay *r)
+{
+	CHECK(kill(r->pid, SIGTERM) == 0);
+	int st;
+	CHECK(waitpid(r->pid, &st, 0) == r->pid);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	close(r->err_fd);
+	FILE *f = fopen(r->out_path, "r");
+	CHECK(f);
+	static char text[1 << 16];
+	size_t n = fread(text, 1, sizeof(text) - 1, f);
+	text[n] = '\0';
+	fclose(f);
+	unlink(r->out_path);
+	return text;
+}
+
 /* --max-clients-per-addr (issue 34): one address's clients are held to
  * the cap while another address's are not, the refused counted under
  * their own reason, and the count is exact as the mappings idle out (the
@@ -1408,18 +1427,7 @@ static void test_max_clients_per_addr(void)
 		client_send(&t[i], r.port, (uint32_t)i, 0, 64);
 	}
 	unsigned nt = replies(t, NT, tgot, 4, 5000);
-	CHECK(kill(r.pid, SIGTERM) == 0);
-	int st;
-	CHECK(waitpid(r.pid, &st, 0) == r.pid);
-	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-	close(r.err_fd);
-	FILE *f = fopen(r.out_path, "r");
-	CHECK(f);
-	static char text[1 << 16];
-	size_t n = fread(text, 1, sizeof(text) - 1, f);
-	text[n] = '\0';
-	fclose(f);
-	unlink(r.out_path);
+	const char *text = relay_stop_text(&r);
 	CHECK_EQ(nt, 4);
 	CHECK(strstr(text, "(max_clients_per_addr 2)"));
 	for (int i = 0; i < NT; i++)
@@ -1736,18 +1744,7 @@ static void test_text_stats(void)
 	struct client c;
 	client_open(&c);
 	unsigned got = send_count(&r, &c, 100, 64, 200);
-	CHECK(kill(r.pid, SIGTERM) == 0);
-	int st;
-	CHECK(waitpid(r.pid, &st, 0) == r.pid);
-	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-	close(r.err_fd);
-	FILE *f = fopen(r.out_path, "r");
-	CHECK(f);
-	static char text[1 << 16];
-	size_t n = fread(text, 1, sizeof(text) - 1, f);
-	text[n] = '\0';
-	fclose(f);
-	unlink(r.out_path);
+	const char *text = relay_stop_text(&r);
 	CHECK_EQ(got, 100);
 	CHECK(strstr(text, "qdisc netem 8001: root"));
 	CHECK(strstr(text, " Sent 9200 bytes 100 pkt (dropped 0, overlimits 0 requeues 0)"));

@@ -297,6 +297,17 @@ void *udp__worker_main(void *arg);
  */
 void udp__kick_all(struct udp_relay *r);
 
+/*
+ * udp__tc() - one tc command on @r's runtime, confined to device @dev
+ * (pw_tc_dev(); NULL: any, pw_tc()) with @flags; tc's message in @err
+ * without its last newline (strerror when tc gave none); then every
+ * worker woken to see the change.  udp_relay_tc() and
+ * udp_relay_tc_dev() are this.
+ * Context: as udp_relay_tc().  Return: pw_tc()'s.
+ */
+int udp__tc(struct udp_relay *r, const char *dev, const char *cmd, unsigned flags, char *err,
+	    size_t errlen);
+
 /* ------------------------------------------------ udp_tx.c: the send path */
 
 /**

@@ -91,17 +91,9 @@ int udp_relay_set_schedule(struct udp_relay *r, enum relay_dir dir, const char *
 int udp_relay_tc_dev(struct udp_relay *r, enum relay_dir dir, const char *cmd, char *err,
 		     size_t errlen)
 {
-	err[0] = '\0';
 	if ((unsigned)dir >= RELAY_NDIR) {
 		snprintf(err, errlen, "no such direction");
 		return -EINVAL;
 	}
-	int rc = pw_tc_dev(r->rt, dev_name[dir], cmd, PW_TC_NO_FILES, NULL, 0, err, errlen);
-	size_t n = strlen(err);
-	while (n && err[n - 1] == '\n')
-		err[--n] = '\0';
-	if (rc && !err[0])
-		snprintf(err, errlen, "%s", strerror(-rc));
-	udp__kick_all(r);
-	return rc;
+	return udp__tc(r, dev_name[dir], cmd, PW_TC_NO_FILES, err, errlen);
 }

@@ -540,11 +540,13 @@ int udp_relay_apply(struct udp_relay *r, enum relay_dir dir, const char *text, c
 	return rc ? -EINVAL : 0;
 }
 
-/* One tc command (see udp.h). */
-int udp_relay_tc(struct udp_relay *r, const char *cmd, char *err, size_t errlen)
+/* One tc command (see udp.h), and udp_relay_tc_dev()'s (udp_priv.h). */
+int udp__tc(struct udp_relay *r, const char *dev, const char *cmd, unsigned flags, char *err,
+	    size_t errlen)
 {
 	err[0] = '\0';
-	int rc = pw_tc(r->rt, cmd, 0, NULL, 0, err, errlen);
+	int rc = dev ? pw_tc_dev(r->rt, dev, cmd, flags, NULL, 0, err, errlen)
+		     : pw_tc(r->rt, cmd, flags, NULL, 0, err, errlen);
 	size_t n = strlen(err);
 	while (n && err[n - 1] == '\n')
 		err[--n] = '\0';
@@ -552,6 +554,11 @@ int udp_relay_tc(struct udp_relay *r, const char *cmd, char *err, size_t errlen)
 		snprintf(err, errlen, "%s", strerror(-rc));
 	udp__kick_all(r);
 	return rc;
+}
+
+int udp_relay_tc(struct udp_relay *r, const char *cmd, char *err, size_t errlen)
+{
+	return udp__tc(r, NULL, cmd, 0, err, errlen);
 }
 
 /* SIGHUP (see udp.h). */
