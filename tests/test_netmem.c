@@ -339,12 +339,35 @@ static void test_two_runtimes(void)
 	CHECK_EQ(b.used, 0);
 }
 
-/* One thread's runtime: htb classes added and deleted in turn. */
+/* One thread's runtime: htb classes added and deleted in turn, in
+ * rounds both threads go through together (a barrier between phases), so
+ * that what is asked of the budget at once is known, not left to how the
+ * threads happen to be scheduled: 2 classes each first (room for both),
+ * then 6 more each (room for about 4 between them: some are refused),
+ * then every class deleted. */
+static pthread_barrier_t churn_bar;
+
 struct churn {
 	struct pw_runtime *rt;
 	struct pw_mem_budget *b;
-	unsigned added, refused;
+	unsigned added, refused, added_first;
 };
+
+static void churn_add(struct churn *c, unsigned from, unsigned to)
+{
+	char cmd[128];
+	for (unsigned i = from; i <= to; i++) {
+		snprintf(cmd, sizeof(cmd), "class add dev c0 parent 1: classid 1:%x htb rate 1mbit",
+			 i);
+		int rc = tc(c->rt, cmd, NULL, 0);
+		CHECK(rc == 0 || rc == -ENOBUFS);
+		if (rc)
+			c->refused++;
+		else
+			c->added++, c->added_first += i <= 2;
+		CHECK(__atomic_load_n(&c->b->used, __ATOMIC_RELAXED) <= c->b->limit);
+	}
+}
 
 static void *churn_main(void *arg)
 {
@@ -355,17 +378,11 @@ static void *churn_main(void *arg)
 	tc_ok(c->rt, "qdisc add dev c0 root handle 1: htb");
 	char cmd[128];
 	for (unsigned round = 0; round < 40; round++) {
-		for (unsigned i = 1; i <= 8; i++) {
-			snprintf(cmd, sizeof(cmd),
-				 "class add dev c0 parent 1: classid 1:%x htb rate 1mbit", i);
-			int rc = tc(c->rt, cmd, NULL, 0);
-			CHECK(rc == 0 || rc == -ENOBUFS);
-			if (rc)
-				c->refused++;
-			else
-				c->added++;
-			CHECK(__atomic_load_n(&c->b->used, __ATOMIC_RELAXED) <= c->b->limit);
-		}
+		pthread_barrier_wait(&churn_bar);
+		churn_add(c, 1, 2);
+		pthread_barrier_wait(&churn_bar);
+		churn_add(c, 3, 8);
+		pthread_barrier_wait(&churn_bar);
 		for (unsigned i = 1; i <= 8; i++) {
 			snprintf(cmd, sizeof(cmd), "class del dev c0 classid 1:%x", i);
 			int rc = tc(c->rt, cmd, NULL, 0);
@@ -388,12 +405,18 @@ static void test_threads(void)
 	 * a device with its root and figures is under 100 KB, a class with
 	 * its leaf and figures about 62 KB */
 	b.limit = 2 * 100000 + 8 * 62000;
+	CHECK_EQ(pthread_barrier_init(&churn_bar, NULL, 2), 0);
 	for (int i = 0; i < 2; i++)
 		CHECK_EQ(pthread_create(&th[i], NULL, churn_main, &c[i]), 0);
 	for (int i = 0; i < 2; i++)
 		CHECK_EQ(pthread_join(th[i], NULL), 0);
-	CHECK(c[0].refused + c[1].refused > 0);
-	CHECK(c[0].added > 0 && c[1].added > 0);
+	pthread_barrier_destroy(&churn_bar);
+	printf("  threads: added %u + %u, refused %u + %u\n", c[0].added, c[1].added, c[0].refused,
+	       c[1].refused);
+	/* every round asked for 16 classes where about 8 fit */
+	CHECK(c[0].refused + c[1].refused >= 40);
+	CHECK_EQ(c[0].added_first, 80); /* the first 2 of each round had room */
+	CHECK_EQ(c[1].added_first, 80);
 	CHECK(b.peak <= b.limit);
 	CHECK_EQ(b.used, mem(c[0].rt) + mem(c[1].rt));
 	for (int i = 0; i < 2; i++)
