@@ -57,6 +57,19 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+/* PW_TSAN: 1 in a ThreadSanitizer build, whose slowdown is not the
+ * library's: the timing tests print their timings there, not judge them. */
+#if defined(__SANITIZE_THREAD__)
+#define PW_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define PW_TSAN 1
+#endif
+#endif
+#ifndef PW_TSAN
+#define PW_TSAN 0
+#endif
+
 #define LP_MAX_TASKS 64
 
 /* The threads watched, each with its schedstat open and its last reading. */

@@ -153,17 +153,6 @@
 				* this (half the 1% of a sub-window) is disturbed */
 #define MIN_CLEAN 3            /* fewer clean sub-windows: the figure is not judged */
 
-#if defined(__SANITIZE_THREAD__)
-#define PW_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define PW_TSAN 1
-#endif
-#endif
-#ifndef PW_TSAN
-#define PW_TSAN 0
-#endif
-
 static int failures;
 
 static void sleep_ns(uint64_t ns)

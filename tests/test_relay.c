@@ -70,14 +70,7 @@ static long spawn_nofile; /* RLIMIT_NOFILE (soft and hard) of the next relay; 0:
 /* Under ThreadSanitizer (this test's build or the relay's) the timings are
  * printed, not judged: the sanitizer's slowdown is not the relay's.  The
  * counts and balances are checked in every build. */
-#if defined(__SANITIZE_THREAD__)
-#define PW_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define PW_TSAN 1
-#endif
-#endif
-#ifdef PW_TSAN
+#if PW_TSAN /* load_probe.h */
 static const int judge_timing = 0;
 #else
 static const int judge_timing = 1;

@@ -32,35 +32,23 @@
 
 static unsigned n_open;
 
-int __real_open(const char *path, int flags, ...);
-int __wrap_open(const char *path, int flags, ...);
-int __wrap_open(const char *path, int flags, ...)
-{
-	n_open++;
-	mode_t mode = 0;
-	if (flags & O_CREAT) {
-		va_list ap;
-		va_start(ap, flags);
-		mode = (mode_t)va_arg(ap, int);
-		va_end(ap);
+#define WRAP_OPEN(name)                                                                     \
+	int __real_##name(const char *path, int flags, ...);                                \
+	int __wrap_##name(const char *path, int flags, ...);                                \
+	int __wrap_##name(const char *path, int flags, ...)                                 \
+	{                                                                                   \
+		n_open++;                                                                   \
+		mode_t mode = 0;                                                            \
+		if (flags & O_CREAT) {                                                      \
+			va_list ap;                                                         \
+			va_start(ap, flags);                                                \
+			mode = (mode_t)va_arg(ap, int);                                     \
+			va_end(ap);                                                         \
+		}                                                                           \
+		return __real_##name(path, flags, mode);                                    \
 	}
-	return __real_open(path, flags, mode);
-}
-
-int __real_open64(const char *path, int flags, ...);
-int __wrap_open64(const char *path, int flags, ...);
-int __wrap_open64(const char *path, int flags, ...)
-{
-	n_open++;
-	mode_t mode = 0;
-	if (flags & O_CREAT) {
-		va_list ap;
-		va_start(ap, flags);
-		mode = (mode_t)va_arg(ap, int);
-		va_end(ap);
-	}
-	return __real_open64(path, flags, mode);
-}
+WRAP_OPEN(open)
+WRAP_OPEN(open64)
 
 FILE *__real_fopen(const char *path, const char *mode);
 FILE *__wrap_fopen(const char *path, const char *mode);

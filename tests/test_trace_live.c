@@ -76,17 +76,6 @@
 #define QUIET_NS (2 * MS)       /* a stall the figures absorb */
 #define STALL_BUDGET_NS (5 * MS) /* the stalls' time beyond QUIET_NS that a quiet run may hold */
 
-#if defined(__SANITIZE_THREAD__)
-#define PW_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define PW_TSAN 1
-#endif
-#endif
-#ifndef PW_TSAN
-#define PW_TSAN 0
-#endif
-
 static const unsigned trace_ms[] = { 2, 3, 5, 5, 8, 10, 10, 12, 15, 20 };
 #define NTRACE (sizeof(trace_ms) / sizeof(trace_ms[0]))
 
