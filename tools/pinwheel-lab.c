@@ -6,18 +6,18 @@
  *
  *   seed000  paced flows through fq on mq, socket timers re-armed per ACK:
  *            timer_migration=1 (PUSH, not pinned) vs pinned vs PULL; vmstat's
- *            in, cs, us/sy/id per interval (tools/lab/seed000.c)
+ *            in, cs, us/sy/id per interval (tools/lab/live/seed000.c)
  *   seed001  receive-side mod_timer: one global timer lock (2.4) vs per-CPU
  *            bases without the fast path vs with it; packets/s and a
- *            readprofile-style profile (tools/lab/seed001.c, profile.c)
+ *            readprofile-style profile (tools/lab/live/seed001.c, profile.c)
  *   seed003  mq + 8 netem (the seed's tc script): watchdogs not pinned under
  *            PUSH vs pinned vs not pinned under PULL; lock-wait share,
- *            dequeues per CPU, delay accuracy (tools/lab/seed003.c)
+ *            dequeues per CPU, delay accuracy (tools/lab/live/seed003.c)
  *   all      the three, one after another
  *   report   all, then report.md + report.html with the charts (--out)
  *   model    the deterministic model of a seed (or all) alone: each seed at
  *            its own size on the simulated clock, no threads (tools/lab/
- *            model.c); seed000|001|003|all|report run it first, merge its
+ *            model/model.c); seed000|001|003|all|report run it first, merge its
  *            half of each claim into the live run's, and print its section
  *            after the claims table
  *

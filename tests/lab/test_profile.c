@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_profile: pinwheel-lab's profiler (tools/lab/profile.c) against a
+ * test_profile: pinwheel-lab's profiler (tools/lab/live/profile.c) against a
  * workload whose true shares are known.
  *
  * The workload: two threads, each alternating between two functions on the

@@ -20,7 +20,7 @@
 #include <pinwheel/pinwheel.h>
 #include <pinwheel/stats.h>
 
-#include "lab.h"
+#include "../lab.h"
 
 /* ------------------------------------------------------------ the costs */
 

@@ -48,7 +48,7 @@
 #include <pinwheel/timer.h>
 
 #include "gl24.h"
-#include "lab.h"
+#include "../lab.h"
 #include "now.h"
 
 #define HZ 1000

@@ -20,7 +20,7 @@
  * Per frame, in the NAPI poll (tg3_poll): the driver; the timestamp
  * (netif_rx's do_gettimeofday(), sn_gettimeoffset() reading the SHub
  * clock) where the row keeps it; tcp_v4_rcv; two timer re-arms, as the
- * live lab models 2.4's receive path (tools/lab/seed001.c): the delayed
+ * live lab models 2.4's receive path (tools/lab/live/seed001.c): the delayed
  * ACK (jiffies + HZ/25) and the keepalive (jiffies + 7200 s); every second
  * frame an ACK; the reader woken.  The reader (a task) copies what is
  * queued (__copy_user).

@@ -73,7 +73,7 @@
 #include <pinwheel/pinwheel.h>
 #include <pinwheel/stats.h>
 
-#include "lab.h"
+#include "../lab.h"
 
 #define DATA_LEN 1514u  /* an MSS of 1448 on the wire */
 #define ACK_LEN 66u

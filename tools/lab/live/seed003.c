@@ -74,7 +74,7 @@
 #include <pinwheel/pinwheel.h>
 #include <pinwheel/stats.h>
 
-#include "lab.h"
+#include "../lab.h"
 #include "now.h"
 #include "pktpool.h"
 

@@ -69,7 +69,7 @@
 #include <sys/syscall.h>
 #endif
 
-#include "lab.h"
+#include "../lab.h"
 
 /* 2^18 samples: 65 s of 2 busy CPUs at 2 kHz; more are counted as dropped */
 #define PROF_CAP (1u << 18)
