@@ -12,6 +12,9 @@
  *   <pinwheel/hrtimer.h>  hrtimers (nanosecond timers, the kernel's hrtimer)
  *   <pinwheel/worker.h>   worker threads, work items, the poll hook
  *   <pinwheel/policy.h>   migration policies, idle marks, CPU hotplug
+ *   <pinwheel/net.h>      the packet-scheduling layer: devices, qdiscs, pw_tc()
+ *   <pinwheel/link.h>     a link: qdiscs from tc's words on a simulated clock,
+ *                         packets in, departures and drops out (docs/link.md)
  * Not included here, include them explicitly:
  *   <pinwheel/stats.h>    per-CPU statistics and pw_vmstat(); the only
  *                         public header that includes <stdio.h>
@@ -36,5 +39,6 @@
 #include <pinwheel/worker.h>
 #include <pinwheel/policy.h>
 #include <pinwheel/net.h>
+#include <pinwheel/link.h>
 
 #endif /* PINWHEEL_PINWHEEL_H */

@@ -406,6 +406,11 @@ struct pw__net {
 	struct pw__softnet *softnet;  /* [ncpus] */
 	uint64_t mem;                 /* atomic: tc state's bytes (netmem.c) */
 	struct pw_mem_budget *budget; /* atomic: charged with mem, or NULL */
+	/* cfg_lock: where a netem given no `seed` draws its seeds: the OS's
+	 * random source (0), or this splitmix64 state (1: a link's seed,
+	 * tc/link.c), so that a whole run replays */
+	int seeded;
+	uint64_t seed_state;
 };
 
 /* The layer's state of @rt, created on first use.  NULL on -ENOMEM. */

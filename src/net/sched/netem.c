@@ -82,7 +82,9 @@
  *    byte and bit that corrupt flips, and the start of each uniform slot.
  *    Here those come from a second LFSR113 stream, seeded from the seed
  *    (seed ^ 0x9e3779b97f4a7c15) when one is given, from getrandom()
- *    otherwise, so a seeded run is reproducible in every respect, not only
+ *    otherwise (from the runtime's seeded stream under a link: both the
+ *    seed and this stream; tc/link.c), so a seeded run is reproducible in
+ *    every respect, not only
  *    in its loss/duplicate/reorder/delay decisions.  The bit position is
  *    drawn as prandom_u32_max() (multiply-shift) rather than 6.2's
  *    get_random_u32_below(); both are uniform.
@@ -177,10 +179,17 @@ static void rnd_seed(struct netem_rnd *s, uint64_t seed)
 	s->s4 = rnd_floor(i, 128U);
 }
 
-/* get_random_u64() stand-in: the OS's random source. */
-static uint64_t random_u64(void)
+/* get_random_u64() stand-in: the OS's random source, or the runtime's
+ * seeded stream when it has one (a link's seed: tc/link.c).  cfg_lock held. */
+static uint64_t random_u64(struct pw__net *net)
 {
 	uint64_t v = 0;
+	if (net->seeded) { /* splitmix64 */
+		v = (net->seed_state += 0x9e3779b97f4a7c15ull);
+		v = (v ^ (v >> 30)) * 0xbf58476d1ce4e5b9ull;
+		v = (v ^ (v >> 27)) * 0x94d049bb133111ebull;
+		return v ^ (v >> 31);
+	}
 	if (getrandom(&v, sizeof(v), GRND_NONBLOCK) != (ssize_t)sizeof(v)) {
 		struct timespec ts;
 		clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -601,9 +610,9 @@ static int netem_change(struct pw__qdisc *q, void *optp, struct pw__extack *ext)
 
 	/* the seed first: the correlation start values come from aux */
 	nd->seed_given = o->has_seed;
-	nd->seed = o->has_seed ? o->seed : random_u64();
+	nd->seed = o->has_seed ? o->seed : random_u64(q->dev->net);
 	rnd_seed(&nd->prng, nd->seed);
-	rnd_seed(&nd->aux, o->has_seed ? o->seed ^ 0x9e3779b97f4a7c15ull : random_u64());
+	rnd_seed(&nd->aux, o->has_seed ? o->seed ^ 0x9e3779b97f4a7c15ull : random_u64(q->dev->net));
 
 	if (o->has_corr) {
 		init_crandom(nd, &nd->delay_cor, o->delay_corr);
