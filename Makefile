@@ -7,7 +7,7 @@ BENCH_ARGS ?=
 LAB_ARGS ?=
 REPORT_DIR ?= lab-report
 
-.PHONY: all build run bench report test install clean asan tsan plots fuzz soak
+.PHONY: all build run bench report test install clean asan tsan plots fuzz soak python
 
 all: build
 
@@ -28,6 +28,17 @@ bench: build
 # The lab's report: $(REPORT_DIR)/report.md and report.html (charts need gnuplot).
 report: build
 	$(BUILD)/tools/pinwheel-lab report --out $(REPORT_DIR) $(LAB_ARGS)
+
+# The Python module (python/pinwheel: ctypes over libpinwheel.so; docs/link.md):
+# nothing to compile; this checks that `PYTHONPATH=python python3 -c 'import
+# pinwheel'` loads it from the repository root, where it finds build/libpinwheel.so
+# (another BUILD: through PINWHEEL_LIBRARY).  Installed: make install, then
+# python3 -m venv --system-site-packages V && V/bin/pip install --no-index --no-build-isolation ./python
+PYTHON ?= python3
+python: build
+	$(if $(filter build,$(BUILD)),,PINWHEEL_LIBRARY=$(abspath $(BUILD))/libpinwheel.so) \
+	  PYTHONPATH=python $(PYTHON) -B -c 'import pinwheel, pinwheel._lib as l; \
+	  print("pinwheel", pinwheel.__version__, "from", pinwheel.__file__, "over", l.path)'
 
 test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
