@@ -308,7 +308,7 @@ class Link:
         tc prints.  A change keeps queued packets; a replace or delete
         flushes them to drops() (reason "flush").  Bad words raise
         LinkError with tc's message."""
-        size = 1 << 20
+        size = 1 << 16
         while True:
             out = ctypes.create_string_buffer(size)
             err = ctypes.create_string_buffer(2048)

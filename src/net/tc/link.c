@@ -75,6 +75,9 @@
 
 #define LINK_EPOCH_NS 1000000000ull
 
+/* pw_link_stats.drops_by_reason has a slot per reason */
+_Static_assert(PW_DROP_REASON_MAX <= 16, "pw_link_stats.drops_by_reason is too short");
+
 enum { LP_IN = 1, LP_DEPARTED, LP_DROPPED };
 
 /* A packet of the link: the layer's packet, the caller's tag, its bytes. */
