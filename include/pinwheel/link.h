@@ -46,10 +46,11 @@ struct pw_link; /* opaque */
  * 1%"), or with PW_LINK_BATCH tc commands one a line, as `tc -batch`
  * reads them ('#' comments, '\' continuations), run in order (a tree:
  * `qdisc add dev link root handle 1: htb default 10`, `class add ...`).
- * NULL or empty: the device's default qdiscs (pfifo_fast; mq of
- * pfifo_fast with several TX queues).  Every command runs with
- * PW_TC_NO_FILES: netem's distributions are the built-in tables, never a
- * system file.
+ * Words that begin with `qdisc`, `class` or `tc` are taken as commands
+ * without the flag.  NULL or empty: the device's default qdiscs
+ * (pfifo_fast; mq of pfifo_fast with several TX queues).  Every command
+ * runs with PW_TC_NO_FILES: netem's distributions are the built-in
+ * tables, never a system file.
  * @seed: every netem of the link given no `seed` of its own draws its
  * seed from a stream this seeds, in the order the commands create or
  * change them, so the same @seed and the same calls give the same
