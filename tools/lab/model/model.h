@@ -3,7 +3,8 @@
  * pinwheel-lab's model: a deterministic discrete-event run of each seed on
  * the simulated clock (PW_CLOCK_SIM), the library making every timer
  * decision.  model.c is the engine (its head is the design essay: what is
- * modelled, the invariants, the cost table); model_seed000.c,
+ * modelled, the invariants), model_costs.c the cost table, model_row.c a
+ * row's shape and the results' helpers; model_seed000.c,
  * model_seed001.c and model_seed003.c are the seeds; pinwheel-lab.c's
  * `model` subcommand and lab.h's lab_model_*() are the way in.
  *
@@ -24,7 +25,7 @@
 
 /* ------------------------------------------------------------ the costs */
 
-/* What one event costs a CPU, in ns (model.c's table says from where). */
+/* What one event costs a CPU, in ns (model_costs.c's table says from where). */
 enum mdl_cost_id {
 	MC_IRQ,        /* a device or timer interrupt: entry, EOI, exit, softirq entry */
 	MC_IPI_SEND,   /* sending a reschedule/call-function IPI */

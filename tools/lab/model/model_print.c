@@ -3,8 +3,9 @@
  * pinwheel-lab's model: the way in from lab.h (lab_model_run() runs the
  * seeds' files) and the results' printing (struct mdl_seed, one per
  * seed), as text tables and as JSON.  The results' helpers the seeds fill
- * them with (mdl_row_set(), mdl_find(), ...) are model.c's, so the seeds'
- * files call only down, into model.c, and this file only calls them.
+ * them with (mdl_row_set(), mdl_find(), ...) are model_row.c's, so the
+ * seeds' files call only down, into the engine's files, and this file only
+ * calls them.
  *
  * A seed's section opens with its claims table (the seed's claim | the
  * model | the live run | verdict, and one line on the mechanism), then the
