@@ -42,6 +42,9 @@ struct bench_impl {
 	 * @burst, each burst through BENCH_REARM_BURST() (below) */
 	void (*rearm_burst)(const unsigned *idx, const uint64_t *delta, size_t n, uint64_t now_j,
 			    unsigned burst);
+	/* the caller's object of timer k (timer_bytes long): what rearm_hot
+	 * touches before the re-arms, and what rearm_burst prefetches */
+	const void *(*obj)(unsigned k);
 };
 
 /* Implementations.  Weak: one whose library was not found at configure time

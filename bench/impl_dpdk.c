@@ -70,6 +70,10 @@ static void rearm(const unsigned *idx, const uint64_t *delta, size_t n, uint64_t
 }
 
 #define RTE_OBJ(k) (&tm[k])
+static const void *obj(unsigned k)
+{
+	return RTE_OBJ(k);
+}
 #define RTE_ARM(k, jn, d) reset_ms(&tm[k], (d))
 
 static void rearm_burst(const unsigned *idx, const uint64_t *delta, size_t n, uint64_t jn,
@@ -137,7 +141,7 @@ static void teardown(void)
 
 static const struct bench_impl impl = {
 	"dpdk", setup, now_j, poll_due, rearm, rearm_same, cancel_add, expire_round,
-	arm, cancel, sizeof(struct rte_timer), extra, teardown, rearm_burst,
+	arm, cancel, sizeof(struct rte_timer), extra, teardown, rearm_burst, obj,
 };
 
 const struct bench_impl *bench_impl_dpdk(const char **why)

@@ -31,7 +31,7 @@ const struct bench_impl *bench_impl_global_lock(const char **why)
 	global_lock = (struct bench_impl){
 		"global-lock", o->setup, o->now_j, o->poll, o->rearm, o->rearm_same,
 		o->cancel_add, o->expire_round, o->arm, o->cancel, o->timer_bytes,
-		o->extra_bytes, o->teardown, rearm_burst,
+		o->extra_bytes, o->teardown, rearm_burst, o->obj,
 	};
 	return &global_lock;
 }

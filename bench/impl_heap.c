@@ -77,6 +77,10 @@ static void rearm(const unsigned *idx, const uint64_t *delta, size_t n, uint64_t
 }
 
 #define HEAP_OBJ(k) (&tm[k])
+static const void *obj(unsigned k)
+{
+	return HEAP_OBJ(k);
+}
 #define HEAP_ARM(k, jn, d) ref_heap_update(&heap, &tm[k], key((jn) + (d), (d)))
 
 static void rearm_burst(const unsigned *idx, const uint64_t *delta, size_t n, uint64_t jn,
@@ -136,12 +140,12 @@ static void teardown(void)
 
 static const struct bench_impl heap2 = {
 	"heap", setup2, now_j, poll_due, rearm, rearm_same, cancel_add, expire_round,
-	arm, cancel, sizeof(struct ref_timer), extra, teardown, rearm_burst,
+	arm, cancel, sizeof(struct ref_timer), extra, teardown, rearm_burst, obj,
 };
 
 static const struct bench_impl heap4 = {
 	"heap4", setup4, now_j, poll_due, rearm, rearm_same, cancel_add, expire_round,
-	arm, cancel, sizeof(struct ref_timer), extra, teardown, rearm_burst,
+	arm, cancel, sizeof(struct ref_timer), extra, teardown, rearm_burst, obj,
 };
 
 const struct bench_impl *bench_impl_heap(const char **why)

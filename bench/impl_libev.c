@@ -83,6 +83,10 @@ static void rearm(const unsigned *idx, const uint64_t *delta, size_t n, uint64_t
 }
 
 #define EV_OBJ(k) (&tm[k])
+static const void *obj(unsigned k)
+{
+	return EV_OBJ(k);
+}
 #define EV_ARM(k, jn, d) start_ms(&tm[k], (double)(d))
 
 static void rearm_burst(const unsigned *idx, const uint64_t *delta, size_t n, uint64_t jn,
@@ -149,7 +153,7 @@ static void teardown(void)
 
 static const struct bench_impl impl = {
 	"libev", setup, now_j, poll_due, rearm, rearm_same, cancel_add, expire_round,
-	arm, cancel, sizeof(ev_timer), extra, teardown, rearm_burst,
+	arm, cancel, sizeof(ev_timer), extra, teardown, rearm_burst, obj,
 };
 
 const struct bench_impl *bench_impl_libev(const char **why)

@@ -80,6 +80,10 @@ static void rearm(const unsigned *idx, const uint64_t *delta, size_t n, uint64_t
 }
 
 #define EV_OBJ(k) ((const void *)ev[k])
+static const void *obj(unsigned k)
+{
+	return EV_OBJ(k);
+}
 #define EV_ARM(k, jn, d) add_ms(ev[k], (d))
 
 static void rearm_burst(const unsigned *idx, const uint64_t *delta, size_t n, uint64_t jn,
@@ -155,7 +159,7 @@ static void teardown(void)
 
 static struct bench_impl impl = {
 	"libevent", setup, now_j, poll_due, rearm, rearm_same, cancel_add, expire_round,
-	arm, cancel, 0, extra, teardown, rearm_burst,
+	arm, cancel, 0, extra, teardown, rearm_burst, obj,
 };
 
 const struct bench_impl *bench_impl_libevent(const char **why)

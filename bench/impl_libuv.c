@@ -64,6 +64,10 @@ static void rearm(const unsigned *idx, const uint64_t *delta, size_t n, uint64_t
 }
 
 #define UV_OBJ(k) (&tm[k])
+static const void *obj(unsigned k)
+{
+	return UV_OBJ(k);
+}
 #define UV_ARM(k, jn, d) uv_timer_start(&tm[k], cb, (d), 0)
 
 static void rearm_burst(const unsigned *idx, const uint64_t *delta, size_t n, uint64_t jn,
@@ -129,7 +133,7 @@ static void teardown(void)
 
 static const struct bench_impl impl = {
 	"libuv", setup, now_j, poll_due, rearm, rearm_same, cancel_add, expire_round,
-	arm, cancel, sizeof(uv_timer_t), extra, teardown, rearm_burst,
+	arm, cancel, sizeof(uv_timer_t), extra, teardown, rearm_burst, obj,
 };
 
 const struct bench_impl *bench_impl_libuv(const char **why)

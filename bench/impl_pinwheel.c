@@ -96,6 +96,10 @@ static void w_cancel_add(const unsigned *idx, const uint64_t *delta, size_t n, u
  * D prefetches (bench.h); with --burst-calls, the peers' loop of
  * pw_mod_timer() calls instead, for comparison. */
 #define W_OBJ(k) (&wt[k])
+static const void *w_obj(unsigned k)
+{
+	return W_OBJ(k);
+}
 #define W_ARM(k, jn, d) pw_mod_timer(&wt[k], (jn) + (d))
 
 static void w_rearm_burst(const unsigned *idx, const uint64_t *delta, size_t n, uint64_t jn,
@@ -149,7 +153,7 @@ static size_t w_extra(unsigned n)
 static const struct bench_impl wheel = {
 	"pinwheel", w_setup, now_j, poll_cpu, w_rearm, w_rearm_same, w_cancel_add,
 	w_expire_round, w_arm, w_cancel, sizeof(struct pw_timer), w_extra, teardown,
-	w_rearm_burst,
+	w_rearm_burst, w_obj,
 };
 
 const struct bench_impl *bench_impl_pinwheel(const char **why)
@@ -218,6 +222,10 @@ static void h_cancel_add(const unsigned *idx, const uint64_t *delta, size_t n, u
 }
 
 #define H_OBJ(k) (&ht[k])
+static const void *h_obj(unsigned k)
+{
+	return H_OBJ(k);
+}
 #define H_ARM(k, jn, d) pw_hrtimer_start(&ht[k], h_ns((jn) + (d), (d)), PW_HRTIMER_MODE_ABS)
 
 static void h_rearm_burst(const unsigned *idx, const uint64_t *delta, size_t n, uint64_t jn,
@@ -261,7 +269,7 @@ static size_t h_extra(unsigned n)
 static const struct bench_impl hrtimer = {
 	"pinwheel-hrtimer", h_setup, h_now_j, poll_cpu, h_rearm, h_rearm_same, h_cancel_add,
 	h_expire_round, h_arm, h_cancel, sizeof(struct pw_hrtimer), h_extra, teardown,
-	h_rearm_burst,
+	h_rearm_burst, h_obj,
 };
 
 const struct bench_impl *bench_impl_pinwheel_hrtimer(const char **why)

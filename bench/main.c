@@ -5,7 +5,7 @@
  * line), registry.c (implementations and workloads by name), measure.c (one
  * cell), conn_mix.c (its sequence), report.c (table, JSON, CSV), progress.c
  * (the progress lines on stderr), lateness.c, scaling.c, idle.c, wake.c,
- * net.c (the subcommands), impl_*.c (the implementations).
+ * net.c, overlap.c (the subcommands), impl_*.c (the implementations).
  *
  * The benchmark: the timer operations network code does all day, for
  * pinwheel and its peers side by side, through one ops table (bench.h).
@@ -41,6 +41,12 @@
  *               implementation through the one loop of bench.h, which
  *               prefetches the caller's timer objects --prefetch D ahead;
  *               pinwheel hands each burst to pw_mod_timers().  ns per timer.
+ *   rearm_hot   rearm's re-arms of timers whose objects the caller has just
+ *               touched, as a stack re-arms a socket's timer after
+ *               processing its packet: each batch of 256 reads its timers'
+ *               objects first (untimed, then a fence), then re-arms them
+ *               (timed); the timer's lines are in the cache, its bucket
+ *               neighbours are not.  ns per re-arm.
  *   memory      bytes per pending timer (the caller's object + what the
  *               structure adds), and the resident memory per 1e6 timers.
  * The operations run as an event loop runs them: the loop time is read once
@@ -61,6 +67,7 @@
 #include "measure.h"
 #include "net.h"
 #include "options.h"
+#include "overlap.h"
 #include "progress.h"
 #include "registry.h"
 #include "report.h"
@@ -106,6 +113,17 @@ static int subcommand(int argc, char **argv, const char *mach)
 		if (parse_sub(argc, argv, nums, 2, false, &format))
 			return 2;
 		return idle_main((unsigned)cpus, (unsigned)ms, format == 1, mach);
+	}
+	if (!strcmp(argv[1], "overlap")) {
+		uint64_t reps = 5, ops = 2000000, timers = 1000000, part = 0;
+		const struct num_opt nums[] = {{"--reps", 1, 32, &reps},
+					       {"--ops", 1000, 100000000, &ops},
+					       {"--timers", 1000, 20000000, &timers},
+					       {"--part", 0, 3, &part}};
+		if (parse_sub(argc, argv, nums, 4, false, &format))
+			return 2;
+		static const char *const parts[] = {"all", "chase", "shapes", "rearm"};
+		return overlap_main(parts[part], (unsigned)reps, ops, (unsigned)timers, mach);
 	}
 	if (!strcmp(argv[1], "net")) {
 		uint64_t packets = 1000000, inflight = 0, batch = 0, reps = 3, only = 0;

@@ -25,10 +25,11 @@ int run_cell(const struct bench_impl *im, const char *wl, unsigned n, const stru
 
 /* The measured loops: @ops operations of workload @kind (0 rearm,
  * 1 rearm_same, 2 cancel_add, 3 conn_mix, from @seq, 4 rearm_burst, in
- * bursts of @burst).  Not inlined, and by this name: valgrind
- * --tool=callgrind --toggle-collect=bench_measured counts it alone. */
-__attribute__((noinline)) void bench_measured(const struct bench_impl *im, int kind, unsigned n,
-					      const unsigned *idx, const uint64_t *delta,
-					      const struct cm_op *seq, uint64_t ops, unsigned burst);
+ * bursts of @burst, 5 rearm_hot).  Not inlined, and by this name: valgrind
+ * --tool=callgrind --toggle-collect=bench_measured counts it alone.
+ * Return: rearm_hot's timed ns (its re-arms only); 0 for the others. */
+__attribute__((noinline)) double bench_measured(const struct bench_impl *im, int kind, unsigned n,
+						const unsigned *idx, const uint64_t *delta,
+						const struct cm_op *seq, uint64_t ops, unsigned burst);
 
 #endif /* PW_BENCH_MEASURE_H */

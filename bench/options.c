@@ -28,13 +28,17 @@ void usage(FILE *f)
 		"       pinwheel-bench net [--json] [--quiet] [--packets N] [--inflight N]\n"
 		"                          [--batch N] [--reps R] [--config C]\n"
 		"                          [--workers W [--ms MS]]\n"
-		"workloads: rearm rearm_same cancel_add expire conn_mix rearm_burst memory\n"
+		"       pinwheel-bench overlap [--reps R] [--ops N] [--timers N] [--part K]\n"
+		"workloads: rearm rearm_same cancel_add expire conn_mix rearm_burst rearm_hot memory\n"
 		"impls: pinwheel pinwheel-hrtimer libevent libuv libev dpdk heap heap4 global-lock\n"
 		"defaults: --sizes 1000,10000,100000,1000000 --reps 5 --ops 1000000 --clock mono\n"
 		"rearm_burst: rearm's re-arms in bursts of --burst N (1..256, default 32), every\n"
 		"  implementation through one loop that prefetches the caller's timer --prefetch D\n"
 		"  (0..64, default 8) ahead; pinwheel hands each burst to pw_mod_timers(), or\n"
 		"  with --burst-calls makes the loop's pw_mod_timer() calls; ns per timer\n"
+		"rearm_hot: rearm's re-arms with the timer's object in the cache: each batch of\n"
+		"  256 first reads its timers' objects (untimed), as a stack does processing the\n"
+		"  packets, then re-arms them (timed); the bucket neighbours stay cold\n"
 		"--callgrind: one repetition, fixed operation counts, nothing timed; run under\n"
 		"  valgrind --tool=callgrind --toggle-collect=bench_measured and divide by ops\n"
 		"--quiet: no progress lines on stderr (one per measurement or configuration,\n"
@@ -47,7 +51,11 @@ void usage(FILE *f)
 		"  configuration (--config C: one of 1 pfifo, 2 netem delay, 3 netem jitter,\n"
 		"  4 netem rate, 5 mq + 8 netem, 6 fq, 7 tbf and htb, 8 a timer per flow);\n"
 		"  --workers W: the real clock, a worker per CPU, --inflight 1000,50000 per CPU,\n"
-		"  --ms 1000 per run (configurations 1-5)\n");
+		"  --ms 1000 per run (configurations 1-5)\n"
+		"overlap: what a random re-arm of a big wheel waits for (docs/benchmarks.md, \"A\n"
+		"  re-arm at a million timers\"): --part 1 pointer chase, 2 re-arm shapes with P\n"
+		"  nops, 3 the real re-arms (P nops, order, footprint, touch ahead), 0 all;\n"
+		"  --reps 5 --ops 2000000 --timers 1000000\n");
 }
 
 static int parse_u64(const char *opt, const char *s, uint64_t lo, uint64_t hi, uint64_t *out)

@@ -19,4 +19,4 @@ const struct bench_reg bench_registry[] = { /* the size in registry.h: a mismatc
 };
 
 const char *const bench_workloads[] = {"rearm",    "rearm_same", "cancel_add", "expire",
-					  "conn_mix", "rearm_burst", "memory"};
+					  "conn_mix", "rearm_burst", "rearm_hot", "memory"};

@@ -11,7 +11,7 @@ struct bench_reg {
 };
 
 #define NREG 9 /* entries of bench_registry */
-#define NWL 7  /* entries of bench_workloads */
+#define NWL 8  /* entries of bench_workloads */
 
 extern const struct bench_reg bench_registry[NREG];
 extern const char *const bench_workloads[NWL];

@@ -246,6 +246,10 @@ static void rearm(const unsigned *idx, const uint64_t *delta, size_t n, uint64_t
 /* The bench's rearm_burst workload, through the loop every design runs
  * (burst.h): the caller's prefetch of these timers, then gl_mod_timer(). */
 #define GL_OBJ(k) (&tm[k])
+static const void *obj(unsigned k)
+{
+	return GL_OBJ(k);
+}
 #define GL_ARM(k, jn, d) gl_mod_timer(&tm[k], (jn) + (d))
 static void rearm_burst(const unsigned *idx, const uint64_t *delta, size_t n, uint64_t jn,
 			unsigned burst, unsigned prefetch)
@@ -305,7 +309,7 @@ static void teardown(void)
 
 const struct gl24_ops gl24_ops = {
 	setup, now_j, poll_due, rearm, rearm_same, cancel_add, expire_round,
-	arm, cancel, sizeof(struct gl_timer), extra, teardown, rearm_burst,
+	arm, cancel, sizeof(struct gl_timer), extra, teardown, rearm_burst, obj,
 };
 
 /* ---- the multi-thread table (scaling): every worker's timers in the one

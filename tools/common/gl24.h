@@ -49,6 +49,7 @@ struct gl24_ops {
 	 * (burst.h), prefetching @prefetch timers ahead */
 	void (*rearm_burst)(const unsigned *idx, const uint64_t *delta, size_t n, uint64_t now_j,
 			    unsigned burst, unsigned prefetch);
+	const void *(*obj)(unsigned k); /* timer k, timer_bytes long */
 };
 extern const struct gl24_ops gl24_ops;
 
