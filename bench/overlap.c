@@ -18,7 +18,7 @@
  *              working-set size (the miss latency at each level, the size
  *              where the last-level cache ends) and with k independent
  *              chains walked together (how many misses overlap).
- *   shapes     the skeleton of a re-arm on N objects of 48 bytes visited in
+ *   shapes     the skeleton of a re-arm on N objects of a timer's size visited in
  *              random order, with P extra instructions (nops) after each:
  *              a load; a load and a store; the lock first, then the object
  *              (the 2.4 shape); the object's word first, then the lock (a
@@ -31,9 +31,9 @@
  *              and the same indirect call: with P nops after each re-arm;
  *              the timers in random and in sequential order (sequential:
  *              the hardware prefetcher hides the misses, what remains is the
- *              instructions); at the same memory footprint (pinwheel's
- *              48-byte timers at 2/3 of global-lock's count of 32-byte
- *              ones); with the caller touching the timer k re-arms ahead
+ *              instructions); at the same memory footprint (each at the
+ *              other's bytes: pinwheel's timers at global-lock's count times
+ *              its timer's size over pinwheel's, and the reverse); with the caller touching the timer k re-arms ahead
  *              (k independent re-arms in flight, interleaved by hand).
  *
  * Each figure is the median of --reps repetitions; the repetitions of all
@@ -197,8 +197,9 @@ static int chase(unsigned reps)
 /* ---- shapes --------------------------------------------------------------- */
 
 struct obj {
-	uint64_t w[6]; /* 48 bytes, as struct pw_timer */
+	uint64_t w[5]; /* 40 bytes, as struct pw_timer */
 };
+_Static_assert(sizeof(struct obj) == sizeof(struct pw_timer), "the shapes' object is a timer's size");
 
 static uint32_t shape_lock;
 
@@ -221,7 +222,7 @@ static inline void ulk(void)
  * load:      sink += o->w[0]
  * store:     o->w[0]++ (load and store the object)
  * lockfirst: lock; o->w[0]++; unlock (2.4: the lock, then the timer)
- * loadlock:  if (o->w[5] == magic) { lock; o->w[0]++; unlock } (the object's
+ * loadlock:  if (o->w[4] == magic) { lock; o->w[0]++; unlock } (the object's
  *            word first, and the lock behind a branch on it) */
 #define SHAPES(P)                                                                      \
 	static uint64_t s_load_##P(struct obj *o, const unsigned *ix, size_t n)        \
@@ -255,7 +256,7 @@ static inline void ulk(void)
 	{                                                                              \
 		for (size_t k = 0; k < n; k++) {                                       \
 			struct obj *x = &o[ix[k]];                                     \
-			if (__atomic_load_n(&x->w[5], __ATOMIC_RELAXED) == 0xb0) {     \
+			if (__atomic_load_n(&x->w[4], __ATOMIC_RELAXED) == 0xb0) {     \
 				lk();                                                  \
 				x->w[0]++;                                             \
 				ulk();                                                 \
@@ -298,7 +299,7 @@ static int shapes(unsigned n, unsigned reps, uint64_t ops)
 		return -ENOMEM;
 	}
 	for (unsigned i = 0; i < n; i++)
-		o[i] = (struct obj){{0, 0, 0, 0, 0, 0xb0}};
+		o[i] = (struct obj){{0, 0, 0, 0, 0xb0}};
 	for (uint64_t k = 0; k < ops; k++)
 		ix[k] = (unsigned)(bench_rand() % n);
 	static double v[NSHAPE_ROWS][4][MAXREP];
@@ -310,8 +311,8 @@ static int shapes(unsigned n, unsigned reps, uint64_t ops)
 				v[p][s][r] = (double)(now_ns() - t0) / (double)ops;
 				__asm__ volatile("" : : "r"(sink));
 			}
-	printf("\n## shapes: ns per operation on %u objects of 48 bytes (%.0f MB), random order,"
-	       " P nops after each\n", n, (double)n * 48 / 1e6);
+	printf("\n## shapes: ns per operation on %u objects of %zu bytes (%.0f MB), random order,"
+	       " P nops after each\n", n, sizeof(struct obj), (double)n * sizeof(struct obj) / 1e6);
 	printf("%-6s", "P");
 	for (unsigned s = 0; s < 4; s++)
 		printf(" %10s", shape_names[s]);
@@ -495,8 +496,9 @@ static int rearm(unsigned reps, uint64_t ops, unsigned n)
 
 	/* order and footprint */
 	nv = 0;
-	const unsigned pw_same = (unsigned)((uint64_t)n * 32 / 48); /* gl's bytes */
-	const unsigned gl_same = (unsigned)((uint64_t)n * 48 / 32); /* pw's bytes */
+	const size_t pw_b = sizeof(struct pw_timer), gl_b = gl24_ops.timer_bytes;
+	const unsigned pw_same = (unsigned)((uint64_t)n * gl_b / pw_b); /* gl's bytes */
+	const unsigned gl_same = (unsigned)((uint64_t)n * pw_b / gl_b); /* pw's bytes */
 	struct {
 		unsigned impl, n;
 		bool seq;
@@ -517,8 +519,10 @@ static int rearm(unsigned reps, uint64_t ops, unsigned n)
 	}
 	if ((e = rearm_run(rv, nv, reps, ops)))
 		return e;
-	rearm_print("order and footprint (pinwheel 48 B a timer, global-lock 32 B)", rv, nv,
-		    reps);
+	char title[96];
+	snprintf(title, sizeof(title), "order and footprint (pinwheel %zu B a timer, global-lock %zu B)",
+		 pw_b, gl_b);
+	rearm_print(title, rv, nv, reps);
 
 	/* touch ahead, pinwheel */
 	nv = 0;

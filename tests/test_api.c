@@ -79,7 +79,7 @@ static void test_config_and_create(void)
 	CHECK_EQ(pw_sim_advance(r, 1), -EINVAL); /* not a sim runtime */
 	pw_runtime_destroy(r);
 	pw_runtime_destroy(NULL);
-	CHECK_EQ(sizeof(struct pw_timer), 48);
+	CHECK_EQ(sizeof(struct pw_timer), 40); /* the kernel's timer_list */
 }
 
 static void test_clock(void)
@@ -469,6 +469,68 @@ static void destroy_pending(void)
 		CHECK_EQ(many[i].fired, 0);
 }
 
+/* Runtimes by number (a wheel timer names its runtime by a 10-bit number
+ * in its flags): PW_MAX_RUNTIMES alive at once, then -EMFILE; a number
+ * given back by destroy is used again, and the new runtime's timers work;
+ * two runtimes' timers never mix, even re-armed from the other's CPU (the
+ * re-arm lane's one compare must tell them apart). */
+static void test_runtime_numbers(void)
+{
+	static struct pw_runtime *many[PW_MAX_RUNTIMES + 1];
+	struct pw_config cfg;
+	pw_config_init(&cfg);
+	cfg.ncpus = 1;
+	cfg.clock = PW_CLOCK_SIM;
+	unsigned n = 0;
+	int r;
+	while ((r = pw_runtime_create(&cfg, &many[n])) == 0 && n < PW_MAX_RUNTIMES)
+		n++;
+	CHECK_EQ(r, -EMFILE);
+	CHECK_EQ(n, PW_MAX_RUNTIMES);
+	CHECK(many[n] == NULL);
+
+	/* give one number back, take it again */
+	pw_runtime_destroy(many[500]);
+	CHECK_EQ(pw_runtime_create(&cfg, &many[500]), 0);
+	CHECK_EQ(pw_runtime_create(&cfg, &many[n]), -EMFILE);
+
+	/* a timer of the new runtime (500) and one of another (7), both
+	 * armed and re-armed from CPU 0 of runtime 500 */
+	struct probe a, b;
+	rt = many[500];
+	probe_init(&a, 0);
+	rt = many[7];
+	probe_init(&b, 0);
+	CHECK_EQ(pw_cpu_enter(many[500], 0), 0);
+	uint64_t j500 = pw_jiffies(many[500]), j7 = pw_jiffies(many[7]);
+	CHECK_EQ(pw_mod_timer(&a.t, j500 + 10), 0);
+	CHECK_EQ(pw_mod_timer(&b.t, j7 + 10), 0);
+	CHECK_EQ(pw_mod_timer(&a.t, j500 + 5000), 1); /* another bucket: the lane */
+	CHECK_EQ(pw_mod_timer(&b.t, j7 + 5000), 1);   /* another runtime: not the lane */
+	CHECK_EQ(pw_mod_timer(&a.t, j500 + 20), 1);
+	CHECK_EQ(pw_mod_timer(&b.t, j7 + 30), 1);
+	pw_cpu_exit(many[500]);
+	CHECK_EQ(pw_runtime_check(many[500]), 0);
+	CHECK_EQ(pw_runtime_check(many[7]), 0);
+	CHECK_EQ(pw_timer_cpu(&a.t), 0);
+	CHECK_EQ(pw_timer_cpu(&b.t), 0);
+	rt = many[500];
+	CHECK_EQ(pw_sim_advance(many[500], 25 * 1000000ull), 0);
+	CHECK_EQ(a.fired, 1);
+	CHECK_EQ(b.fired, 0); /* runtime 7's clock has not moved */
+	rt = many[7];
+	CHECK_EQ(pw_sim_advance(many[7], 35 * 1000000ull), 0);
+	CHECK_EQ(b.fired, 1);
+	rt = NULL;
+	for (unsigned i = 0; i < n; i++)
+		pw_runtime_destroy(many[i]);
+	/* all given back: as many again */
+	for (unsigned i = 0; i < 3; i++)
+		CHECK_EQ(pw_runtime_create(&cfg, &many[i]), 0);
+	for (unsigned i = 0; i < 3; i++)
+		pw_runtime_destroy(many[i]);
+}
+
 int main(void)
 {
 	RUN(test_config_and_create);
@@ -485,5 +547,6 @@ int main(void)
 	RUN(test_clamp_beyond_range);
 	RUN(test_run_timers_rules);
 	RUN(destroy_pending);
+	RUN(test_runtime_numbers);
 	return 0;
 }

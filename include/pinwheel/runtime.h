@@ -35,6 +35,11 @@ extern "C" {
 /* private: the CPU field's mask, 0x00000fffu */
 #define PW__CPU_MASK (PW_MAX_CPUS - 1)
 
+/* Most runtimes alive at once: a wheel timer names its runtime by a
+ * number of 10 bits in its flags word (0 is never one), so that the timer
+ * is 40 bytes, as the kernel's. */
+#define PW_MAX_RUNTIMES 1023u
+
 /*
  * The clock a runtime measures time on: its clock source.  pw_now_ns(),
  * jiffies, every wheel timer, pw_next_expiry_ns() and the workers' sleeps
@@ -87,7 +92,8 @@ void pw_config_init(struct pw_config *cfg);
  * @out: receives the handle.
  * Context: any thread.  Allocates; the only allocation the timer code makes.
  * Return: 0; -EINVAL for a NULL @out, hz out of range, ncpus above
- * PW_MAX_CPUS or an unknown clock; -ENOMEM.
+ * PW_MAX_CPUS or an unknown clock; -EMFILE with PW_MAX_RUNTIMES runtimes
+ * alive; -ENOMEM.
  */
 int pw_runtime_create(const struct pw_config *cfg, struct pw_runtime **out);
 

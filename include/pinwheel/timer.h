@@ -27,6 +27,9 @@ struct pw_runtime;
 #define PW_TIMER_PINNED     (1u << 25) /* never moved by a migration policy */
 #define PW_TIMER_DEFERRABLE (1u << 26) /* never wakes an idle CPU */
 
+/* 40 bytes on a 64-bit machine, the size of the kernel's timer_list.  (Up to
+ * 0.2, 48: the runtime was a pointer of its own; it is now a number in the
+ * flags word, and the bucket a field of its own.  An ABI change.) */
 struct pw_timer {
 	/* public: the kernel's fields */
 	uint64_t expires;                    /* expiry, in jiffies */
@@ -34,15 +37,15 @@ struct pw_timer {
 	/* private: pinwheel's, do not touch */
 	struct pw_timer *pw_next;            /* bucket list */
 	struct pw_timer **pw_pprev;
-	struct pw_runtime *pw_rt;            /* set by pw_timer_setup() */
-	uint32_t pw_flags;                   /* CPU, bucket, state: see below */
-	uint32_t pw_spare;
+	uint32_t pw_flags;                   /* runtime, CPU, base, state: see below */
+	uint16_t pw_idx;                     /* its bucket in the base's wheel */
+	uint16_t pw_spare;
 };
 
 /* private: the layout of pw_flags (src/time/timer.c explains it) */
 #define PW__TF_CPU_MASK   PW__CPU_MASK /* 0x00000fffu: bits 0..11 */
-#define PW__TF_IDX_SHIFT  12
-#define PW__TF_IDX_MASK   0x003ff000u
+#define PW__TF_RT_SHIFT   12          /* the runtime's number (1..1023) */
+#define PW__TF_RT_MASK    0x003ff000u
 #define PW__TF_PENDING    (1u << 22)
 #define PW__TF_MIGRATING  (1u << 23)
 #define PW__TF_SHUTDOWN   (1u << 24)

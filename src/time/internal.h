@@ -43,6 +43,9 @@ struct pw__base {
 	 * the CPU's own global base reads it (pw__arm_notify()). */
 	uint32_t tmigr_idle;
 	unsigned n_expiring;   /* lists collected by the current run */
+	/* the CPU's statistics (&cpu->stats), for the re-arm lane, which
+	 * has the base at hand and not the CPU */
+	struct pw__stats *stats;
 	unsigned expiring_idx[PW_WHEEL_LVL_MAX];
 	struct pw_timer *expiring[PW_WHEEL_LVL_MAX];
 	struct pw__wheel wheel;
@@ -66,6 +69,7 @@ struct pw__cpu {
 } __attribute__((aligned(PW_CACHELINE)));
 
 struct pw_runtime {
+	unsigned id;   /* 1..PW_MAX_RUNTIMES: its number in its timers' flags */
 	unsigned ncpus;
 	unsigned hz;
 	uint64_t tick_ns;
@@ -106,6 +110,21 @@ struct pw_runtime {
 	uint64_t jiffies_seen __attribute__((aligned(PW_CACHELINE)));
 	char pad_[PW_CACHELINE - sizeof(uint64_t)];
 };
+
+/* The runtimes alive, by number (runtime.c): what a wheel timer's flags
+ * name (PW__TF_RT_MASK); entry 0 is always NULL.  Written by
+ * pw_runtime_create() before the runtime is returned and cleared by
+ * pw_runtime_destroy(); read locklessly (relaxed: whoever holds a timer of
+ * a runtime got the runtime after its create returned). */
+extern struct pw_runtime *pw__runtimes[PW_MAX_RUNTIMES + 1];
+
+/* The runtime a set-up wheel timer with flags @tf belongs to.
+ * Context: any thread. */
+static inline struct pw_runtime *pw__tf_runtime(uint32_t tf)
+{
+	return __atomic_load_n(&pw__runtimes[(tf & PW__TF_RT_MASK) >> PW__TF_RT_SHIFT],
+			       __ATOMIC_RELAXED);
+}
 
 /* The jiffy clock time @ns falls in (jiffy j begins at (j - base) * tick;
  * jiffies are modulo 2^64 and may wrap: compare with pw__after()). */
@@ -182,10 +201,11 @@ static inline struct pw__base *pw__base_of(struct pw_runtime *rt, uint32_t tf)
  * which proves with two compares what the general path tests one by one.
  *
  *  - pw__tls.lane_tf: what the flags word of a pending timer on the calling
- *    thread's CPU holds besides its magic, its base bits and its bucket:
- *    PENDING and the CPU.  0 in a thread that is no CPU.  A timer's flags
- *    XOR it, under PW__TF_LANE_MASK (below), equal the magic exactly
- *    when the timer is set up, pending, not migrating, not shut down and on
+ *    thread's CPU holds besides its magic and its base bits: PENDING, the
+ *    runtime's number and the CPU.  0 in a thread that is no CPU (no
+ *    runtime is number 0).  A timer's flags XOR it, under
+ *    PW__TF_LANE_MASK (below), equal the magic exactly when the timer is
+ *    set up, pending, not migrating, not shut down, of this runtime and on
  *    this CPU.
  *  - pw__tls.lane_base[]: the CPU's wheel bases, indexed by the flags'
  *    DEFERRABLE:PINNED bits (pw__base_of() worked out once).  NULL in a
@@ -193,7 +213,8 @@ static inline struct pw__base *pw__base_of(struct pw_runtime *rt, uint32_t tf)
  *  - rt->lane_key: @rt's address while the policy lets an arm stay on the
  *    arming CPU (OFF, PULL: pw__arm_target() answers "here", placement.h),
  *    the address ^ 1 under PW_MIGRATION_PUSH (which may move the timer).
- *    Equal to pw__tls.rt exactly when the thread is a CPU of @rt and
+ *    Once the flags matched, the timer's runtime is the thread's: the lane
+ *    reads it as pw__tls.rt, and rt->lane_key equals it exactly when
  *    placement has nothing to decide.  Atomic (relaxed): a lane racing a
  *    policy change sees the old policy or the new one, as an arm racing it
  *    on the general path does.
@@ -205,12 +226,14 @@ static inline struct pw__base *pw__base_of(struct pw_runtime *rt, uint32_t tf)
  * whoever sets the policy; no lock.
  * PW__TF_LANE_MASK: the flags bits the lane compares at once.
  */
-#define PW__TF_LANE_MASK \
-	(PW__TF_MAGIC_MASK | PW__TF_PENDING | PW__TF_MIGRATING | PW__TF_SHUTDOWN | PW__TF_CPU_MASK)
+#define PW__TF_LANE_MASK                                                                  \
+	(PW__TF_MAGIC_MASK | PW__TF_PENDING | PW__TF_MIGRATING | PW__TF_SHUTDOWN | PW__TF_RT_MASK | \
+	 PW__TF_CPU_MASK)
 
 static inline void pw__lane_cpu_set(struct pw_runtime *rt, int cpu)
 {
-	pw__tls.lane_tf = rt ? PW__TF_PENDING | (uint32_t)cpu : 0;
+	pw__tls.lane_tf =
+		rt ? PW__TF_PENDING | rt->id << PW__TF_RT_SHIFT | (uint32_t)cpu : 0;
 	for (unsigned k = 0; k < 4; k++)
 		pw__tls.lane_base[k] =
 			rt ? pw__base_of(rt, (uint32_t)cpu | k * PW_TIMER_PINNED) : NULL;

@@ -23,10 +23,21 @@
  * enters as a CPU and calls pw_run_timers() when pw_next_expiry_ns() comes,
  * or a test drives everything with pw_sim_advance() on the simulated clock.
  *
+ * Runtimes by number: a wheel timer names its runtime by a number of 10
+ * bits in its flags word (PW__TF_RT_MASK), not by a pointer, so that it is
+ * 40 bytes, the kernel's size, and so that the re-arm lane's one compare of
+ * the flags proves the runtime too.  pw__runtimes[] maps the number back;
+ * create takes the lowest free number (1..PW_MAX_RUNTIMES), destroy gives it
+ * back.  A timer of a destroyed runtime must be set up again before use
+ * (pw_runtime_destroy()'s rule), so a number used again names only the new
+ * runtime's timers.
+ *
  * Threads: create and destroy run on the thread managing the runtime
  * (destroy when no other thread uses it any more); the getters and the
- * default runtime on any thread.  Locks: none, except pw_runtime_check(),
- * which takes each base lock (and the hierarchy's group locks) in turn.
+ * default runtime on any thread.  Locks: ids_lock (a mutex) while create
+ * and destroy take and give back a number; none else, except
+ * pw_runtime_check(), which takes each base lock (and the hierarchy's
+ * group locks) in turn.
  */
 #define _GNU_SOURCE
 #include "internal.h"
@@ -40,7 +51,11 @@
  * is the low bits, and no other flag may reach into it. */
 _Static_assert(PW__TF_CPU_MASK == PW_MAX_CPUS - 1 && PW__HF_CPU_MASK == PW_MAX_CPUS - 1,
 	       "the CPU fields are the low PW__CPU_BITS bits");
-_Static_assert((PW__TF_CPU_MASK & (PW__TF_IDX_MASK | PW__TF_PENDING | PW__TF_MIGRATING |
+_Static_assert(PW__TF_RT_MASK >> PW__TF_RT_SHIFT == PW_MAX_RUNTIMES &&
+		       !(PW__TF_RT_MASK & (PW__TF_CPU_MASK | PW__TF_PENDING | PW__TF_MIGRATING |
+					   PW__TF_SHUTDOWN | PW__TF_USER_MASK | PW__TF_MAGIC_MASK)),
+	       "pw_timer.pw_flags: the runtime's number has bits of its own for each runtime");
+_Static_assert((PW__TF_CPU_MASK & (PW__TF_RT_MASK | PW__TF_PENDING | PW__TF_MIGRATING |
 				   PW__TF_SHUTDOWN | PW__TF_USER_MASK | PW__TF_MAGIC_MASK)) == 0,
 	       "pw_timer.pw_flags: the CPU field overlaps another field");
 _Static_assert((PW__HF_CPU_MASK & (PW__HF_CLOCK_MASK | PW__HF_QUEUED | PW__HF_MIGRATING |
@@ -48,6 +63,34 @@ _Static_assert((PW__HF_CPU_MASK & (PW__HF_CLOCK_MASK | PW__HF_QUEUED | PW__HF_MI
 	       "pw_hrtimer.pw_flags: the CPU field overlaps another field");
 
 static struct pw_runtime *default_rt; /* atomic */
+
+struct pw_runtime *pw__runtimes[PW_MAX_RUNTIMES + 1];
+static pthread_mutex_t ids_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Give @rt the lowest free number.  Context: create; takes ids_lock.
+ * Return: 0; -EMFILE when all are taken. */
+static int id_take(struct pw_runtime *rt)
+{
+	int r = -EMFILE;
+	pthread_mutex_lock(&ids_lock);
+	for (unsigned i = 1; i <= PW_MAX_RUNTIMES; i++)
+		if (!pw__runtimes[i]) {
+			rt->id = i;
+			__atomic_store_n(&pw__runtimes[i], rt, __ATOMIC_RELEASE);
+			r = 0;
+			break;
+		}
+	pthread_mutex_unlock(&ids_lock);
+	return r;
+}
+
+/* Context: destroy; takes ids_lock. */
+static void id_give_back(struct pw_runtime *rt)
+{
+	pthread_mutex_lock(&ids_lock);
+	__atomic_store_n(&pw__runtimes[rt->id], NULL, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&ids_lock);
+}
 
 void pw_config_init(struct pw_config *cfg)
 {
@@ -107,6 +150,14 @@ int pw_runtime_create(const struct pw_config *cfg, struct pw_runtime **out)
 		free(rt);
 		return -ENOMEM;
 	}
+	int r = id_take(rt);
+	if (r) {
+		pw__tmigr_free(rt);
+		pw__workers_free(rt);
+		free(rt->cpus);
+		free(rt);
+		return r;
+	}
 	rt->migration = PW_MIGRATION_PULL;
 	pw__lane_key_set(rt);
 	rt->kick_rule = PW_KICK_LINUX_4_8;
@@ -126,6 +177,7 @@ int pw_runtime_create(const struct pw_config *cfg, struct pw_runtime **out)
 			pw__lock_init(&b->lock);
 			b->cpu = c;
 			b->kind = k;
+			b->stats = &rt->cpus[c].stats;
 			pw__wheel_init(&b->wheel, cfg->hz, jnow);
 		}
 		pw__hrbase_init(&rt->cpus[c].hr, c);
@@ -154,6 +206,7 @@ void pw_runtime_destroy(struct pw_runtime *rt)
 		pw__hrbase_destroy(&rt->cpus[c].hr);
 	pw__tmigr_free(rt);
 	pw__workers_free(rt);
+	id_give_back(rt);
 	free(rt->cpus);
 	free(rt);
 }

@@ -10,8 +10,10 @@
  * policy (src/time/tmigr.c): an idle CPU hands only its GLOBAL base's
  * first expiry to a migrator.  A timer lives in at most one
  * base at a time; which one is written in its flags word: the CPU number,
- * the DEFERRABLE and PINNED bits (choose the base kind), the bucket index, and the
- * state bits PENDING, MIGRATING and SHUTDOWN.  There is no lock that two
+ * the DEFERRABLE and PINNED bits (choose the base kind), and the state
+ * bits PENDING, MIGRATING and SHUTDOWN; its bucket is in a field of its own
+ * (pw_idx), read and written under the base lock only, so that a re-arm
+ * stores one halfword and leaves the flags word alone.  There is no lock that two
  * CPUs share on the common path: arming on the local CPU takes the local
  * base's lock only, and the "softirq" (pw__base_run()) takes only the lock
  * of the base it expires.  This is the point of seed 001 (docs/seeds.md):
@@ -130,7 +132,8 @@
  * misses of the timer itself and of its list neighbours, which the lock's
  * compare-and-swap waits for; figures: docs/benchmarks.md ("The arm path",
  * and "Figures that were in source comments").  Expiry: per timer one lock
- * round trip and the callback.  Memory: 48 bytes a timer; a CPU's three
+ * round trip and the callback.  Memory: 40 bytes a timer (the kernel's
+ * timer_list's size: the runtime is a number in the flags word); a CPU's three
  * wheel bases are about 14 KiB (sizeof(struct pw__base) is 4.9 KiB: 576
  * list heads).
  *
@@ -183,6 +186,13 @@ static inline bool timer_valid(const struct pw_timer *t)
 	return t && tf_valid(pw__tf_load(t));
 }
 
+/* The runtime of a set-up @t (its number in the flags, which never change
+ * it after setup).  Context: any thread. */
+static inline struct pw_runtime *timer_rt(const struct pw_timer *t)
+{
+	return pw__tf_runtime(pw__tf_load(t));
+}
+
 int pw_timer_setup(struct pw_runtime *rt, struct pw_timer *t,
 		   void (*fn)(struct pw_timer *), unsigned flags)
 {
@@ -191,11 +201,11 @@ int pw_timer_setup(struct pw_runtime *rt, struct pw_timer *t,
 	int self = pw__self(rt);
 	unsigned cpu = self >= 0 ? (unsigned)self : 0;
 	t->function = fn;
-	t->pw_rt = rt;
 	pw__link_store(&t->pw_next, NULL);
 	pw__pprev_store(t, NULL);
+	t->pw_idx = 0;
 	t->pw_spare = 0;
-	pw__tf_store(t, PW__TF_MAGIC | flags | cpu);
+	pw__tf_store(t, PW__TF_MAGIC | rt->id << PW__TF_RT_SHIFT | flags | cpu);
 	return 0;
 }
 
@@ -219,7 +229,8 @@ static struct pw__lock *timer_lock_of(struct pw_runtime *rt, uint32_t tf)
  */
 static inline struct pw__base *lock_timer_base(struct pw_timer *t, uint32_t *tfp)
 {
-	struct pw__lock *l = pw__lock_flags_base(t->pw_rt, &t->pw_flags, tfp, PW__TF_MIGRATING,
+	struct pw__lock *l = pw__lock_flags_base(pw__tf_runtime(*tfp), &t->pw_flags, tfp,
+						 PW__TF_MIGRATING,
 						 timer_lock_of);
 	return pw_container_of(l, struct pw__base, lock);
 }
@@ -310,7 +321,7 @@ static uint64_t add_noting_first(struct pw__base *b, struct pw_timer *t, bool *e
 static __attribute__((noinline)) int arm_away(struct pw_timer *t, struct pw__base *b, int self,
 					      uint32_t tf, uint64_t expires, int pending)
 {
-	struct pw_runtime *rt = t->pw_rt;
+	struct pw_runtime *rt = pw__tf_runtime(tf);
 	unsigned cur = tf & PW__TF_CPU_MASK;
 	unsigned to = pw__arm_target(rt, self, cur, tf & PW_TIMER_PINNED);
 	uint64_t bucket_expiry;
@@ -329,7 +340,7 @@ static __attribute__((noinline)) int arm_away(struct pw_timer *t, struct pw__bas
 		earlier = pw__arm_moves_first(b, bucket_expiry);
 		exp_store(t, expires);
 		if (pending)
-			pw__wheel_requeue(w, t, tf, idx, bucket_expiry);
+			pw__wheel_requeue(w, t, idx, bucket_expiry);
 		else
 			pw__wheel_enqueue(w, t, idx, bucket_expiry);
 	}
@@ -364,7 +375,7 @@ static inline __attribute__((always_inline)) int mod_timer_opts(struct pw_timer 
 	tf = pw__tf_load(t);
 	if (__builtin_expect(!tf_valid(tf), 0))
 		return -EINVAL;
-	struct pw_runtime *rt = t->pw_rt;
+	struct pw_runtime *rt = pw__tf_runtime(tf);
 	int self = pw__self(rt);
 	struct pw__stats *st = pw__stats_mine(rt);
 
@@ -398,7 +409,7 @@ static inline __attribute__((always_inline)) int mod_timer_opts(struct pw_timer 
 		__builtin_prefetch(w->vectors[idx], 1);
 		/* Fast path 2: same bucket, only the expiry changes. */
 		if (!(opts & MOD_NOTPENDING) &&
-		    idx == (tf & PW__TF_IDX_MASK) >> PW__TF_IDX_SHIFT &&
+		    idx == t->pw_idx &&
 		    !(b->n_expiring && idx_expiring(b, idx))) {
 			exp_store(t, expires);
 			pw__count_add(&st->same_bucket, 1);
@@ -422,7 +433,7 @@ static inline __attribute__((always_inline)) int mod_timer_opts(struct pw_timer 
 		return arm_away(t, b, self, tf, expires, ret);
 	exp_store(t, expires);
 	if (ret)
-		pw__wheel_requeue(w, t, tf, idx, bucket_expiry);
+		pw__wheel_requeue(w, t, idx, bucket_expiry);
 	else
 		pw__wheel_enqueue(w, t, idx, bucket_expiry);
 	pw__unlock(&b->lock);
@@ -458,15 +469,66 @@ static __attribute__((noinline, cold)) int lane_retry(struct pw_timer *t, uint64
 /* After the lane unlocked @b: wake a thread waiting for the lock
  * (@wake), then tell whom an arm on the CPU's own base must tell about the
  * event at @bucket_j (placement.h: the hierarchy, if this CPU is idle in
- * it).  Context: the lane, holding no lock (the hierarchy's notify takes
- * group locks).  Return: 1, the lane's result. */
-static __attribute__((noinline)) int lane_tail(struct pw_runtime *rt, struct pw__base *b,
-					       bool wake, uint64_t bucket_j)
+ * it).  The runtime is the thread's own: the lane runs only when it is
+ * (rt->lane_key).  Context: the lane, holding no lock (the hierarchy's
+ * notify takes group locks).  Return: 1, the lane's result. */
+static __attribute__((noinline)) int lane_tail(struct pw__base *b, bool wake, uint64_t bucket_j)
 {
 	if (wake)
 		pw__lock_wake(&b->lock);
-	pw__arm_notify_own(rt, b, bucket_j);
+	pw__arm_notify_own(pw__tls.rt, b, bucket_j);
 	return 1;
+}
+
+/*
+ * The lane's steps once its tests passed, @b (the thread's own base for
+ * @t) is locked and its clock current: the index, fast path 2 or the
+ * requeue, the unlock.  Nothing here reads the runtime, and the rare ends
+ * are tail calls, so that the lane keeps few values live and needs no
+ * stack frame: on a big wheel what a random re-arm costs follows the
+ * instructions it runs, since the next re-arm's cache miss is issued only
+ * once the out-of-order window reaches it (docs/benchmarks.md, "A re-arm
+ * at a million timers").
+ * Context: the lane, holding @b's lock; drops it.  Return: 1.
+ */
+static inline __attribute__((always_inline)) int lane_arm(struct pw_timer *t, uint64_t expires,
+							   struct pw__base *b)
+{
+	struct pw__wheel *w = &b->wheel;
+	uint64_t bucket_expiry;
+	unsigned idx = pw__wheel_calc_index(w, expires, &bucket_expiry);
+	__builtin_prefetch(w->vectors[idx], 1);
+	struct pw__stats *st = b->stats;
+	pw__count_add(&st->armed, 1);
+	exp_store(t, expires);
+	/* Fast path 2: same bucket, only the expiry changes. */
+	if (idx == t->pw_idx &&
+	    !(b->n_expiring && idx_expiring(b, idx))) {
+		pw__count_add(&st->same_bucket, 1);
+		if (__builtin_expect(pw__unlock_nowake(&b->lock), 0))
+			return lane_tail(b, true, bucket_expiry);
+		return 1;
+	}
+	pw__wheel_requeue(w, t, idx, bucket_expiry);
+	/* read under the lock; a stale 0 is safe (pw__arm_notify()) */
+	bool idle = __atomic_load_n(&b->tmigr_idle, __ATOMIC_RELAXED) != 0;
+	bool wake = pw__unlock_nowake(&b->lock);
+	/* @t may run and be freed from here on */
+	if (__builtin_expect(wake | idle, 0))
+		return lane_tail(b, wake, bucket_expiry);
+	return 1;
+}
+
+/* The lane found @b's clock behind @jnow (once a jiffy on a busy CPU):
+ * forward it, then go on as the lane; a base whose next expiry must be
+ * recomputed first goes the long way.  Out of line, so that the lane
+ * carries only the compare.  Context: the lane, holding @b's lock. */
+static __attribute__((noinline)) int lane_forward(struct pw_timer *t, uint64_t expires,
+						  struct pw__base *b, uint64_t jnow)
+{
+	if (__builtin_expect(!pw__wheel_forward_cached(&b->wheel, jnow), 0))
+		return lane_retry(t, expires, b);
+	return lane_arm(t, expires, b);
 }
 
 /*
@@ -483,6 +545,9 @@ static __attribute__((noinline)) int lane_tail(struct pw_runtime *rt, struct pw_
  *    proves that the thread is a CPU of it and placement is "stay" (Linux
  *    6.9: enqueue locally; it is local);
  *  - the base is the thread's own (pw__tls.lane_base), no CPU arithmetic;
+ *  - the clock to forward to (rt->jiffies_seen) is read before the lock,
+ *    which forwards to a value at most as fresh: never early (the
+ *    general path's rule, "Costs" above);
  *  - nobody needs a kick for a timer on the arming CPU's own base, except
  *    the hierarchy when this CPU is idle in it (placement.h,
  *    pw__arm_notify_own(), from the rare end lane_tail());
@@ -499,15 +564,15 @@ int pw__mod_timer_lane(struct pw_timer *t, uint64_t expires)
 {
 	struct pw__tls *me = &pw__tls; /* @t is not NULL: the inline half tested it */
 	uint32_t tf = pw__tf_load(t);
-	struct pw_runtime *rt = t->pw_rt; /* set up with the magic; not used unless it matches */
-	/* lane_tf is 0 in a thread that is no CPU: then only a set-up, idle
-	 * timer of CPU 0 passes the first test, and the second never (me->rt
-	 * is NULL, the key never is). */
-	if (__builtin_expect(((tf ^ me->lane_tf) & PW__TF_LANE_MASK) != PW__TF_MAGIC ||
-				     (uintptr_t)me->rt != __atomic_load_n(&rt->lane_key, __ATOMIC_RELAXED),
-			     0))
+	/* lane_tf is 0 in a thread that is no CPU, and no runtime is number 0:
+	 * then no timer passes.  Once the flags match, @t's runtime is the
+	 * thread's. */
+	if (__builtin_expect(((tf ^ me->lane_tf) & PW__TF_LANE_MASK) != PW__TF_MAGIC, 0))
 		return mod_timer_general(t, expires);
-	struct pw__stats *st = me->stats;
+	struct pw_runtime *rt = me->rt;
+	if (__builtin_expect((uintptr_t)rt != __atomic_load_n(&rt->lane_key, __ATOMIC_RELAXED), 0))
+		return mod_timer_general(t, expires);
+	uint64_t jnow = pw__jiffies_seen(rt);
 	struct pw__base *b = me->lane_base[(tf / PW_TIMER_PINNED) & 3];
 	/* Start the neighbours' cache misses now, so that they overlap the
 	 * lock's wait (a locked instruction waits for every earlier load and
@@ -520,32 +585,9 @@ int pw__mod_timer_lane(struct pw_timer *t, uint64_t expires)
 		return mod_timer_general(t, expires);
 	if (__builtin_expect(pw__tf_load(t) != tf, 0)) /* changed before we locked */
 		return lane_retry(t, expires, b);
-	struct pw__wheel *w = &b->wheel;
-	/* forward a base whose clock lags (once a jiffy on a busy CPU); only
-	 * one whose next expiry must be recomputed first goes the long way */
-	if (__builtin_expect(!pw__wheel_forward_cached(w, pw__jiffies_seen(rt)), 0))
-		return lane_retry(t, expires, b);
-	uint64_t bucket_expiry;
-	unsigned idx = pw__wheel_calc_index(w, expires, &bucket_expiry);
-	__builtin_prefetch(w->vectors[idx], 1);
-	pw__count_add(&st->armed, 1);
-	exp_store(t, expires);
-	/* Fast path 2: same bucket, only the expiry changes. */
-	if (idx == (tf & PW__TF_IDX_MASK) >> PW__TF_IDX_SHIFT &&
-	    !(b->n_expiring && idx_expiring(b, idx))) {
-		pw__count_add(&st->same_bucket, 1);
-		if (__builtin_expect(pw__unlock_nowake(&b->lock), 0))
-			return lane_tail(rt, b, true, bucket_expiry);
-		return 1;
-	}
-	pw__wheel_requeue(w, t, tf, idx, bucket_expiry);
-	/* read under the lock; a stale 0 is safe (pw__arm_notify()) */
-	bool idle = __atomic_load_n(&b->tmigr_idle, __ATOMIC_RELAXED) != 0;
-	bool wake = pw__unlock_nowake(&b->lock);
-	/* @t may run and be freed from here on */
-	if (__builtin_expect(wake | idle, 0))
-		return lane_tail(rt, b, wake, bucket_expiry);
-	return 1;
+	if (__builtin_expect(pw__after(jnow, b->wheel.clk), 0))
+		return lane_forward(t, expires, b, jnow);
+	return lane_arm(t, expires, b);
 }
 
 /* The lane's exported name in 0.1.0, when it was called pw__mod_timer_slow:
@@ -678,8 +720,9 @@ int pw_mod_timers(struct pw_timer *const timers[], const uint64_t expires[], uns
 			r = 1;
 			goto done;
 		}
-		/* the lane (pw__mod_timer_lane(): the same tests, the same order) */
-		struct pw_runtime *rt = t->pw_rt;
+		/* the lane (pw__mod_timer_lane(): the same tests, the same order;
+		 * once the flags match, @t's runtime is the thread's) */
+		struct pw_runtime *rt = (struct pw_runtime *)self_rt;
 		if (__builtin_expect(((tf ^ lane_tf) & PW__TF_LANE_MASK) != PW__TF_MAGIC ||
 					     self_rt != __atomic_load_n(&rt->lane_key, __ATOMIC_RELAXED),
 				     0))
@@ -704,11 +747,11 @@ int pw_mod_timers(struct pw_timer *const timers[], const uint64_t expires[], uns
 		pw__count_add(&st->armed, 1);
 		exp_store(t, e);
 		r = 1;
-		if (idx == (tf & PW__TF_IDX_MASK) >> PW__TF_IDX_SHIFT &&
+		if (idx == t->pw_idx &&
 		    !(b->n_expiring && idx_expiring(b, idx))) {
 			pw__count_add(&st->same_bucket, 1); /* fast path 2 */
 		} else {
-			pw__wheel_requeue(w, t, tf, idx, bucket_expiry);
+			pw__wheel_requeue(w, t, idx, bucket_expiry);
 			/* read under the lock; a stale 0 is safe (pw__arm_notify()) */
 			if (__builtin_expect(__atomic_load_n(&b->tmigr_idle, __ATOMIC_RELAXED) != 0, 0)) {
 				burst_release(b);
@@ -775,9 +818,9 @@ int pw_add_timer_on(struct pw_timer *t, unsigned cpu)
 	uint32_t tf;
 	int ret = 0;
 
-	if (!timer_valid(t) || cpu >= t->pw_rt->ncpus)
+	if (!timer_valid(t) || cpu >= timer_rt(t)->ncpus)
 		return -EINVAL;
-	struct pw_runtime *rt = t->pw_rt; /* t may be run and freed once unlocked */
+	struct pw_runtime *rt = timer_rt(t); /* t may be run and freed once unlocked */
 	if (__atomic_load_n(&rt->cpus[cpu].offline, __ATOMIC_ACQUIRE))
 		return -ENODEV;
 	if (pw_timer_pending(t))
@@ -864,12 +907,12 @@ static int delete_sync_common(struct pw_timer *t, bool shutdown)
 
 		if (shutdown)
 			pw__tf_store(t, pw__tf_load(t) | PW__TF_SHUTDOWN);
-		if (!is_running(t->pw_rt, b, t)) {
+		if (!is_running(pw__tf_runtime(tf), b, t)) {
 			int ret = detach_if_pending(b, t);
 			pw__unlock(&b->lock);
 			return ret;
 		}
-		pw__runwait_wait(run_of(t->pw_rt, b), &b->lock, t, round); /* drops the lock */
+		pw__runwait_wait(run_of(pw__tf_runtime(tf), b), &b->lock, t, round); /* drops the lock */
 	}
 }
 

@@ -196,9 +196,8 @@ static int check_list(struct pw_timer *const *head, unsigned idx, uint64_t *coun
 		uint32_t tf = pw__tf_load(t);
 		CHECK(t->pw_pprev == pprev, "timer %p: broken pprev link (I1)", (void *)t);
 		CHECK(tf & PW__TF_PENDING, "timer %p queued without PENDING (I1)", (void *)t);
-		CHECK(((tf & PW__TF_IDX_MASK) >> PW__TF_IDX_SHIFT) == idx,
-		      "timer %p in bucket %u but flags say %u (I1)", (void *)t, idx,
-		      (tf & PW__TF_IDX_MASK) >> PW__TF_IDX_SHIFT);
+		CHECK(t->pw_idx == idx, "timer %p in bucket %u but its index says %u (I1)",
+		      (void *)t, idx, t->pw_idx);
 		CHECK(!(tf & PW__TF_MIGRATING), "timer %p queued while MIGRATING", (void *)t);
 		CHECK((tf & tf_mask) == tf_val, "timer %p: flags %#x name another base (want %#x)",
 		      (void *)t, tf & tf_mask, tf_val);

@@ -70,9 +70,10 @@ uint64_t pw__wheel_scan_next_expiry(const struct pw__wheel *w);
  *   clock, and the jiffy it expires at (rounded up: never early; clamped
  *   beyond the range).
  * pw__wheel_enqueue(): put @t (not pending) in bucket @idx found by
- *   calc_index on this clk; sets @t's bucket and PENDING bits.
+ *   calc_index on this clk; sets @t's bucket (pw_idx) and PENDING bit.
  * pw__wheel_requeue(): move the pending @t to bucket @idx (a re-arm): one
- *   unlink, one link, one flags store; @t stays pending throughout, as the
+ *   unlink, one link, one store of pw_idx (the flags word is left alone);
+ *   @t stays pending throughout, as the
  *   kernel's mod_timer keeps it (detach_if_pending(..., false)).
  * pw__wheel_add(): calc_index + enqueue at @t->expires; returns the bucket's
  *   expiry.
@@ -195,7 +196,7 @@ static inline void pw__pprev_store(struct pw_timer *t, struct pw_timer **v)
 /* Start the cache misses of unlinking a timer whose links are @next and
  * @pprev: the two words pw__wheel_unlink() writes, *@pprev and
  * @next->pw_pprev (not in @next's first cache line when @next straddles
- * two, as a 48-byte timer does half the time).  The re-arm paths call it
+ * two, as a 40-byte timer does more than half the time).  The re-arm paths call it
  * before they need the lines (timer.c: the lane, and a burst a few entries
  * ahead), with links read without the lock (relaxed, above): a stale
  * address costs a useless prefetch, and a prefetch never faults, so NULL
@@ -206,11 +207,11 @@ static inline void pw__wheel_prefetch_unlink(const struct pw_timer *next, struct
 	__builtin_prefetch((const void *)((uintptr_t)next + offsetof(struct pw_timer, pw_pprev)), 1);
 }
 
-/* Unlink the pending @t whose flags are @tf from its bucket (or a list being
- * expired); the links of @t itself are left for the caller to overwrite. */
-static inline void pw__wheel_unlink(struct pw__wheel *w, struct pw_timer *t, uint32_t tf)
+/* Unlink the pending @t from its bucket (or a list being expired); the
+ * links of @t itself are left for the caller to overwrite. */
+static inline void pw__wheel_unlink(struct pw__wheel *w, struct pw_timer *t)
 {
-	unsigned idx = (tf & PW__TF_IDX_MASK) >> PW__TF_IDX_SHIFT;
+	unsigned idx = t->pw_idx;
 	struct pw_timer *next = t->pw_next, **pprev = t->pw_pprev;
 
 	/* Last timer of its bucket?  (A timer on a list being expired is not
@@ -232,11 +233,13 @@ static inline void pw__wheel_link(struct pw__wheel *w, struct pw_timer *t, unsig
 	struct pw_timer *first = *head;
 
 	pw__link_store(&t->pw_next, first);
+	/* the bucket's bit is set exactly while it holds a timer (I2) */
 	if (first)
 		pw__pprev_store(first, &t->pw_next);
+	else
+		pw__wheel_map_set(w, idx);
 	*head = t;
 	pw__pprev_store(t, head);
-	pw__wheel_map_set(w, idx);
 	/* Adding can only lower the next expiry; a stale (early) value that
 	 * is still marked recalc stays marked unless this bucket is earlier. */
 	if (pw__after(w->next_expiry, bucket_expiry)) {
@@ -245,20 +248,20 @@ static inline void pw__wheel_link(struct pw__wheel *w, struct pw_timer *t, unsig
 	}
 }
 
-static inline void pw__wheel_requeue(struct pw__wheel *w, struct pw_timer *t, uint32_t tf,
-				     unsigned idx, uint64_t bucket_expiry)
+static inline void pw__wheel_requeue(struct pw__wheel *w, struct pw_timer *t, unsigned idx,
+				     uint64_t bucket_expiry)
 {
-	pw__wheel_unlink(w, t, tf);
+	pw__wheel_unlink(w, t);
 	pw__wheel_link(w, t, idx, bucket_expiry);
-	pw__tf_store(t, (tf & ~PW__TF_IDX_MASK) | (idx << PW__TF_IDX_SHIFT));
+	t->pw_idx = (uint16_t)idx;
 }
 
 static inline void pw__wheel_enqueue(struct pw__wheel *w, struct pw_timer *t, unsigned idx,
 				     uint64_t bucket_expiry)
 {
 	pw__wheel_link(w, t, idx, bucket_expiry);
-	pw__tf_store(t, (pw__tf_load(t) & ~PW__TF_IDX_MASK) |
-				      (idx << PW__TF_IDX_SHIFT) | PW__TF_PENDING);
+	t->pw_idx = (uint16_t)idx;
+	pw__tf_store(t, pw__tf_load(t) | PW__TF_PENDING);
 	w->count++;
 }
 
@@ -275,7 +278,7 @@ static inline void pw__wheel_detach(struct pw__wheel *w, struct pw_timer *t)
 {
 	uint32_t tf = pw__tf_load(t);
 
-	pw__wheel_unlink(w, t, tf);
+	pw__wheel_unlink(w, t);
 	pw__link_store(&t->pw_next, NULL);
 	pw__pprev_store(t, NULL);
 	pw__tf_store(t, tf & ~PW__TF_PENDING);
