@@ -197,8 +197,11 @@ static inline struct pw__base *pw__base_of(struct pw_runtime *rt, uint32_t tf)
 
 /*
  * The fast lane's state: all of it, and the only two places that write it.
- * Its one reader is the re-arm fast lane, pw__mod_timer_lane() (timer.c),
- * which proves with two compares what the general path tests one by one.
+ * Its readers are the fast lanes of timer.c: the arm lane,
+ * pw__mod_timer_lane() (re-arms, and arms of an inactive timer: the
+ * compare leaves PENDING out, PW__TF_LANE_ARM_MASK), the burst's copy of
+ * it and the delete lane; two compares prove what the general path tests
+ * one by one.
  *
  *  - pw__tls.lane_tf: what the flags word of a pending timer on the calling
  *    thread's CPU holds besides its magic and its base bits: PENDING, the
@@ -224,11 +227,14 @@ static inline struct pw__base *pw__base_of(struct pw_runtime *rt, uint32_t tf)
  * pw__lane_key_set(): the runtime's part, after every write of
  * @rt->migration (pw_runtime_create(), pw_set_migration()).  Context:
  * whoever sets the policy; no lock.
- * PW__TF_LANE_MASK: the flags bits the lane compares at once.
+ * PW__TF_LANE_MASK: the flags bits the lanes compare at once (a pending
+ * timer); PW__TF_LANE_ARM_MASK: the same but PENDING (a timer pending or
+ * not).
  */
 #define PW__TF_LANE_MASK                                                                  \
 	(PW__TF_MAGIC_MASK | PW__TF_PENDING | PW__TF_MIGRATING | PW__TF_SHUTDOWN | PW__TF_RT_MASK | \
 	 PW__TF_CPU_MASK)
+#define PW__TF_LANE_ARM_MASK (PW__TF_LANE_MASK & ~PW__TF_PENDING)
 
 static inline void pw__lane_cpu_set(struct pw_runtime *rt, int cpu)
 {

@@ -34,21 +34,26 @@
  * Return values as the kernel: 0 if it was inactive, 1 if it was pending.
  *
  * Paths 2 and 3 come in two versions.  The fast lane (pw__mod_timer_lane(),
- * what the inline pw_mod_timer() calls when path 1 misses) is the re-arm of
- * a pending timer already on the calling CPU with no push policy in force,
- * which is what a CPU handling a socket's packets does: one compare of the
- * flags word against the thread's own view proves everything the general
- * path tests one by one (set up, pending, not moving, not shut down, this
- * CPU), one compare of the thread's runtime against the runtime's key
- * proves placement has nothing to decide, the base comes from the thread,
- * and notification has nothing to do but in the rare case placement.h
- * names.  That state is described and set in one place (internal.h, "The
- * fast lane's state").  It makes no call except in tail position, so it
- * needs no stack frame.  Everything else (another CPU's timer, a thread
- * that is no CPU, an inactive timer, the PUSH policy, a contended lock, a
- * base whose clock must be forwarded, the variants) takes the general
- * path, mod_timer_opts(); both give the same results (test_diff and
- * test_api run through both).
+ * what the inline pw_mod_timer() calls when path 1 misses) is the arm of a
+ * timer already on the calling CPU with no push policy in force, pending
+ * (the re-arm a CPU handling a socket's packets does) or not (armed again
+ * after it fired or was deleted there; pw_add_timer() enters it by its own
+ * door): one compare of the flags word against the thread's own view
+ * proves everything the general path tests one by one (set up, not
+ * moving, not shut down, of this runtime, on this CPU), one compare of the
+ * thread's runtime against the runtime's key proves placement has nothing
+ * to decide, the base comes from the thread, and notification has nothing
+ * to do but in the rare case placement.h names.  pw_timer_delete() has a
+ * lane of the same shape (delete_lane()).  That state is described and set
+ * in one place (internal.h, "The fast lane's state").  The lane makes no
+ * call except in tail position, so it needs no stack frame, and what is
+ * rare (an inactive timer, a base whose clock lags) leaves it by a tail
+ * call: on a big wheel a re-arm's cost follows its instruction count
+ * (docs/benchmarks.md, "A re-arm at a million timers").  Everything else
+ * (another CPU's timer, a thread that is no CPU, the PUSH policy, a
+ * contended lock, a base whose next expiry must be recomputed, the
+ * variants) takes the general path, mod_timer_opts(); both give the same
+ * results (test_diff and test_api run through both).
  *
  * Bursts: pw_mod_timers() re-arms an array of timers, as a receive loop
  * handling a burst of packets does, with exactly the results of one
@@ -354,7 +359,6 @@ static __attribute__((noinline)) int arm_away(struct pw_timer *t, struct pw__bas
 enum {
 	MOD_PENDING_ONLY = 1, /* mod_timer_pending(): only touch a pending timer */
 	MOD_REDUCE = 2,       /* timer_reduce(): only move the expiry earlier */
-	MOD_NOTPENDING = 4,   /* add_timer(): skip the fast paths */
 	MOD_PATH1_MISSED = 8, /* from the lane: fast path 1 already missed inline */
 };
 
@@ -379,7 +383,7 @@ static inline __attribute__((always_inline)) int mod_timer_opts(struct pw_timer 
 	int self = pw__self(rt);
 	struct pw__stats *st = pw__stats_mine(rt);
 
-	if (!(opts & (MOD_NOTPENDING | MOD_PATH1_MISSED)) && (tf & PW__TF_PENDING)) {
+	if (!(opts & MOD_PATH1_MISSED) && (tf & PW__TF_PENDING)) {
 		int64_t diff = (int64_t)(exp_load(t) - expires);
 		/* Unlocked, like the kernel's: a racing change is the same as
 		 * this call coming a moment earlier or later. */
@@ -408,8 +412,7 @@ static inline __attribute__((always_inline)) int mod_timer_opts(struct pw_timer 
 		idx = pw__wheel_calc_index(w, expires, &bucket_expiry);
 		__builtin_prefetch(w->vectors[idx], 1);
 		/* Fast path 2: same bucket, only the expiry changes. */
-		if (!(opts & MOD_NOTPENDING) &&
-		    idx == t->pw_idx &&
+		if (idx == t->pw_idx &&
 		    !(b->n_expiring && idx_expiring(b, idx))) {
 			exp_store(t, expires);
 			pw__count_add(&st->same_bucket, 1);
@@ -471,24 +474,40 @@ static __attribute__((noinline, cold)) int lane_retry(struct pw_timer *t, uint64
  * event at @bucket_j (placement.h: the hierarchy, if this CPU is idle in
  * it).  The runtime is the thread's own: the lane runs only when it is
  * (rt->lane_key).  Context: the lane, holding no lock (the hierarchy's
- * notify takes group locks).  Return: 1, the lane's result. */
-static __attribute__((noinline)) int lane_tail(struct pw__base *b, bool wake, uint64_t bucket_j)
+ * notify takes group locks).  Return: @ret, the lane's result. */
+static __attribute__((noinline)) int lane_tail(struct pw__base *b, bool wake, uint64_t bucket_j,
+					       int ret)
 {
 	if (wake)
 		pw__lock_wake(&b->lock);
 	pw__arm_notify_own(pw__tls.rt, b, bucket_j);
-	return 1;
+	return ret;
+}
+
+/* The lane's unlock: wake a waiter, tell the hierarchy (lane_tail()) if
+ * this CPU is idle in it.  Context: the lane, holding @b's lock; drops it.
+ * Return: @ret. */
+static inline __attribute__((always_inline)) int lane_unlock(struct pw__base *b,
+							      uint64_t bucket_expiry, int ret)
+{
+	/* read under the lock; a stale 0 is safe (pw__arm_notify()) */
+	bool idle = __atomic_load_n(&b->tmigr_idle, __ATOMIC_RELAXED) != 0;
+	bool wake = pw__unlock_nowake(&b->lock);
+	/* the timer may run and be freed from here on */
+	if (__builtin_expect(wake | idle, 0))
+		return lane_tail(b, wake, bucket_expiry, ret);
+	return ret;
 }
 
 /*
- * The lane's steps once its tests passed, @b (the thread's own base for
- * @t) is locked and its clock current: the index, fast path 2 or the
- * requeue, the unlock.  Nothing here reads the runtime, and the rare ends
- * are tail calls, so that the lane keeps few values live and needs no
- * stack frame: on a big wheel what a random re-arm costs follows the
- * instructions it runs, since the next re-arm's cache miss is issued only
- * once the out-of-order window reaches it (docs/benchmarks.md, "A re-arm
- * at a million timers").
+ * The lane's steps for a pending @t once its tests passed, @b (the
+ * thread's own base for @t) is locked and its clock current: the index,
+ * fast path 2 or the requeue, the unlock.  Nothing here reads the runtime,
+ * and the rare ends are tail calls, so that the lane keeps few values live
+ * and needs no stack frame: on a big wheel what a random re-arm costs
+ * follows the instructions it runs, since the next re-arm's cache miss is
+ * issued only once the out-of-order window reaches it (docs/benchmarks.md,
+ * "A re-arm at a million timers").
  * Context: the lane, holding @b's lock; drops it.  Return: 1.
  */
 static inline __attribute__((always_inline)) int lane_arm(struct pw_timer *t, uint64_t expires,
@@ -502,21 +521,14 @@ static inline __attribute__((always_inline)) int lane_arm(struct pw_timer *t, ui
 	pw__count_add(&st->armed, 1);
 	exp_store(t, expires);
 	/* Fast path 2: same bucket, only the expiry changes. */
-	if (idx == t->pw_idx &&
-	    !(b->n_expiring && idx_expiring(b, idx))) {
+	if (idx == t->pw_idx && !(b->n_expiring && idx_expiring(b, idx))) {
 		pw__count_add(&st->same_bucket, 1);
 		if (__builtin_expect(pw__unlock_nowake(&b->lock), 0))
-			return lane_tail(b, true, bucket_expiry);
+			return lane_tail(b, true, bucket_expiry, 1);
 		return 1;
 	}
 	pw__wheel_requeue(w, t, idx, bucket_expiry);
-	/* read under the lock; a stale 0 is safe (pw__arm_notify()) */
-	bool idle = __atomic_load_n(&b->tmigr_idle, __ATOMIC_RELAXED) != 0;
-	bool wake = pw__unlock_nowake(&b->lock);
-	/* @t may run and be freed from here on */
-	if (__builtin_expect(wake | idle, 0))
-		return lane_tail(b, wake, bucket_expiry);
-	return 1;
+	return lane_unlock(b, bucket_expiry, 1);
 }
 
 /* The lane found @b's clock behind @jnow (once a jiffy on a busy CPU):
@@ -531,19 +543,39 @@ static __attribute__((noinline)) int lane_forward(struct pw_timer *t, uint64_t e
 	return lane_arm(t, expires, b);
 }
 
+/* The lane's arm of an inactive @t (pw_add_timer(), or a mod_timer after
+ * it fired or was deleted): forward @b's clock to @jnow, enqueue, unlock.
+ * Out of line, so that the re-arm carries only the branch.  Context: the
+ * lane, holding @b's lock; drops it.  Return: 0 (it was not pending). */
+static __attribute__((noinline)) int lane_add(struct pw_timer *t, uint64_t expires,
+					      struct pw__base *b, uint64_t jnow)
+{
+	struct pw__wheel *w = &b->wheel;
+	if (__builtin_expect(!pw__wheel_forward_cached(w, jnow), 0))
+		return lane_retry(t, expires, b);
+	uint64_t bucket_expiry;
+	unsigned idx = pw__wheel_calc_index(w, expires, &bucket_expiry);
+	pw__count_add(&b->stats->armed, 1);
+	exp_store(t, expires);
+	pw__wheel_enqueue(w, t, idx, bucket_expiry);
+	return lane_unlock(b, bucket_expiry, 0);
+}
+
 /*
  * The fast lane, pw_mod_timer()'s out-of-line half (timer.h calls it when
- * fast path 1 missed inline): the re-arm network code does all day, of a
- * pending timer that is already on the calling CPU (a socket's timer,
- * re-armed from the CPU that handles its packets), with no push policy in
- * force (under PW_MIGRATION_PUSH every arm takes the long way, pinned ones
- * too).  It is mod_timer_opts() for exactly that case, nothing left out
- * but the tests that cannot fail there:
- *  - one compare of the flags with the thread's view (pw__tls.lane_tf)
- *    proves set up, pending, not migrating, not shut down, on this CPU;
+ * fast path 1 missed inline) and pw_add_timer()'s: the arm network code
+ * does all day, of a timer that is already on the calling CPU, pending (a
+ * socket's timer, re-armed from the CPU that handles its packets) or not
+ * (armed again after it fired or was deleted there), with no push policy
+ * in force (under PW_MIGRATION_PUSH every arm takes the long way, pinned
+ * ones too).  It is mod_timer_opts() for exactly that case, nothing left
+ * out but the tests that cannot fail there:
+ *  - one compare of the flags with the thread's view (pw__tls.lane_tf,
+ *    PENDING left out) proves set up, not migrating, not shut down, of
+ *    the thread's runtime, on this CPU;
  *  - one compare of the thread's runtime with the runtime's lane key
- *    proves that the thread is a CPU of it and placement is "stay" (Linux
- *    6.9: enqueue locally; it is local);
+ *    proves that placement is "stay" (Linux 6.9: enqueue locally; it is
+ *    local);
  *  - the base is the thread's own (pw__tls.lane_base), no CPU arithmetic;
  *  - the clock to forward to (rt->jiffies_seen) is read before the lock,
  *    which forwards to a value at most as fresh: never early (the
@@ -555,10 +587,10 @@ static __attribute__((noinline)) int lane_forward(struct pw_timer *t, uint64_t e
  * What those three fields hold and where they are set: internal.h, "The
  * fast lane's state".  Anything else goes to mod_timer_general().  The
  * lane calls nothing but in tail position, so it needs no stack frame: the
- * instructions it runs are the re-arm's own.
+ * instructions it runs are the arm's own.
  * Context: as pw_mod_timer(): any thread; tries @t's base lock (the
  * general path takes it, and the target's when the timer moves, one at a
- * time).
+ * time).  Return: as pw_mod_timer().
  */
 int pw__mod_timer_lane(struct pw_timer *t, uint64_t expires)
 {
@@ -567,7 +599,7 @@ int pw__mod_timer_lane(struct pw_timer *t, uint64_t expires)
 	/* lane_tf is 0 in a thread that is no CPU, and no runtime is number 0:
 	 * then no timer passes.  Once the flags match, @t's runtime is the
 	 * thread's. */
-	if (__builtin_expect(((tf ^ me->lane_tf) & PW__TF_LANE_MASK) != PW__TF_MAGIC, 0))
+	if (__builtin_expect(((tf ^ me->lane_tf) & PW__TF_LANE_ARM_MASK) != PW__TF_MAGIC, 0))
 		return mod_timer_general(t, expires);
 	struct pw_runtime *rt = me->rt;
 	if (__builtin_expect((uintptr_t)rt != __atomic_load_n(&rt->lane_key, __ATOMIC_RELAXED), 0))
@@ -578,16 +610,47 @@ int pw__mod_timer_lane(struct pw_timer *t, uint64_t expires)
 	 * lock's wait (a locked instruction waits for every earlier load and
 	 * store; prefetches are not held back by it).  The links are read
 	 * without the lock, as relaxed atomics (wheel.h): only prefetch
-	 * addresses, a stale one costs a useless prefetch, never a fault. */
+	 * addresses, a stale one (or an inactive timer's NULL) costs a useless
+	 * prefetch, never a fault. */
 	prefetch_link_targets(__atomic_load_n(&t->pw_next, __ATOMIC_RELAXED),
 			      __atomic_load_n(&t->pw_pprev, __ATOMIC_RELAXED));
 	if (__builtin_expect(!pw__trylock(&b->lock), 0))
 		return mod_timer_general(t, expires);
 	if (__builtin_expect(pw__tf_load(t) != tf, 0)) /* changed before we locked */
 		return lane_retry(t, expires, b);
+	if (__builtin_expect(!(tf & PW__TF_PENDING), 0))
+		return lane_add(t, expires, b, jnow);
 	if (__builtin_expect(pw__after(jnow, b->wheel.clk), 0))
 		return lane_forward(t, expires, b, jnow);
 	return lane_arm(t, expires, b);
+}
+
+/*
+ * The delete lane: pw_timer_delete() of a pending timer on the calling
+ * thread's CPU, as the lane arms it: one compare of the flags (set up,
+ * pending, not migrating, not shut down, of this runtime, on this CPU:
+ * PW__TF_LANE_MASK), the thread's own base, a lock that is free; anything
+ * else, and a timer whose flags changed before the lock, the long way.
+ * Context: as pw_timer_delete(); tries @t's base lock.  Return: 1 (it was
+ * pending and is not now), or -EAGAIN: take the long way (nothing done).
+ */
+static inline int delete_lane(struct pw_timer *t, uint32_t tf)
+{
+	struct pw__tls *me = &pw__tls;
+	if (__builtin_expect(((tf ^ me->lane_tf) & PW__TF_LANE_MASK) != PW__TF_MAGIC, 0))
+		return -EAGAIN;
+	struct pw__base *b = me->lane_base[(tf / PW_TIMER_PINNED) & 3];
+	prefetch_link_targets(__atomic_load_n(&t->pw_next, __ATOMIC_RELAXED),
+			      __atomic_load_n(&t->pw_pprev, __ATOMIC_RELAXED));
+	if (__builtin_expect(!pw__trylock(&b->lock), 0))
+		return -EAGAIN;
+	if (__builtin_expect(pw__tf_load(t) != tf, 0)) {
+		pw__unlock(&b->lock);
+		return -EAGAIN;
+	}
+	pw__wheel_detach(&b->wheel, t);
+	pw__unlock(&b->lock);
+	return 1;
 }
 
 /* The lane's exported name in 0.1.0, when it was called pw__mod_timer_slow:
@@ -804,11 +867,35 @@ int pw_timer_reduce(struct pw_timer *t, uint64_t expires)
 
 int pw_add_timer(struct pw_timer *t)
 {
-	if (!timer_valid(t))
+	if (!t)
 		return -EINVAL;
-	if (pw_timer_pending(t))
+	/* The add lane: one compare proves set up, not pending, not
+	 * migrating, not shut down, of the thread's runtime, on its CPU (the
+	 * thread's view has PENDING set, the timer not); then as the arm lane
+	 * (lane_add()).  Otherwise the checks one by one and the arm lane,
+	 * which takes the long way.  If another thread armed @t meanwhile,
+	 * this arm moves it, as mod_timer would. */
+	struct pw__tls *me = &pw__tls;
+	uint32_t tf = pw__tf_load(t);
+	int ret;
+	if (__builtin_expect(((tf ^ me->lane_tf) & PW__TF_LANE_MASK) ==
+				     (PW__TF_MAGIC | PW__TF_PENDING), 1)) {
+		struct pw_runtime *rt = me->rt;
+		struct pw__base *b = me->lane_base[(tf / PW_TIMER_PINNED) & 3];
+		if ((uintptr_t)rt == __atomic_load_n(&rt->lane_key, __ATOMIC_RELAXED) &&
+		    pw__trylock(&b->lock)) {
+			if (__builtin_expect(pw__tf_load(t) == tf, 1))
+				ret = lane_add(t, exp_load(t), b, pw__jiffies_seen(rt));
+			else
+				ret = lane_retry(t, exp_load(t), b);
+			return ret < 0 ? ret : 0;
+		}
+	}
+	if (!tf_valid(tf))
+		return -EINVAL;
+	if (tf & PW__TF_PENDING)
 		return -EBUSY;
-	int ret = mod_timer_opts(t, exp_load(t), MOD_NOTPENDING);
+	ret = pw__mod_timer_lane(t, exp_load(t));
 	return ret < 0 ? ret : 0;
 }
 
@@ -865,7 +952,7 @@ out:
 	return ret;
 }
 
-static int delete_common(struct pw_timer *t, bool shutdown)
+static __attribute__((noinline)) int delete_common(struct pw_timer *t, bool shutdown)
 {
 	struct pw__base *b;
 	uint32_t tf;
@@ -886,7 +973,13 @@ static int delete_common(struct pw_timer *t, bool shutdown)
 
 int pw_timer_delete(struct pw_timer *t)
 {
-	return delete_common(t, false);
+	if (!t)
+		return -EINVAL;
+	/* the delete lane (a pending timer of this CPU), else the checks one
+	 * by one (an inactive timer: the kernel's lockless shortcut) and the
+	 * long way */
+	int ret = delete_lane(t, pw__tf_load(t));
+	return ret >= 0 ? ret : delete_common(t, false);
 }
 
 int pw_timer_shutdown(struct pw_timer *t)

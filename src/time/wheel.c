@@ -77,7 +77,8 @@
  * -----
  * add: O(1) (level by a few compares, one list insert, one bit set);
  * detach: O(1); next expiry: O(levels) word operations when recomputed;
- * collect: O(levels).  Memory: 576 list heads + 9 words = ~4.7 KiB a wheel.
+ * collect: O(levels).  Memory: 576 list heads, the bitmap, the two index
+ * tables and a few words: ~4.8 KiB a wheel.
  * Locking: none here; every function requires the base lock (wheel.h).
  */
 #include "wheel.h"
@@ -107,6 +108,8 @@ void pw__wheel_init(struct pw__wheel *w, unsigned hz, uint64_t clk)
 	w->timeout_max = w->cutoff - pw__wheel_gran(w->depth - 1);
 	w->clk = clk;
 	w->next_expiry = clk + PW_WHEEL_EMPTY_DELTA;
+	memcpy(w->lvl_starts, pw__wheel_lvl_starts, sizeof(w->lvl_starts));
+	memcpy(w->lvl_by_msb, pw__wheel_lvl_by_msb, sizeof(w->lvl_by_msb));
 }
 
 bool pw__wheel_has_buckets(const struct pw__wheel *w)

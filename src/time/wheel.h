@@ -38,6 +38,11 @@ struct pw__wheel {
 	uint64_t cutoff;       /* deltas at or past this are clamped */
 	uint64_t timeout_max;  /* ...to clk + timeout_max */
 	uint64_t count;        /* pending timers, those being expired included */
+	/* the index computation's two tables (pw__wheel_lvl_by_msb and
+	 * pw__wheel_lvl_starts, below), copied into each wheel: the arm path
+	 * reaches them from the base it holds, with no address to compute */
+	uint64_t lvl_starts[PW_WHEEL_LVL_MAX + 1];
+	uint8_t lvl_by_msb[64];
 	uint64_t pending_map[PW_WHEEL_LVL_MAX];   /* bit per non-empty bucket */
 	struct pw_timer *vectors[PW_WHEEL_SIZE];  /* bucket list heads */
 };
@@ -158,8 +163,8 @@ static inline unsigned pw__wheel_calc_index(const struct pw__wheel *w, uint64_t 
 	 * corrects.  Level 0 falls out of the same two steps.  No loop, no
 	 * branch; below the cutoff the level is below the wheel's depth. */
 	unsigned msb = 63 ^ (unsigned)__builtin_clzll(delta | 1); /* bits - 1 */
-	unsigned lvl = pw__wheel_lvl_by_msb[msb];
-	lvl -= delta < pw__wheel_lvl_starts[lvl];
+	unsigned lvl = w->lvl_by_msb[msb];
+	lvl -= delta < w->lvl_starts[lvl];
 	return pw__wheel_calc_lvl(expires, lvl, bucket_expiry);
 }
 
@@ -216,12 +221,12 @@ static inline void pw__wheel_unlink(struct pw__wheel *w, struct pw_timer *t)
 
 	/* Last timer of its bucket?  (A timer on a list being expired is not
 	 * in vectors[idx], so this leaves the bucket's bit alone then.) */
-	if (w->vectors[idx] == t && !next) {
+	if (__builtin_expect(w->vectors[idx] == t && !next, 0)) {
 		pw__wheel_map_clear(w, idx);
 		w->recalc = true;
 	}
 	pw__link_store(pprev, next);
-	if (next)
+	if (__builtin_expect(next != NULL, 1))
 		pw__pprev_store(next, pprev);
 }
 
@@ -234,7 +239,7 @@ static inline void pw__wheel_link(struct pw__wheel *w, struct pw_timer *t, unsig
 
 	pw__link_store(&t->pw_next, first);
 	/* the bucket's bit is set exactly while it holds a timer (I2) */
-	if (first)
+	if (__builtin_expect(first != NULL, 1))
 		pw__pprev_store(first, &t->pw_next);
 	else
 		pw__wheel_map_set(w, idx);
