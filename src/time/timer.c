@@ -737,6 +737,111 @@ static inline void burst_release(struct pw__base *b)
 		pw__lock_wake(&b->lock);
 }
 
+/* What a burst carries from one entry to the next. */
+struct burst {
+	struct pw__base *held; /* the base whose lock the burst keeps, or NULL */
+	unsigned left;         /* entries it may still keep it for */
+	bool keep;             /* false once a waiter showed */
+	int pending;           /* entries that returned 1 */
+	uint32_t lane_tf;      /* the thread's view (internal.h, "The fast lane's state") */
+	uintptr_t self_rt;
+	struct pw__base *bases[4]; /* the thread's lane_base[], copied: no store of the
+				    * burst can change it, and the compiler knows so */
+};
+
+/* Let go of the lock the burst keeps.  Context: the burst, holding it. */
+static inline void burst_drop(struct burst *bs)
+{
+	burst_release(bs->held);
+	bs->held = NULL;
+}
+
+/* One entry of a burst: @t to @e, exactly as pw_mod_timer(@t, @e) (fast
+ * path 1, the lane's tests and steps, or the general path), keeping the
+ * base's lock for the next entries unless someone waits or BURST_HOLD
+ * entries were done under it.  Context: the burst.  Return: what
+ * pw_mod_timer() returns. */
+static inline __attribute__((always_inline)) int burst_entry(struct burst *bs,
+							      struct pw_timer *t, uint64_t e)
+{
+	int r;
+	if (__builtin_expect(!t, 0)) {
+		r = -EINVAL;
+		goto done;
+	}
+	/* fast path 1, as pw_mod_timer() inline (timer.h) */
+	uint32_t tf = pw__tf_load(t);
+	if ((tf & PW__TF_PENDING) && exp_load(t) == e) {
+		uint64_t *hits = pw__fast_hits;
+		if (hits)
+			pw__count_add(hits, 1);
+		r = 1;
+		goto done;
+	}
+	/* the lane (pw__mod_timer_lane(): the same tests, the same order; once
+	 * the flags match, @t's runtime is the thread's) */
+	struct pw_runtime *rt = (struct pw_runtime *)bs->self_rt;
+	if (__builtin_expect(((tf ^ bs->lane_tf) & PW__TF_LANE_MASK) != PW__TF_MAGIC ||
+				     bs->self_rt != __atomic_load_n(&rt->lane_key, __ATOMIC_RELAXED),
+			     0))
+		goto general;
+	struct pw__base *b = bs->bases[(tf / PW_TIMER_PINNED) & 3];
+	if (bs->held != b) {
+		if (bs->held)
+			burst_drop(bs);
+		if (__builtin_expect(!pw__trylock(&b->lock), 0))
+			goto general;
+		bs->held = b;
+		bs->left = bs->keep ? BURST_HOLD : 1;
+		if (__builtin_expect(pw__tf_load(t) != tf, 0)) /* changed before we locked */
+			goto general;
+	} /* else @tf was read under @b's lock: it holds */
+	struct pw__wheel *w = &b->wheel;
+	if (__builtin_expect(!pw__wheel_forward_cached(w, pw__jiffies_seen(rt)), 0))
+		goto general;
+	uint64_t bucket_expiry;
+	unsigned idx = pw__wheel_calc_index(w, e, &bucket_expiry);
+	__builtin_prefetch(w->vectors[idx], 1);
+	struct pw__stats *st = b->stats;
+	pw__count_add(&st->armed, 1);
+	exp_store(t, e);
+	r = 1;
+	if (idx == t->pw_idx && !(b->n_expiring && idx_expiring(b, idx))) {
+		pw__count_add(&st->same_bucket, 1); /* fast path 2 */
+	} else {
+		pw__wheel_requeue(w, t, idx, bucket_expiry);
+		/* read under the lock; a stale 0 is safe (pw__arm_notify()) */
+		if (__builtin_expect(__atomic_load_n(&b->tmigr_idle, __ATOMIC_RELAXED) != 0, 0)) {
+			burst_drop(bs);
+			pw__arm_notify_own(rt, b, bucket_expiry);
+		}
+	}
+	goto done;
+general:
+	if (bs->held)
+		burst_drop(bs);
+	r = mod_timer_general(t, e);
+done:
+	bs->pending += r == 1;
+	/* After every entry, whichever way it went (fast path 1 and a NULL
+	 * entry take no lock but may keep one): never keep a lock over more
+	 * than BURST_HOLD entries, so a burst of any size delays another
+	 * thread no longer than that many re-arms; and if somebody waits for
+	 * it, let them in, and keep no lock across entries for the rest of the
+	 * burst (taking it straight back would beat the waiter's wake-up every
+	 * time). */
+	if (bs->held) {
+		if (__builtin_expect(!--bs->left, 0)) {
+			burst_drop(bs);
+		} else if (__builtin_expect(__atomic_load_n(&bs->held->lock.waiters,
+							    __ATOMIC_RELAXED) != 0, 0)) {
+			bs->keep = false;
+			burst_drop(bs);
+		}
+	}
+	return r;
+}
+
 int pw_mod_timers(struct pw_timer *const timers[], const uint64_t expires[], unsigned n,
 		  int ret[])
 {
@@ -744,115 +849,39 @@ int pw_mod_timers(struct pw_timer *const timers[], const uint64_t expires[], uns
 		return 0;
 	if (!timers || !expires || n > INT_MAX)
 		return -EINVAL;
-	/* The thread's view, as the lane reads it (internal.h, "The fast
-	 * lane's state"): it does not change during an arm.  stats is used only
-	 * once the lane's compares said the thread is a CPU. */
+	/* The thread's view, as the lane reads it: it does not change during
+	 * an arm. */
 	struct pw__tls *me = &pw__tls;
-	const uint32_t lane_tf = me->lane_tf;
-	const uintptr_t self_rt = (uintptr_t)me->rt;
-	struct pw__stats *const st = me->stats;
-	struct pw__base *held = NULL; /* the base whose lock the burst keeps */
-	unsigned kept = 0;            /* entries done while keeping it */
-	int keep = 1;                 /* 0 once a waiter showed */
-	int pending = 0;
+	struct burst bs = {NULL, 0, true, 0, me->lane_tf, (uintptr_t)me->rt,
+			   {me->lane_base[0], me->lane_base[1], me->lane_base[2], me->lane_base[3]}};
+	unsigned i = 0;
+	int r;
 
 	/* the first entries: nothing asked for them earlier */
-	for (unsigned i = 0; i < n && i < BURST_PF_TIMER; i++)
-		burst_prefetch_timer(timers[i]);
-
-	for (unsigned i = 0; i < n; i++) {
-		struct pw_timer *t = timers[i], *ahead;
-		uint64_t e = expires[i];
-		int r;
-
-		if (i + BURST_PF_TIMER < n)
-			burst_prefetch_timer(timers[i + BURST_PF_TIMER]);
-		if (i + BURST_PF_LINKS < n && (ahead = timers[i + BURST_PF_LINKS]))
+	for (unsigned k = 0; k < n && k < BURST_PF_TIMER; k++)
+		burst_prefetch_timer(timers[k]);
+	/* entries with BURST_PF_TIMER more after them, then the last ones:
+	 * two loops, so that the first tests no bounds for its prefetches */
+	for (; i + BURST_PF_TIMER < n; i++) {
+		struct pw_timer *ahead = timers[i + BURST_PF_LINKS];
+		burst_prefetch_timer(timers[i + BURST_PF_TIMER]);
+		if (ahead)
 			burst_prefetch_neighbours(ahead);
-		if (__builtin_expect(!t, 0)) {
-			r = -EINVAL;
-			goto done;
-		}
-		/* fast path 1, as pw_mod_timer() inline (timer.h) */
-		uint32_t tf = pw__tf_load(t);
-		if ((tf & PW__TF_PENDING) && exp_load(t) == e) {
-			uint64_t *hits = pw__fast_hits;
-			if (hits)
-				__atomic_store_n(hits, __atomic_load_n(hits, __ATOMIC_RELAXED) + 1,
-						 __ATOMIC_RELAXED);
-			r = 1;
-			goto done;
-		}
-		/* the lane (pw__mod_timer_lane(): the same tests, the same order;
-		 * once the flags match, @t's runtime is the thread's) */
-		struct pw_runtime *rt = (struct pw_runtime *)self_rt;
-		if (__builtin_expect(((tf ^ lane_tf) & PW__TF_LANE_MASK) != PW__TF_MAGIC ||
-					     self_rt != __atomic_load_n(&rt->lane_key, __ATOMIC_RELAXED),
-				     0))
-			goto general;
-		struct pw__base *b = me->lane_base[(tf / PW_TIMER_PINNED) & 3];
-		if (held != b) {
-			if (held)
-				burst_release(held);
-			held = NULL;
-			if (__builtin_expect(!pw__trylock(&b->lock), 0))
-				goto general;
-			held = b;
-			if (__builtin_expect(pw__tf_load(t) != tf, 0)) /* changed before we locked */
-				goto general;
-		} /* else @tf was read under @b's lock: it holds */
-		struct pw__wheel *w = &b->wheel;
-		if (__builtin_expect(!pw__wheel_forward_cached(w, pw__jiffies_seen(rt)), 0))
-			goto general;
-		uint64_t bucket_expiry;
-		unsigned idx = pw__wheel_calc_index(w, e, &bucket_expiry);
-		__builtin_prefetch(w->vectors[idx], 1);
-		pw__count_add(&st->armed, 1);
-		exp_store(t, e);
-		r = 1;
-		if (idx == t->pw_idx &&
-		    !(b->n_expiring && idx_expiring(b, idx))) {
-			pw__count_add(&st->same_bucket, 1); /* fast path 2 */
-		} else {
-			pw__wheel_requeue(w, t, idx, bucket_expiry);
-			/* read under the lock; a stale 0 is safe (pw__arm_notify()) */
-			if (__builtin_expect(__atomic_load_n(&b->tmigr_idle, __ATOMIC_RELAXED) != 0, 0)) {
-				burst_release(b);
-				held = NULL;
-				pw__arm_notify_own(rt, b, bucket_expiry);
-			}
-		}
-		goto done;
-general:
-		if (held)
-			burst_release(held);
-		held = NULL;
-		r = mod_timer_general(t, e);
-done:
-		pending += r == 1;
+		r = burst_entry(&bs, timers[i], expires[i]);
 		if (ret)
 			ret[i] = r;
-		/* After every entry, whichever way it went (fast path 1 and a
-		 * NULL entry take no lock but may keep one): somebody waits for
-		 * the lock: let them in, and keep no lock across entries for the
-		 * rest of the burst (taking it straight back would beat the
-		 * waiter's wake-up every time); and never keep one over more
-		 * than BURST_HOLD entries, so a burst of any size delays another
-		 * thread no longer than that many re-arms. */
-		if (held) {
-			if (__builtin_expect(__atomic_load_n(&held->lock.waiters, __ATOMIC_RELAXED) != 0,
-					     0))
-				keep = 0;
-			if (!keep || ++kept >= BURST_HOLD) {
-				burst_release(held);
-				held = NULL;
-				kept = 0;
-			}
-		}
 	}
-	if (held)
-		burst_release(held);
-	return pending;
+	for (; i < n; i++) {
+		struct pw_timer *ahead;
+		if (i + BURST_PF_LINKS < n && (ahead = timers[i + BURST_PF_LINKS]))
+			burst_prefetch_neighbours(ahead);
+		r = burst_entry(&bs, timers[i], expires[i]);
+		if (ret)
+			ret[i] = r;
+	}
+	if (bs.held)
+		burst_drop(&bs);
+	return bs.pending;
 }
 
 int pw_mod_timer_pending(struct pw_timer *t, uint64_t expires)
