@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Fuzz target: pinwheel-netem's API request handling (tools/netem/proxy.c,
+ * Fuzz target: pinwheel-netem's API request handling (tools/netem/api/proxy.c,
  * proxy_api_request()) over a fake data plane, a fresh registry per input.
  *
  * Input: requests split by NUL bytes; each is a method byte (its low
@@ -30,7 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "netem/proxy.h"
+#include "netem/api/proxy.h"
 
 #define NSLOT 2048
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * pinwheel-netem's API registry (tools/netem/proxy.c) through its one
+ * pinwheel-netem's API registry (tools/netem/api/proxy.c) through its one
  * request handler, over a fake data plane that records what it is told:
  * every endpoint's status codes and bodies (toxiproxy 2.8.0's, checked on
  * the real server; the differences kept on purpose are in docs/relay.md),

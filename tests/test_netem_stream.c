@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * pinwheel-netem's TCP toxics (tools/netem/stream.c) on a simulated clock:
+ * pinwheel-netem's TCP toxics (tools/netem/tcp/stream.c) on a simulated clock:
  * one direction's pipeline driven through stream.h with the time given,
  * no socket and no thread.  Each toxic's semantics exactly (latency never
  * early and in order, bandwidth never faster than its rate and exactly

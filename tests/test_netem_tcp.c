@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * pinwheel-netem's TCP data path (tools/netem/tcp.c, conn.c) through
+ * pinwheel-netem's TCP data path (tools/netem/tcp/tcp.c, conn.c) through
  * tcp.h: a plane with real sockets on loopback and an echo server thread,
  * asserting properties, never timings: every byte in order and exact
  * byte ledgers (bytes_in == bytes_out + cut + dropped + held), each

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * pinwheel-netem's TCP data path (tools/netem/tcp.c, conn.c) under
+ * pinwheel-netem's TCP data path (tools/netem/tcp/tcp.c, conn.c) under
  * pressure, through tcp.h, with real sockets on loopback and an echo
  * server thread: what one connection or proxy may not do to the others,
  * asserted as properties (orders and bounds, never timings):

@@ -4,8 +4,8 @@
  * --api, toxiproxy's HTTP API over TCP and UDP proxies), on pinwheel's
  * qdiscs and timers.  This file is the program: the command line (parsed
  * by tools/netem/config.c), signals, and the command-line mode over one
- * UDP relay (tools/netem/udp.c, udp_tx.c, udp_setup.c: what runs; tools/netem/stats.c: its
- * reports); --api hands over to tools/netem/server.c.
+ * UDP relay (tools/netem/udp/udp.c, udp_tx.c, udp_setup.c: what runs; tools/netem/stats.c: its
+ * reports); --api hands over to tools/netem/api/server.c.
  *
  * Threads: main only here.  Every signal the program takes (SIGINT,
  * SIGTERM, SIGHUP) is blocked in every thread (the mask is set before the
@@ -30,8 +30,8 @@
 #include <time.h>
 
 #include "netem/relay.h"
-#include "netem/server.h"
-#include "netem/udp.h"
+#include "netem/api/server.h"
+#include "netem/udp/udp.h"
 #include "now.h"
 
 int main(int argc, char **argv)
@@ -46,7 +46,7 @@ int main(int argc, char **argv)
 		fputs(relay_help_text, stdout);
 		return 0;
 	}
-	/* --api: toxiproxy's HTTP API (tools/netem/server.c) */
+	/* --api: toxiproxy's HTTP API (tools/netem/api/server.c) */
 	if (cfg.api)
 		return netem_server_main(&cfg);
 	/* every thread inherits the mask: signals are taken by main only */

@@ -3,7 +3,7 @@
  * pktpool: the packets, and the driver that takes them back, of every
  * harness that feeds the packet-scheduling layer: pinwheel-netem (the
  * relay), pinwheel-lab seed003 and pinwheel-bench net; and the bare
- * buffers of pinwheel-netem's TCP plane (its chunks, tools/netem/stream.h).
+ * buffers of pinwheel-netem's TCP plane (its chunks, tools/netem/tcp/stream.h).
  *
  * What it owns
  * ------------

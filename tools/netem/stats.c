@@ -6,7 +6,7 @@
  * (--json; the fields are docs/relay.md's), from a snapshot the relay took
  * (struct udp_stats, udp_setup.c).  Counting is the relay's (udp.c,
  * udp_tx.c): this file only formats, and a UDP proxy's stats in the API
- * (tools/netem/udp_proxy.c) read the same numbers under the same names.
+ * (tools/netem/api/udp_proxy.c) read the same numbers under the same names.
  * Threads: the caller's (main for the command line, an API thread for a
  * proxy).  Locks: none; no state of its own.  Costs: a few printf calls
  * a report.

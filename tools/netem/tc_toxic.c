@@ -11,7 +11,7 @@
  * qdisc for all), made when the toxic is set (tc_dev_create, the control
  * thread): its words go through pw_tc() there, so words tc refuses are
  * refused with tc's message before any connection sees the toxic.  A
- * stream's tc stage (tools/netem/stream.c) cuts its chunks into pieces of
+ * stream's tc stage (tools/netem/tcp/stream.c) cuts its chunks into pieces of
  * at most TC_MTU bytes and sends each as a packet (length: the piece's
  * bytes; the bytes themselves stay in the stream's flight queue) from the
  * connection's worker (tc_dev_send).  The qdisc releases it on whatever
@@ -86,7 +86,7 @@
 
 #include "../common/json_str.h"
 #include "tc_toxic.h"
-#include "tcp_priv.h"
+#include "tcp/tcp_priv.h"
 
 /* A piece in a device. */
 struct tc_pkt {

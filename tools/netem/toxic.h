@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * A toxic, as toxiproxy's API defines it, in plain C: the value the API's
- * registry (tools/netem/proxy.c) validates and keeps, and the TCP data
- * path (tools/netem/tcp.c) applies.  No behaviour lives here: the
+ * registry (tools/netem/api/proxy.c) validates and keeps, and the TCP data
+ * path (tools/netem/tcp/tcp.c) applies.  No behaviour lives here: the
  * attributes' meaning is written beside each, toxiproxy's units kept
  * (milliseconds, KB/s, bytes, microseconds), and the registry refuses a
  * value outside the ranges below before a data path ever sees it.

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The UDP relay's control side (the design: tools/netem/udp.c's essay):
+ * The UDP relay's control side (the design: tools/netem/udp/udp.c's essay):
  * what the controlling thread ("main") does to one relay.  Setup (batch
  * files, runtime, pool, drivers, devices, tc commands, schedules, the
  * workers' sockets, --steer-cpu's reuseport program) and teardown; the
@@ -40,8 +40,8 @@
 #include <pinwheel/pinwheel.h>
 #include <pinwheel/net.h>
 
-#include "relay.h"
-#include "stats.h"
+#include "../relay.h"
+#include "../stats.h"
 #include "udp.h"
 #include "udp_priv.h"
 #include "now.h"

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * pinwheel-netem's UDP relay, as an instance (struct udp_relay,
- * tools/netem/udp.h): an unprivileged network emulator for UDP, on
+ * tools/netem/udp/udp.h): an unprivileged network emulator for UDP, on
  * pinwheel's qdiscs and timers.  The command line and the tc commands it
  * builds are in tools/netem/config.c, the reports' presentation in
  * tools/netem/stats.c, signals in tools/pinwheel-netem.c; this file and
@@ -10,10 +10,10 @@
  * counters, and its stop.  This file: the data path the workers run (the
  * byte budget, the packets, the clients and their counts per source
  * address, receiving, the workers' loop);
- * tools/netem/udp_tx.c the send path (the driver's hooks, the send
- * batch, UDP_SEGMENT); tools/netem/udp_setup.c what the controlling
+ * tools/netem/udp/udp_tx.c the send path (the driver's hooks, the send
+ * batch, UDP_SEGMENT); tools/netem/udp/udp_setup.c what the controlling
  * thread does (setup, teardown, the statistics, udp.h's functions:
- * start, changes, reports, stop); tools/netem/udp_priv.h the structs
+ * start, changes, reports, stop); tools/netem/udp/udp_priv.h the structs
  * and functions they share.
  * The command line runs one relay; each relay has its own runtime, so
  * several in one process (the API's UDP proxies, not built yet) share
@@ -212,8 +212,8 @@
  * no datagram of a known client does.  0 (or a value of --max-clients or
  * more, which could never bind first) turns it off: no table, no lock.
  *
- * Stop (udp_relay_stop()): tools/netem/udp_setup.c.  Sending (the send
- * batch, UDP_SEGMENT): tools/netem/udp_tx.c.
+ * Stop (udp_relay_stop()): tools/netem/udp/udp_setup.c.  Sending (the send
+ * batch, UDP_SEGMENT): tools/netem/udp/udp_tx.c.
  *
  * Costs (per datagram, one direction): a copy from the receive area, the
  * admission (a load of the client's held bytes, an atomic add and
@@ -248,7 +248,7 @@
 #include <pinwheel/pinwheel.h>
 #include <pinwheel/net.h>
 
-#include "relay.h"
+#include "../relay.h"
 #include "udp.h"
 #include "udp_priv.h"
 #include "epoll_sleep.h"

@@ -2,7 +2,7 @@
 /*
  * The chunks of a TCP direction's stream and their queues: where a chunk's
  * memory comes from and goes back to, and the FIFO between two stages
- * (the pipeline that moves them is tools/netem/stream.c; struct chunk,
+ * (the pipeline that moves them is tools/netem/tcp/stream.c; struct chunk,
  * struct chunkq and the declarations are in stream.h).
  *
  * A chunk is a bare buffer (tools/common/pktpool.h: pktpool_bare_get(),

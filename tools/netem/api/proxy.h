@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The API's registry (tools/netem/proxy.c; a proxy's JSON in
- * tools/netem/proxy_json.c): toxiproxy's model of proxies
+ * The API's registry (tools/netem/api/proxy.c; a proxy's JSON in
+ * tools/netem/api/proxy_json.c): toxiproxy's model of proxies
  * and their toxics, its validation, its JSON, and the one request handler
- * the HTTP front (tools/netem/api.c) routes every request into.  Pure over
+ * the HTTP front (tools/netem/api/api.c) routes every request into.  Pure over
  * the registry and a data plane reached through struct proxy_plane_ops, so
  * the unit test and the fuzzer drive it with a fake plane and no socket;
- * the server (tools/netem/server.c) plugs in the TCP data path
- * (tools/netem/tcp.h).
+ * the server (tools/netem/api/server.c) plugs in the TCP data path
+ * (tools/netem/tcp/tcp.h).
  *
  * Threads: any thread; requests are serialised by one mutex held for
  * their whole run, the entries guarded by a second one, dropped only
@@ -21,8 +21,8 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
-#include "tcp.h"
-#include "toxic.h"
+#include "../tcp/tcp.h"
+#include "../toxic.h"
 
 /*
  * The data plane behind the registry.  @handle is the plane's own proxy
@@ -162,7 +162,7 @@ unsigned proxy_registry_resolve(struct proxy_registry *r, unsigned *pending);
  */
 unsigned proxy_registry_count(struct proxy_registry *r, unsigned *open);
 
-/* ---------------------------------------------------- tools/netem/toxic.c
+/* ---------------------------------------------------- tools/netem/api/toxic.c
  * Helpers on struct toxic (declared here: toxic.h is the data path's
  * contract and declares only toxic_type_name()).  Any thread; no locks. */
 

@@ -5,8 +5,8 @@
  * does not take a port this plane already holds, and the accepts on a
  * worker, with the pause of a listener out of descriptors and its return
  * on a retry round.  The plane, its workers and its commands are
- * tools/netem/tcp.c (whose essay explains the group and the pause); the
- * connections tools/netem/conn.c.
+ * tools/netem/tcp/tcp.c (whose essay explains the group and the pause); the
+ * connections tools/netem/tcp/conn.c.
  *
  * Why the first socket binds without SO_REUSEPORT: a plain bind fails on
  * a port any other socket holds, with SO_REUSEPORT or not (this plane's,

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * pinwheel-netem's --api mode (tools/netem/server.c): the process that
+ * pinwheel-netem's --api mode (tools/netem/api/server.c): the process that
  * serves toxiproxy's HTTP API over the TCP data path.
  * Threads: the main thread (it starts the API's threads and a resolver
  * thread for upstream names, and joins them).  Locks: none here.
@@ -8,7 +8,7 @@
 #ifndef PW_NETEM_SERVER_H
 #define PW_NETEM_SERVER_H
 
-#include "relay.h"
+#include "../relay.h"
 
 /**
  * netem_server_main() - run the --api mode of @cfg until SIGINT or

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * pinwheel-netem's UDP relay as an instance (these functions:
- * tools/netem/udp_setup.c; the design and the data path: udp.c; sending:
+ * tools/netem/udp/udp_setup.c; the design and the data path: udp.c; sending:
  * udp_tx.c; their shared structs: udp_priv.h): started from a struct
  * relay_config, changed in place (tc commands as changes,
  * packets in flight kept), read (a statistics snapshot, the --stats
  * report), stopped (drain, join, balance).  The command line runs one;
- * the API's UDP proxies (tools/netem/udp_proxy.c) one each.
+ * the API's UDP proxies (tools/netem/api/udp_proxy.c) one each.
  * Threads: each function is called by the relay's controlling thread
  * (the command line's main thread, or an API thread), one call at a time
  * per relay (the caller serialises them); the relay's own worker threads
@@ -18,8 +18,8 @@
 
 #include <stddef.h>
 
-#include "relay.h"
-#include "stats.h"
+#include "../relay.h"
+#include "../stats.h"
 
 struct udp_relay;
 
@@ -123,7 +123,7 @@ void udp_relay_report(struct udp_relay *r);
 int udp_relay_stop(struct udp_relay *r, int print, struct udp_stats *final);
 
 /* ------------------------------------------------------------------
- * Built with --api only (tools/netem/udp_report.c, beside the tc toxic's
+ * Built with --api only (tools/netem/udp/udp_report.c, beside the tc toxic's
  * report writer, tools/netem/tc_toxic.c): what the API's UDP proxies use.
  */
 

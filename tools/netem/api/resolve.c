@@ -3,7 +3,7 @@
  * The API registry's upstream names: reading "HOST:PORT" text into an
  * address (for a proxy's listen and upstream, when a request gives them)
  * and looking the upstream names up again later (proxy_registry_resolve(),
- * which tools/netem/server.c's resolver thread calls every
+ * which tools/netem/api/server.c's resolver thread calls every
  * PROXY_RESOLVE_RETRY_S).
  *
  * What it owns.  The text-to-address rules (Go's net package's reading of

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * pinwheel-netem's HTTP front (tools/netem/api.c): toxiproxy's API served
+ * pinwheel-netem's HTTP front (tools/netem/api/api.c): toxiproxy's API served
  * on one address by libmicrohttpd, every request that passes the guard
  * against browsers and DNS rebinding handed to the registry
- * (tools/netem/proxy.h).
+ * (tools/netem/api/proxy.h).
  * Threads: start and stop from the server's main thread; requests run on
  * the library's one polling thread (a slow registry call holds every
  * client meanwhile); a watchdog thread cuts requests that take longer

@@ -3,10 +3,10 @@
  * pinwheel-netem's TCP data path: the plane (a runtime, its workers and
  * their loops), the control thread's commands, the proxies (listeners,
  * upstream, toxic lists, statistics).  The connections are
- * tools/netem/conn.c, the listening sockets and accepts
- * tools/netem/listen.c, the toxics between their sockets
- * tools/netem/stream.c, the contract tools/netem/tcp.h, the structures
- * the files share tools/netem/tcp_priv.h.
+ * tools/netem/tcp/conn.c, the listening sockets and accepts
+ * tools/netem/tcp/listen.c, the toxics between their sockets
+ * tools/netem/tcp/stream.c, the contract tools/netem/tcp/tcp.h, the structures
+ * the files share tools/netem/tcp/tcp_priv.h.
  *
  * Workers
  * -------
@@ -119,7 +119,7 @@
  * read a worker past a bound another worker just reached.
  *
  * Locks, outermost first (a lock is only taken with those above it held):
- *  1. the registry's mutex (tools/netem/proxy.c): held by the control
+ *  1. the registry's mutex (tools/netem/api/proxy.c): held by the control
  *     thread across every tcp_* call it makes; never taken here;
  *  2. the plane's proxy list mutex (pl->lock): the control thread, to add,
  *     find or remove a proxy; workers never take it;

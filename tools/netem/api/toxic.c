@@ -12,12 +12,12 @@
  * "seed" on every type, the tc toxic's "qdisc" or "batch" and its
  * optional "schedule" (texts only: the planes run them with
  * PW_TC_NO_FILES, so no word of theirs reads a file, however spelt).
- * The registry (tools/netem/proxy.c) keeps toxics in these terms; the
- * data path (tools/netem/tcp.c) reads them.
+ * The registry (tools/netem/api/proxy.c) keeps toxics in these terms; the
+ * data path (tools/netem/tcp/tcp.c) reads them.
  * Threads: any; no state, no locks.
  */
 #define _GNU_SOURCE
-#include "toxic.h"
+#include "../toxic.h"
 
 #include <errno.h>
 #include <jansson.h>

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A proxy's JSON, both ways, for the API's registry (tools/netem/proxy.c
+ * A proxy's JSON, both ways, for the API's registry (tools/netem/api/proxy.c
  * owns the registry, the requests and their routing; a toxic's own JSON is
- * tools/netem/toxic.c's).
+ * tools/netem/api/toxic.c's).
  *
  * Out: a proxy as toxiproxy shows it ("name", "listen", "upstream",
  * "enabled", "toxics"; "protocol" only for a UDP proxy, so a TCP proxy's
@@ -17,7 +17,7 @@
  * In: a request's body as JSON with toxiproxy's "bad request body: ..."
  * messages, its string and boolean fields, a name a path can address, and
  * a proxy given in a body (struct spec: create, update, /populate)
- * checked and its addresses resolved (tools/netem/resolve.c).
+ * checked and its addresses resolved (tools/netem/api/resolve.c).
  *
  * Threads: the thread of a request (proxy_api_request(),
  * proxy_registry_populate()); proxy.c is the only caller.  Locks: takes

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What the TCP plane's files share (tools/netem/tcp.c: the plane, its
- * workers, commands and proxies; tools/netem/conn.c: the connections;
- * tools/netem/listen.c: the listeners and accepts):
+ * What the TCP plane's files share (tools/netem/tcp/tcp.c: the plane, its
+ * workers, commands and proxies; tools/netem/tcp/conn.c: the connections;
+ * tools/netem/tcp/listen.c: the listeners and accepts):
  * the structures, the per-worker counters' helpers, and conn.c's calls.
  * Private to those files and tools/netem/tc_toxic.c (the tc toxic's
  * devices, which hand pieces back to a connection's worker).
@@ -21,7 +21,7 @@
 #include <pinwheel/hrtimer.h>
 
 #include "stream.h"
-#include "tc_toxic.h"
+#include "../tc_toxic.h"
 #include "tcp.h"
 
 #define READ_MAX      (256u << 10) /* bytes one read asks for at most (docs/relay.md: why not 64 KiB) */
@@ -264,7 +264,7 @@ void tcp_slot_close(struct slot *sl);
 /**
  * tcp_listen_one() - a listening socket of a proxy's group on @sa: the
  * @first binds before it sets SO_REUSEPORT, the others join it
- * (tools/netem/listen.c).
+ * (tools/netem/tcp/listen.c).
  * Context: the control thread.  Return: the socket; a negative errno.
  */
 int tcp_listen_one(const struct sockaddr *sa, socklen_t len, int first);

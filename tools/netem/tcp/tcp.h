@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * pinwheel-netem's TCP data path (tools/netem/tcp.c): proxies that accept
+ * pinwheel-netem's TCP data path (tools/netem/tcp/tcp.c): proxies that accept
  * TCP connections, connect each to an upstream server, and move the bytes
  * both ways through the proxy's toxics (tools/netem/toxic.h) with
  * toxiproxy's semantics, on worker threads that sleep on their sockets and
  * their pinned pinwheel timers at once.
  *
  * This header is the contract between that data path and its one caller,
- * the API's registry (tools/netem/proxy.c), which owns the proxies' names,
+ * the API's registry (tools/netem/api/proxy.c), which owns the proxies' names,
  * their JSON and their validation.
  *
  * Threads: tcp_plane_create/destroy and every tcp_proxy_* call from one
@@ -24,7 +24,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
-#include "toxic.h"
+#include "../toxic.h"
 
 struct pw_runtime;
 
@@ -126,7 +126,7 @@ int tcp_proxy_set_upstream(struct tcp_proxy *p, const struct sockaddr *upstream,
  * here; one removed or changed drains through its old device, which goes
  * once empty (tools/netem/tc_toxic.c).
  * A kept toxic whose attributes changed restarts as toxiproxy's does
- * (tools/netem/stream.c: stream_switch()).  The switch is all or nothing:
+ * (tools/netem/tcp/stream.c: stream_switch()).  The switch is all or nothing:
  * what it needs is allocated before any worker sees it.
  * Context: the control thread.
  * Return: 0; -EINVAL with a message in @err (a tc toxic's words that tc

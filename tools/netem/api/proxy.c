@@ -2,7 +2,7 @@
 /*
  * The API's registry: toxiproxy's model of proxies and toxics, served as
  * toxiproxy's HTTP API serves it, over a data plane it knows only through
- * struct proxy_plane_ops (tools/netem/proxy.h).
+ * struct proxy_plane_ops (tools/netem/api/proxy.h).
  *
  * Two planes.  A proxy created with "protocol":"udp" goes to the UDP plane
  * (proxy_registry_set_udp(); absent, such a proxy is a 400), every other
@@ -58,8 +58,8 @@
  * ("HTTP API: differences from toxiproxy").
  *
  * Locking: one mutex, taken for the whole of each entry point; the plane's
- * calls are made under it, which serialises them as tools/netem/tcp.h
- * asks.  Host names are resolved by tools/netem/resolve.c (getaddrinfo,
+ * calls are made under it, which serialises them as tools/netem/tcp/tcp.h
+ * asks.  Host names are resolved by tools/netem/api/resolve.c (getaddrinfo,
  * with the entries' lock dropped, req_lock still held).  The HTTP
  * front calls proxy_api_request() on libmicrohttpd's one polling thread,
  * so everything a request does here runs there: a slow resolver, or a
@@ -69,7 +69,7 @@
  *
  * Costs: a request is O(proxies + toxics) at most (a sorted array, lists
  * of at most PROXY_MAX_TOXICS); the JSON is built with jansson (a toxic's
- * JSON, both ways, in tools/netem/toxic.c).
+ * JSON, both ways, in tools/netem/api/toxic.c).
  *
  * Files.  This one owns the registry and the requests: the entries and
  * their life in the plane (open, close, free, the counters of the plane
@@ -77,8 +77,8 @@
  * toxics' list given to the plane, the routing and the answers, and the
  * entry points of proxy.h.  A proxy's JSON both ways (its object, its
  * toxics', its statistics; a body read, a proxy given in one checked) is
- * tools/netem/proxy_json.c's; the upstream names and their lookups are
- * tools/netem/resolve.c's; what the three share is proxy_priv.h.  Every
+ * tools/netem/api/proxy_json.c's; the upstream names and their lookups are
+ * tools/netem/api/resolve.c's; what the three share is proxy_priv.h.  Every
  * function here runs on the thread of a request (or the owner's, for
  * create and destroy) with r->lock held, except the entry points, which
  * take it.

@@ -3,9 +3,9 @@
  * pinwheel-netem's TCP connections: one accepted client socket, its
  * upstream socket, and the two directions between them (TOXIC_UPSTREAM:
  * client -> server, TOXIC_DOWNSTREAM: server -> client), each a struct
- * stream (tools/netem/stream.c: the chunks through the toxics) with the
+ * stream (tools/netem/tcp/stream.c: the chunks through the toxics) with the
  * sockets at its ends.  The plane, its workers and its commands are
- * tools/netem/tcp.c; the contract tools/netem/tcp.h.
+ * tools/netem/tcp/tcp.c; the contract tools/netem/tcp/tcp.h.
  *
  * A connection lives on the worker that accepted it: a non-blocking
  * connect to the upstream (refused or unreachable, or no upstream address

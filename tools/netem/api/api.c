@@ -2,7 +2,7 @@
 /*
  * toxiproxy's HTTP API over the network: the transport only.  Requests
  * are parsed by libmicrohttpd, routed by method and path into the
- * registry's one handler (proxy_api_request(), tools/netem/proxy.c), and
+ * registry's one handler (proxy_api_request(), tools/netem/api/proxy.c), and
  * its status, body and content type are sent back.
  *
  * Why these libraries.  libmicrohttpd (GNU, in Debian as

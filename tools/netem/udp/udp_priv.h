@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The UDP relay's private part, shared by tools/netem/udp.c (the data
+ * The UDP relay's private part, shared by tools/netem/udp/udp.c (the data
  * path: budget, packets, clients, receive, the workers' loop), udp_tx.c
  * (the send path), udp_setup.c (setup, statistics, udp.h's functions)
  * and udp_report.c (the devices' reports and schedules for the API's UDP
@@ -23,7 +23,7 @@
 #include <pinwheel/pinwheel.h>
 #include <pinwheel/net.h>
 
-#include "relay.h"
+#include "../relay.h"
 #include "udp.h"
 #include "pktpool.h"
 

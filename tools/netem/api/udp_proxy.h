@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The API registry's plane for "protocol":"udp" proxies
- * (tools/netem/udp_proxy.c): each open proxy is one UDP relay
- * (tools/netem/udp.h) with one worker, its toxics turned into tc
+ * (tools/netem/api/udp_proxy.c): each open proxy is one UDP relay
+ * (tools/netem/udp/udp.h) with one worker, its toxics turned into tc
  * commands on the relay's "up" and "down" devices.
  * Threads: the registry calls the ops with its entry mutex held (the API's
  * thread, the resolver's); the relays' workers are internal.  Locks: none

@@ -103,7 +103,7 @@
  * Memory: the stream counts what its chunks cost (mem: each chunk's whole
  * allocation, header included, chunk_mem), the caller's bound on reads.  A
  * chunk is a bare buffer of the stream's pool or a malloc
- * (tools/netem/chunk.c): its cost is its class size, so a chunk holding n
+ * (tools/netem/tcp/chunk.c): its cost is its class size, so a chunk holding n
  * bytes costs at most an eighth (or 15 bytes) over its header and n.
  * Every chunk made here (a piece, a tc packet, the gathered reads) asks
  * for exactly what it holds; the gathered reads' buffer grows by doubling

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * A UDP relay's direction devices as the API sees them (built with --api
- * only, beside tools/netem/udp_proxy.c): the achieved beside the
+ * only, beside tools/netem/api/udp_proxy.c): the achieved beside the
  * configured, and a schedule set at run time.
  *
  * The report.  udp_relay_tc_report() is the object a TCP proxy's tc toxic
@@ -36,7 +36,7 @@
 
 #include <pinwheel/net.h>
 
-#include "tc_toxic.h"
+#include "../tc_toxic.h"
 #include "udp.h"
 #include "udp_priv.h"
 

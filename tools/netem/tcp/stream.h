@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * One direction of a proxied TCP connection as a pipeline of chunks
- * through the direction's toxics (tools/netem/stream.c): the chunks, the
+ * through the direction's toxics (tools/netem/tcp/stream.c): the chunks, the
  * queues between the stages, each toxic's stage state, the end of the
  * stream (EOF) moving through the stages, and the live switch of the
  * toxic list.  No sockets and no timers here: the caller
- * (tools/netem/tcp.c) reads chunks in, calls stream_pump() with the time,
+ * (tools/netem/tcp/tcp.c) reads chunks in, calls stream_pump() with the time,
  * arms a timer for the time it returns, and writes what reached the
  * output queue.  The chunks and their queues are made, moved and freed
- * in tools/netem/chunk.c.
+ * in tools/netem/tcp/chunk.c.
  *
  * Threads: a stream belongs to the worker that owns its connection; only
  * that thread calls these.  Locks: none.
@@ -21,7 +21,7 @@
 #include <stdlib.h>
 
 #include "pktpool.h"
-#include "toxic.h"
+#include "../toxic.h"
 
 /* What one read returned (or a piece a toxic cut from it): bytes
  * data[off, len).  A bare buffer of the stream's pool (or, without one,

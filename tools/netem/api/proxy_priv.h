@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What the API registry's three files share (tools/netem/proxy.c: the
- * proxies, toxics and HTTP requests; tools/netem/proxy_json.c: a proxy's
- * JSON both ways; tools/netem/resolve.c: the upstream names and their
+ * What the API registry's three files share (tools/netem/api/proxy.c: the
+ * proxies, toxics and HTTP requests; tools/netem/api/proxy_json.c: a proxy's
+ * JSON both ways; tools/netem/api/resolve.c: the upstream names and their
  * lookups): the registry's structures and the calls each makes into the
  * others.  Private to those three files.
  *
@@ -107,7 +107,7 @@ static inline int64_t mono_s(void)
 }
 
 /**
- * proxy__find() - the proxy named @name (tools/netem/proxy.c).
+ * proxy__find() - the proxy named @name (tools/netem/api/proxy.c).
  * @pos: if not NULL, its index, or where it would be inserted.
  *
  * Context: any thread; r->lock held.
@@ -117,7 +117,7 @@ struct entry *proxy__find(const struct proxy_registry *r, const char *name, unsi
 
 /**
  * proxy__resolve() - "HOST:PORT", "[V6]:PORT" or ":PORT" into an address
- * (tools/netem/resolve.c).
+ * (tools/netem/api/resolve.c).
  * @what: "listen" or "upstream", for messages.
  * @passive: a listen address (an empty host is every address).
  * @state: NULL for a listen address; for an upstream, set to UP_NUMERIC,
@@ -134,7 +134,7 @@ int proxy__resolve(struct proxy_registry *r, const char *what, const char *s, in
 /**
  * proxy__entry_close() - close @e's plane proxy, if open, its final
  * counters kept in the entry (e->base, or the plane's ledger e->kept);
- * @e->enabled is left as it is (tools/netem/proxy.c).
+ * @e->enabled is left as it is (tools/netem/api/proxy.c).
  *
  * Context: a request's thread or the resolver's; r->lock held.
  * Return: none.
@@ -144,14 +144,14 @@ void proxy__entry_close(struct proxy_registry *r, struct entry *e);
 /**
  * proxy__stats_add() - @s (a closed plane proxy's final counters, or
  * those of one open now: @now, whose active and held are taken as they
- * are) into @b (tools/netem/proxy.c).
+ * are) into @b (tools/netem/api/proxy.c).
  *
  * Context: the thread of a request; r->lock held when @b is an entry's.
  * Return: none.
  */
 void proxy__stats_add(struct tcp_proxy_stats *b, const struct tcp_proxy_stats *s, int now);
 
-/* ------------------------------------------------- tools/netem/proxy_json.c */
+/* ------------------------------------------------- tools/netem/api/proxy_json.c */
 
 struct json_t;
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The UDP relay's send path (the design: tools/netem/udp.c's essay): the
+ * The UDP relay's send path (the design: tools/netem/udp/udp.c's essay): the
  * hooks of each direction's driver (struct pktdrv, tools/common/pktpool.h),
  * called by the layer when a qdisc releases, drops or duplicates a packet
  * (udp__dev_xmit, udp__dev_drop, udp__dev_clone_admit, udp__dev_clone),
@@ -41,7 +41,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "relay.h"
+#include "../relay.h"
 #include "udp_priv.h"
 #include "pktpool.h"
 

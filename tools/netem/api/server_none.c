@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * pinwheel-netem's --api mode where the build found no HTTP server or JSON
- * library (tools/netem/server.c is the real one): says which packages to
+ * library (tools/netem/api/server.c is the real one): says which packages to
  * install.  The build picks one of the two files, so main() calls
  * netem_server_main() without a conditional.
  * Threads: the main thread.  Locks: none.

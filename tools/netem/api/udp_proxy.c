@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * UDP proxies through toxiproxy's API: the registry's plane for a proxy
- * created with "protocol":"udp" (tools/netem/proxy.c keeps the model, this
- * file runs it).  Each open proxy is one UDP relay (tools/netem/udp.h),
+ * created with "protocol":"udp" (tools/netem/api/proxy.c keeps the model, this
+ * file runs it).  Each open proxy is one UDP relay (tools/netem/udp/udp.h),
  * exactly what "pinwheel-netem --listen L --to U" runs, with one worker:
  * every client gets a mapping of its own to the upstream, answers go back
  * to the client they belong to.
@@ -84,8 +84,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tc_toxic.h"
-#include "udp.h"
+#include "../tc_toxic.h"
+#include "../udp/udp.h"
 
 /* What a direction's device runs, made from the toxics of its stream. */
 struct dstate {

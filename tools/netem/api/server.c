@@ -6,12 +6,12 @@
  * path's workers and libmicrohttpd's polling thread inherit the mask, so
  * the main thread alone takes them, in sigtimedwait); SIGPIPE is ignored
  * (a peer that went away is an error return on a socket, not a death).
- * Then the TCP plane (tools/netem/tcp.h), the registry over it
- * (tools/netem/proxy.h, through the adapter below; "protocol":"udp"
- * proxies go to the UDP plane, tools/netem/udp_proxy.h, a relay each),
+ * Then the TCP plane (tools/netem/tcp/tcp.h), the registry over it
+ * (tools/netem/api/proxy.h, through the adapter below; "protocol":"udp"
+ * proxies go to the UDP plane, tools/netem/api/udp_proxy.h, a relay each),
  * the proxies of the --config file (toxiproxy's -config: what POST /populate takes; a bad
  * file stops the start with the file's name and the reason), the HTTP
- * front (tools/netem/api.h), and the ready line on stderr with the port
+ * front (tools/netem/api/api.h), and the ready line on stderr with the port
  * the kernel chose when the address said 0.
  * The open-file limit is raised to its hard limit first (each proxied
  * connection costs two descriptors).  A resolver thread looks up the
@@ -28,7 +28,7 @@
  * resolver thread, the registry (closing every proxy: its connections
  * are closed and what they held counted), the plane last.
  *
- * Built without the libraries, the build compiles tools/netem/server_none.c
+ * Built without the libraries, the build compiles tools/netem/api/server_none.c
  * in this file's place, which says which packages to install.
  *
  * Threads: the main thread; the resolver thread (resolver_main).  Locks:
@@ -53,7 +53,7 @@
 
 #include "api.h"
 #include "proxy.h"
-#include "tcp.h"
+#include "../tcp/tcp.h"
 #include "udp_proxy.h"
 
 /* ------------------------------------- the registry's plane: tcp.h */
