@@ -26,7 +26,7 @@ import threading
 from . import _lib
 
 __all__ = ["Link", "Departure", "Drop", "LinkError", "DEV"]
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 DEV = "link"  # the device's name in tc commands
 NS = 1_000_000_000

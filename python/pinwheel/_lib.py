@@ -9,7 +9,7 @@ Where the library comes from, the first that loads:
   2. the build tree, when this package is the source tree's python/pinwheel:
      ../../build/libpinwheel.so (what `make` builds);
   3. the system's, once installed (`make install`): the dynamic loader's
-     search (libpinwheel.so.0: LD_LIBRARY_PATH, ld.so.cache), then
+     search (libpinwheel.so.1: LD_LIBRARY_PATH, ld.so.cache), then
      /usr/local/lib and /usr/lib.
 """
 import ctypes
@@ -26,9 +26,9 @@ def _candidates():
     root = os.path.dirname(os.path.dirname(_here))
     if os.path.exists(os.path.join(root, "include", "pinwheel", "link.h")):
         yield os.path.join(root, "build", "libpinwheel.so")
-    yield "libpinwheel.so.0"
+    yield "libpinwheel.so.1"
     for d in ("/usr/local/lib", "/usr/local/lib64", "/usr/lib/x86_64-linux-gnu", "/usr/lib"):
-        yield os.path.join(d, "libpinwheel.so.0")
+        yield os.path.join(d, "libpinwheel.so.1")
 
 
 def _load():
