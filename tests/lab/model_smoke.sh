@@ -8,6 +8,10 @@
 # the verdicts' words (reproduced only inside the size band the claim
 # states, "direction only" otherwise; an infinite ratio the string "inf");
 # seed000's rows carry r (runnable_avg) and cs beside the seed's columns;
+# seed003's ACKs are all accounted for (sent, queued, in the NIC, dropped at
+# netem's limit), ksoftirqd is never woken inside __do_softirq()'s budget,
+# and with one CPU a queue (--cpus 8) the unmigrated rows take no lock
+# another CPU holds (_raw_spin_lock 0%) while push-3.17 does;
 # a bad seed name exits 2.
 set -u
 lab=${1:?usage: model_smoke.sh PINWHEEL-LAB OUT-DIR}
@@ -110,10 +114,44 @@ for r in m["seed000"]["rows"]:
 # seed003's pinned watchdogs make no foreign dequeue: an infinite ratio, "inf"
 if not any(c["model_ratio"] == "inf" for c in m["seed003"]["claims"]):
     fail("seed003: no claim's ratio written \"inf\"")
+# seed003's transmit path (3.17's, model_seed003_tx.c): every ACK enqueued
+# is sent, queued, in the NIC or dropped at netem's limit; ksoftirqd only
+# past __do_softirq()'s budget; the lock shares as perf names them
+for r in m["seed003"]["rows"]:
+    cfg = r["config"]
+    made = r["acks_made"]
+    rest = r["acks_freed"] + r["acks_queued"] + r["acks_in_nic"]
+    if made <= 0 or made != rest:
+        fail("seed003 %s: %s ACKs made, %s freed + queued + in the NIC" % (cfg, made, rest))
+    if r["acks_dropped"] > r["acks_freed"]:
+        fail("seed003 %s: more drops than ACKs freed" % cfg)
+    if r["ksoftirqd_early"] != 0:
+        fail("seed003 %s: ksoftirqd woken inside the budget" % cfg)
+    for k in ("spin_pct", "spin_irqsave_pct", "backlog_avg", "ksoftirqd_cpus"):
+        if not isinstance(r.get(k), (int, float)) or r[k] < 0:
+            fail("seed003 %s: no %s" % (cfg, k))
 ids = [c["id"] for c in m["seed000"]["claims"]]
 if "in_push_over_sk_pinned" not in ids or "in_on_over_fix" in ids:
     fail("seed000: the model's claims %s (its pinned row is socket timers only)" % ids)
 print("model_smoke: ok")
+EOF
+# one CPU per queue (8 CPUs, XPS c -> c) and watchdogs that stay with their
+# queue: nobody else takes a queue's locks, so no _raw_spin_lock at all;
+# migrated, some
+"$lab" model seed003 --smoke --cpus 8 --json --seed 7 >"$out/cpus8.json" 2>>"$out/run1.err" ||
+	fail "model seed003 --cpus 8 exited $?"
+python3 - "$out/cpus8.json" <<'EOF' || exit 1
+import json, sys
+rows = {r["config"]: r for r in json.load(open(sys.argv[1]))["model"]["seed003"]["rows"]}
+def fail(msg):
+    print("model_smoke: " + msg, file=sys.stderr)
+    sys.exit(1)
+for cfg in ("pinned", "off", "pull"):
+    if rows[cfg]["spin_pct"] != 0 or rows[cfg]["remote_deq_pct"] != 0:
+        fail("seed003 --cpus 8 %s: spin %s%%, foreign dequeues %s%% (one CPU a queue)" %
+             (cfg, rows[cfg]["spin_pct"], rows[cfg]["remote_deq_pct"]))
+if not rows["push-3.17"]["spin_pct"] > 0 or not rows["push-3.17"]["remote_deq_pct"] > 0:
+    fail("seed003 --cpus 8 push-3.17: no lock wait or no foreign dequeue")
 EOF
 grep -q "^== seed000, the model" "$out/run1.txt" || fail "text: no seed000 section"
 grep -q "^| the seed's claim | the model (deterministic) |" "$out/run1.txt" || fail "text: no claims table"

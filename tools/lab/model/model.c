@@ -31,8 +31,10 @@
  *
  * Busy and idle.  A CPU is busy, for the library (pw_cpu_set_idle()) and
  * for its tick, while a task runs on it: an application thread the model
- * scheduled, or ksoftirqd when its softirq work lags its events by more
- * than MAX_SOFTIRQ_TIME (2 ms, __do_softirq()'s limit).  Interrupt and
+ * scheduled, or ksoftirqd: where a seed sets ksoftirqd_on, when its
+ * softirq work lags its events by more than MAX_SOFTIRQ_TIME (2 ms); seed003
+ * wakes it itself, past __do_softirq()'s budget of passes and time
+ * (model_seed003_tx.c), and clears it when a pass leaves nothing.  Interrupt and
  * softirq work on an idle CPU leaves it idle, as idle_cpu() saw it: that
  * is why receive-path arms were pushed.  While busy, a pinned hrtimer at
  * every jiffy boundary is its tick (what hrtimer_check_target() compared
@@ -46,8 +48,12 @@
  * simulated time: a CPU that wants one while another holds it waits until
  * the hold ends, spinning, and that spin is charged to it; a lock taken
  * from a CPU that did not hold it last costs a hand-off (its cache lines
- * move).  Contention and its share of cycles therefore come out of the
- * schedule.  The holds are kept as a calendar of intervals, so work that
+ * move; charged as spinning where the lock says so, as perf's
+ * _raw_spin_lock counts the stall on its line).  A lock may be taken
+ * inside another (mdl_locked_nested(): 3.17's qdisc busylock, held until
+ * the root lock inside it is released), and tried (mdl_lock_held_at():
+ * spin_trylock()).  Contention and its share of cycles therefore come out
+ * of the schedule.  The holds are kept as a calendar of intervals, so work that
  * lags on one CPU does not make another CPU's earlier request wait for it.
  * Simplifications, each stated where it applies: an interrupt's work is
  * queued after the work its CPU is doing rather than preempting it; the
@@ -76,8 +82,8 @@
  * work, lag and the library's kicks; mdl_row_common() writes the figures
  * every row with a NIC reports; mdl_row_finish() closes it), the cost
  * sweep (mdl_cost_sweep()), mdl_row_set()/mdl_find()/mdl_note().
- * The seeds' files (model_seed000.c, model_seed001.c, model_seed003.c)
- * call only down into these three and verdict.c (seed003's tc script is
+ * The seeds' files (model_seed000.c, model_seed001.c, model_seed003.c
+ * with model_seed003_tx.c, its transmit path) call only down into these three and verdict.c (seed003's tc script is
  * seed003_script.c's, shared with the live run); model_print.c, the way in
  * from lab.h, runs them and prints their results.  No file calls back up.
  *
@@ -293,15 +299,12 @@ uint64_t mdl_work(struct mdl *m, unsigned c, double ns, unsigned cat)
 	return cpu->free_at;
 }
 
-uint64_t mdl_locked(struct mdl *m, unsigned c, struct mdl_lock *l, double hold_ns, unsigned cat,
-		    unsigned spin_cat)
+/* The earliest start >= @t at which CPU @c can hold @l for @hold (plus a
+ * hand-off when another CPU held it last): *@at the calendar index to book
+ * it at, *@total the hold with its hand-off. */
+static uint64_t lock_find(const struct mdl_lock *l, unsigned c, uint64_t t, uint64_t hold,
+			  uint64_t hand, unsigned *at, uint64_t *total)
 {
-	struct mdl_cpu *cpu = &m->cpu[c];
-	uint64_t req = cpu->free_at > m->now ? cpu->free_at : m->now;
-	lock_prune(l, m->now);
-	uint64_t hold = (uint64_t)llround(hold_ns);
-	uint64_t hand = (uint64_t)llround(m->cost->ns[MC_HANDOFF]);
-	uint64_t t = req;
 	int prev = l->last_who;
 	unsigned i = 0;
 	for (; i < l->n; i++) {
@@ -315,32 +318,110 @@ uint64_t mdl_locked(struct mdl *m, unsigned c, struct mdl_lock *l, double hold_n
 		t = l->e[i];
 		prev = l->who[i];
 	}
-	uint64_t total = hold + (prev >= 0 && prev != (int)c ? hand : 0);
-	if (lock_grow(l) == 0) {
-		memmove(l->s + i + 1, l->s + i, (l->n - i) * sizeof(*l->s));
-		memmove(l->e + i + 1, l->e + i, (l->n - i) * sizeof(*l->e));
-		memmove(l->who + i + 1, l->who + i, (l->n - i) * sizeof(*l->who));
-		l->s[i] = t;
-		l->e[i] = t + total;
-		l->who[i] = (int)c;
-		l->n++;
-	} else {
+	*at = i;
+	*total = hold + (prev >= 0 && prev != (int)c ? hand : 0);
+	return t;
+}
+
+/* Book [@t, @t + @len) for CPU @c at calendar index @i. */
+static void lock_book(struct mdl *m, struct mdl_lock *l, unsigned i, unsigned c, uint64_t t,
+		      uint64_t len)
+{
+	if (lock_grow(l)) {
 		mdl_check(m, 0, "lock %s: out of memory", l->name);
+		return;
 	}
+	memmove(l->s + i + 1, l->s + i, (l->n - i) * sizeof(*l->s));
+	memmove(l->e + i + 1, l->e + i, (l->n - i) * sizeof(*l->e));
+	memmove(l->who + i + 1, l->who + i, (l->n - i) * sizeof(*l->who));
+	l->s[i] = t;
+	l->e[i] = t + len;
+	l->who[i] = (int)c;
+	l->n++;
+}
+
+/* The window's accounting of one acquisition of @l by CPU @c. */
+static void lock_account(struct mdl *m, struct mdl_lock *l, unsigned c, uint64_t wait,
+			 uint64_t hold, uint64_t hand, unsigned cat, unsigned spin_cat)
+{
+	struct mdl_cpu *cpu = &m->cpu[c];
+	if (!mdl_in_window(m))
+		return;
+	uint64_t spin = wait + (l->handoff_spin ? hand : 0);
+	cpu->cat_ns[spin_cat] += spin;
+	cpu->spin_ns += wait;
+	cpu->cat_ns[cat] += hold + hand - (l->handoff_spin ? hand : 0);
+	l->acq++;
+	l->contended += wait > 0;
+	l->wait_ns += wait;
+	l->hold_ns += hold + hand;
+	l->handoff_ns += hand;
+}
+
+uint64_t mdl_locked(struct mdl *m, unsigned c, struct mdl_lock *l, double hold_ns, unsigned cat,
+		    unsigned spin_cat)
+{
+	struct mdl_cpu *cpu = &m->cpu[c];
+	uint64_t req = cpu->free_at > m->now ? cpu->free_at : m->now;
+	lock_prune(l, m->now);
+	uint64_t hold = (uint64_t)llround(hold_ns);
+	uint64_t hand = (uint64_t)llround(m->cost->ns[MC_HANDOFF]);
+	unsigned i;
+	uint64_t total;
+	uint64_t t = lock_find(l, c, req, hold, hand, &i, &total);
+	lock_book(m, l, i, c, t, total);
 	uint64_t wait = t - req;
 	cpu->free_at = t + total;
 	cpu->charged_ns += wait + total;
-	if (mdl_in_window(m)) {
-		cpu->cat_ns[spin_cat] += wait;
-		cpu->spin_ns += wait;
-		cpu->cat_ns[cat] += total;
-		l->acq++;
-		l->contended += wait > 0;
-		l->wait_ns += wait;
-		l->hold_ns += total;
-	}
+	lock_account(m, l, c, wait, hold, total - hold, cat, spin_cat);
 	lag_check(m, c);
 	return cpu->free_at;
+}
+
+uint64_t mdl_locked_nested(struct mdl *m, unsigned c, struct mdl_lock *outer,
+			   struct mdl_lock *inner, double hold_ns, unsigned cat, unsigned spin_cat)
+{
+	struct mdl_cpu *cpu = &m->cpu[c];
+	uint64_t req = cpu->free_at > m->now ? cpu->free_at : m->now;
+	lock_prune(outer, m->now);
+	lock_prune(inner, m->now);
+	uint64_t hold = (uint64_t)llround(hold_ns);
+	uint64_t hand = (uint64_t)llround(m->cost->ns[MC_HANDOFF]);
+	uint64_t t = req, to = req, ti = req, tot_o = 0, tot_i = 0;
+	unsigned io = 0, ii = 0;
+	/* the outer's slot must cover the wait for the inner and its hold:
+	 * move on until one does (each step starts later: it ends) */
+	for (unsigned k = 0; k < 100000; k++) {
+		to = lock_find(outer, c, t, 0, hand, &io, &tot_o);
+		ti = lock_find(inner, c, to + tot_o, hold, hand, &ii, &tot_i);
+		uint64_t len = ti + tot_i - to, tot2;
+		unsigned io2;
+		/* free over [to, to + len)? (its hand-off is inside len) */
+		uint64_t to2 = lock_find(outer, c, to, len, 0, &io2, &tot2);
+		if (to2 == to) {
+			io = io2;
+			tot_o = len;
+			break;
+		}
+		t = to2 > to ? to2 : to + 1;
+	}
+	lock_book(m, outer, io, c, to, tot_o);
+	lock_book(m, inner, ii, c, ti, tot_i);
+	/* the outer's own hand-off is inside the wait before the inner */
+	lock_account(m, outer, c, to - req, 0, 0, cat, spin_cat);
+	lock_account(m, inner, c, ti - to, hold, tot_i - hold, cat, spin_cat);
+	cpu->free_at = ti + tot_i;
+	cpu->charged_ns += ti + tot_i - req;
+	lag_check(m, c);
+	return cpu->free_at;
+}
+
+int mdl_lock_held_at(const struct mdl_lock *l, uint64_t t)
+{
+	for (unsigned i = 0; i < l->n && l->s[i] <= t; i++)
+		if (t < l->e[i])
+			return 1;
+	return 0;
 }
 
 void mdl_irq(struct mdl *m, unsigned c, enum mdl_irq kind)
@@ -392,7 +473,7 @@ static enum pw_hrtimer_restart tick_fn(struct pw_hrtimer *t)
 	m->now = pw_now_ns(m->rt);
 	cpu->tick_runs++;
 	mdl_work(m, cpu->id, m->cost->ns[MC_TICK], m->cat_tick);
-	if (cpu->ksoftirqd && cpu->free_at <= m->now + jiffy_ns(m)) {
+	if (m->ksoftirqd_on && cpu->ksoftirqd && cpu->free_at <= m->now + jiffy_ns(m)) {
 		cpu->ksoftirqd = 0;
 		mdl_at(m, m->now, EV_CPU_UPDATE, cpu->id, 0);
 	}

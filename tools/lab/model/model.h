@@ -5,7 +5,8 @@
  * decision.  model.c is the engine (its head is the design essay: what is
  * modelled, the invariants), model_costs.c the cost table, model_row.c a
  * row's shape and the results' helpers; model_seed000.c,
- * model_seed001.c and model_seed003.c are the seeds; pinwheel-lab.c's
+ * model_seed001.c and model_seed003.c (its transmit path in
+ * model_seed003_tx.c) are the seeds; pinwheel-lab.c's
  * `model` subcommand and lab.h's lab_model_*() are the way in.
  *
  * Threads: the main thread only, everywhere in the model (no worker
@@ -104,8 +105,10 @@ struct mdl_lock {
 	int *who;
 	unsigned n, cap;
 	int last_who;     /* the holder of the last interval dropped, -1 none */
+	int handoff_spin; /* the hand-off is charged as spinning (perf's
+			   * _raw_spin_lock counts the stall on the lock's line) */
 	/* in the measured window */
-	uint64_t acq, contended, wait_ns, hold_ns;
+	uint64_t acq, contended, wait_ns, hold_ns, handoff_ns;
 };
 
 struct mdl_cpu {
@@ -224,6 +227,16 @@ uint64_t mdl_work(struct mdl *m, unsigned c, double ns, unsigned cat);
  * hold ends. */
 uint64_t mdl_locked(struct mdl *m, unsigned c, struct mdl_lock *l, double hold_ns, unsigned cat,
 		    unsigned spin_cat);
+/* Take @outer, then @inner while holding it, on CPU @c: @inner for
+ * @hold_ns (plus its hand-off), @outer held from its acquisition until
+ * @inner is released (3.17's qdisc busylock around the root lock).  The
+ * waits on both are charged to @spin_cat.  Context: main thread,
+ * callbacks included.  Return: the time both are released. */
+uint64_t mdl_locked_nested(struct mdl *m, unsigned c, struct mdl_lock *outer,
+			   struct mdl_lock *inner, double hold_ns, unsigned cat, unsigned spin_cat);
+/* Is @l held at time @t (spin_trylock() would fail)?  Context: main
+ * thread.  Return: 1 or 0. */
+int mdl_lock_held_at(const struct mdl_lock *l, uint64_t t);
 /* Count one interrupt of @kind on CPU @c and charge its entry/exit.
  * Context: main thread, callbacks included. */
 void mdl_irq(struct mdl *m, unsigned c, enum mdl_irq kind);
@@ -307,7 +320,7 @@ int mdl_check(struct mdl *m, int ok, const char *fmt, ...) __attribute__((format
 /* ------------------------------------------------------------ results */
 
 #define MDL_MAX_ROWS 96
-#define MDL_MAX_VALS 64
+#define MDL_MAX_VALS 80
 #define MDL_MAX_CLAIMS 4
 
 /* One configuration's numbers: name/value pairs in print order. */
