@@ -592,14 +592,16 @@ static unsigned charts_seed003(const struct mdl_seed *s, struct lab_model_chart 
 			 "them all.", cpus, hz, cpus > 8 ? " (CPUs 0-7 shown)" : "");
 	}
 	if ((c = chart_new(out, max, &n, s->id, "lockwait", LAB_MCHART_CLUSTERED))) {
-		chart_series(c, "spin_pct", "lock wait");
+		chart_series(c, "spin_pct", "_raw_spin_lock");
 		chart_by_config(c, s, cpus, hz, costs);
 		snprintf(c->title, sizeof(c->title), "seed003, the model: lock-wait share, %u CPUs",
 			 cpus);
-		snprintf(c->ylabel, sizeof(c->ylabel), "spinning on locks, %% of busy CPU time");
+		snprintf(c->ylabel, sizeof(c->ylabel), "_raw_spin_lock, %% of busy CPU time");
 		snprintf(c->caption, sizeof(c->caption),
-			 "The share of the CPUs' modelled work spent spinning on locks (the seed's "
-			 "_raw_spin_lock) per configuration, %u CPUs, HZ %u.", cpus, hz);
+			 "The share of the CPUs' modelled work in _raw_spin_lock as the seed's perf "
+			 "counts it (the waits and hand-offs of spin_lock() on the busylocks, root "
+			 "locks and TX locks; the irqsave timer bases apart) per configuration, %u "
+			 "CPUs, HZ %u.", cpus, hz);
 	}
 	return n;
 }
