@@ -21,7 +21,7 @@
 #include <pinwheel/hrtimer.h>
 
 #include "stream.h"
-#include "../tc_toxic.h"
+#include "tc_dev.h"
 #include "tcp.h"
 
 #define READ_MAX      (256u << 10) /* bytes one read asks for at most (docs/relay.md: why not 64 KiB) */
