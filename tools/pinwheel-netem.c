@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <time.h>
 
+#include "netem/flags.h"
 #include "netem/relay.h"
 #include "netem/api/server.h"
 #include "netem/udp/udp.h"
@@ -45,6 +46,17 @@ int main(int argc, char **argv)
 	if (cfg.help) {
 		fputs(relay_help_text, stdout);
 		return 0;
+	}
+	if (cfg.version) {
+		printf("pinwheel-netem version %s\n", relay_version);
+		return 0;
+	}
+	/* -host/-port, or toxiproxy-server's defaults: looked up here, the
+	 * parser being pure (tools/netem/flags.c) */
+	if (cfg.api_resolve && netem_api_listen_addr(cfg.api_host, cfg.api_port, &cfg.api_addr,
+						     &cfg.api_len, err, sizeof(err))) {
+		fprintf(stderr, "pinwheel-netem: %s\n", err);
+		return 2;
 	}
 	/* --api: toxiproxy's HTTP API (tools/netem/api/server.c) */
 	if (cfg.api)

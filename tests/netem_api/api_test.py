@@ -40,7 +40,8 @@ modules beside it, by concern: api_crud.py (the API's bookkeeping and bad
 input, the kept differences in names, identity and limits), api_tc.py
 (the tc toxic, schedules, accuracy), api_toxics.py (each toxic's effect,
 close semantics), api_udp.py (UDP proxies and their refusals),
-api_server.py (slowloris, 1,000 connections, --config at start, SIGTERM);
+api_server.py (slowloris, 1,000 connections, --config at start, SIGTERM),
+api_cli.py (toxiproxy-server's command line, GET /metrics side by side);
 common.py holds the helpers and the @test registry.
 
 Exit: 0 when every check passed, 1 otherwise; 77 (ctest's skip) when the
@@ -67,6 +68,7 @@ import api_tc  # noqa: F401
 import api_toxics  # noqa: F401
 import api_udp  # noqa: F401
 import api_server  # noqa: F401
+import api_cli  # noqa: F401
 
 # ---------------------------------------------------------------- the checks
 
@@ -123,6 +125,13 @@ ORDER = [
     "udp_refusals",
     "config_file",
     "config_file_bad",
+    "cli_toxiproxy_flags",
+    "cli_bad_flags",
+    "cli_version",
+    "cli_help",
+    "cli_defaults",
+    "metrics_off",
+    "metrics_side_by_side",
     "sigterm_in_flight",
 ]
 

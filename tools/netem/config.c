@@ -11,6 +11,8 @@
 #define _GNU_SOURCE
 #include "relay.h"
 
+#include "flags.h"
+
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
@@ -37,8 +39,13 @@ const char relay_help_text[] =
 "                   [--up-schedule FILE] [--down-schedule FILE]\n"
 "                   [--accuracy] [--check]\n"
 "                   [--map ADDR[:PORT]=MAJ:MIN]... [--help]\n"
+"                   [--metrics ADDR:PORT [-runtime-metrics]]\n"
 "    pinwheel-netem --api ADDR:PORT [--config FILE] [--tcp-buffer BYTES]\n"
 "                   [--workers N] [--max-bytes BYTES] [--allow-host NAME]...\n"
+"                   [-proxy-metrics] [-runtime-metrics] [--seed S]\n"
+"    pinwheel-netem [-host HOST] [-port PORT] [-config FILE] [-seed S]\n"
+"                   [-proxy-metrics] [-runtime-metrics] [-version]\n"
+"                   (toxiproxy-server's command line: the API mode)\n"
 "\n"
 "DESCRIPTION\n"
 "    Relays UDP datagrams between clients and one server through pinwheel's\n"
@@ -150,7 +157,40 @@ const char relay_help_text[] =
 "    --tcp-buffer BYTES   with --api: bytes one direction of a TCP connection may\n"
 "                         hold before the proxy stops reading its sender\n"
 "                         (default 256k; 4k..1g)\n"
-"    --help               this text\n"
+"    --metrics ADDR:PORT  the relay's Prometheus metrics at http://ADDR:PORT/metrics\n"
+"                         (docs/metrics.md): its directions' counters, drops\n"
+"                         by reason and qdiscs; with -runtime-metrics the\n"
+"                         process's and the runtime's too\n"
+"    --help, -h           this text\n"
+"\n"
+"TOXIPROXY-SERVER'S COMMAND LINE\n"
+"    Options are read as Go's flag package reads toxiproxy-server's: one dash\n"
+"    or two (-api and --api are one option), the value as the next argument\n"
+"    or after '=' (--api=127.0.0.1:8474), a flag that takes no value set by\n"
+"    its name alone or -name=true|false; \"--\" ends the options.  So\n"
+"    whatever runs \"toxiproxy-server ARGS\" can run \"pinwheel-netem ARGS\".\n"
+"    Without --listen and --to (and the other options only the relay takes),\n"
+"    pinwheel-netem is the API, as toxiproxy-server is: on -host:-port,\n"
+"    localhost:8474 by default, with no option at all too.\n"
+"    -host HOST           the API's address (default localhost; a name is looked\n"
+"                         up, its first IPv4 address taken; \"\" or 0.0.0.0: every\n"
+"                         IPv4 address); implies the API mode; not with --api\n"
+"    -port PORT           the API's port (default 8474); implies the API mode\n"
+"    -config FILE         --config: proxies to create at start\n"
+"    -seed S              in the API mode, toxiproxy's: the seed of the toxics'\n"
+"                         randomness (toxicity, jitter, slicer sizes: a toxic's\n"
+"                         own \"seed\" attribute still wins), Go's integer syntax\n"
+"                         (negative, 0x..); in the relay mode (--listen/--to)\n"
+"                         the relay's --seed above (a decimal: its netem's).\n"
+"                         One option, read by the mode it is given in\n"
+"    -proxy-metrics       GET /metrics gives toxiproxy's per-proxy series\n"
+"                         (toxiproxy_proxy_received_bytes_total,\n"
+"                         toxiproxy_proxy_sent_bytes_total) and pinwheel's own\n"
+"                         (pinwheel_proxy_*: docs/metrics.md)\n"
+"    -runtime-metrics     GET /metrics gives the process's series (process_*)\n"
+"                         and pinwheel's runtimes' (pinwheel_runtime_*)\n"
+"                         (without either, /metrics is 404, as in toxiproxy)\n"
+"    -version             print the version and exit\n"
 "\n"
 "STATISTICS\n"
 "    Per direction: rx (datagrams received), clones (netem duplicates), out\n"
@@ -184,6 +224,11 @@ const char relay_help_text[] =
 "EXAMPLE\n"
 "    pinwheel-netem --listen 127.0.0.1:9000 --to 127.0.0.1:7 \\\n"
 "        --up 'netem delay 20ms 2ms loss 1%' --down 'tbf rate 10mbit burst 32kb latency 50ms'\n";
+
+#ifndef PW_NETEM_VERSION
+#define PW_NETEM_VERSION "unknown" /* built outside CMake (tools/CMakeLists.txt sets it) */
+#endif
+const char relay_version[] = PW_NETEM_VERSION;
 
 static int fail(char *err, size_t errlen, const char *fmt, ...)
 {
@@ -433,6 +478,43 @@ int relay_is_own_address(const struct sockaddr_storage *listen, const struct soc
 	       (listen->ss_family == AF_INET6 || to->ss_family == AF_INET);
 }
 
+/* Every option, by its name without dashes (-name and --name are one; Go's
+ * syntax: flags.c).  is_bool: takes no next argument (-name=false turns
+ * it off).  relay_only: only the UDP relay takes it, so it means relay
+ * mode when neither --api nor -host/-port is given. */
+struct opt {
+	const char *name;
+	unsigned char is_bool, relay_only;
+};
+
+static const struct opt opts[] = {
+	/* the UDP relay's */
+	{ "listen", 0, 1 }, { "to", 0, 1 }, { "up", 0, 1 }, { "down", 0, 1 },
+	{ "up-batch", 0, 1 }, { "down-batch", 0, 1 }, { "up-schedule", 0, 1 },
+	{ "down-schedule", 0, 1 }, { "per-queue", 1, 1 }, { "steer-cpu", 1, 1 },
+	{ "stats", 0, 1 }, { "json", 1, 1 }, { "map", 0, 1 }, { "accuracy", 1, 1 },
+	{ "check", 1, 1 }, { "idle", 0, 1 }, { "drain", 0, 1 }, { "max-clients", 0, 1 },
+	{ "max-clients-per-addr", 0, 1 }, { "max-packets", 0, 1 }, { "metrics", 0, 1 },
+	/* both modes' */
+	{ "workers", 0, 0 }, { "seed", 0, 0 }, { "max-bytes", 0, 0 }, { "help", 1, 0 },
+	/* the API's, pinwheel's spelling */
+	{ "api", 0, 0 }, { "config", 0, 0 }, { "allow-host", 0, 0 }, { "tcp-buffer", 0, 0 },
+	/* toxiproxy-server's */
+	{ "host", 0, 0 }, { "port", 0, 0 }, { "proxy-metrics", 1, 0 },
+	{ "runtime-metrics", 1, 0 }, { "version", 1, 0 },
+};
+
+/* @name's entry (-h is -help), or NULL */
+static const struct opt *find_opt(const char *name)
+{
+	if (!strcmp(name, "h"))
+		name = "help";
+	for (size_t i = 0; i < sizeof(opts) / sizeof(opts[0]); i++)
+		if (!strcmp(name, opts[i].name))
+			return &opts[i];
+	return NULL;
+}
+
 int relay_parse_args(int argc, char **argv, struct relay_config *cfg, char *err, size_t errlen)
 {
 	memset(cfg, 0, sizeof(*cfg));
@@ -443,48 +525,75 @@ int relay_parse_args(int argc, char **argv, struct relay_config *cfg, char *err,
 	cfg->max_packets = 0; /* from the budget */
 	cfg->max_bytes = RELAY_DEF_BYTES;
 	cfg->tcp_buffer = RELAY_DEF_TCP_BUFFER;
-	int have_listen = 0, have_to = 0;
+	int have_listen = 0, have_to = 0, relay_only = 0;
+	const char *seed_text = NULL, *bad_end = NULL;
 	for (int i = 1; i < argc; i++) {
-		const char *o = argv[i];
-		if (!strcmp(o, "--help") || !strcmp(o, "-h")) {
-			cfg->help = 1;
-			return 0;
+		/* Go's flag syntax (flags.c): -name or --name, the value as
+		 * -name=value or the next argument, booleans take none */
+		struct netem_flag f;
+		int kind = netem_flag_split(argv[i], &f);
+		if (kind == NETEM_FLAG_BAD)
+			return fail(err, errlen, "bad flag syntax: \"%s\" (see --help)", argv[i]);
+		if (kind == NETEM_FLAG_END) {
+			bad_end = i + 1 < argc ? argv[i + 1] : NULL;
+			break;
 		}
-		if (!strcmp(o, "--json")) {
-			cfg->json = 1;
+		if (kind == NETEM_FLAG_NONE) {
+			bad_end = argv[i];
+			break;
+		}
+		const struct opt *op = find_opt(f.name);
+		if (!op)
+			return fail(err, errlen, "unknown option \"%s\" (see --help)", argv[i]);
+		char o[sizeof(f.name) + 2]; /* its canonical spelling, "--name" */
+		snprintf(o, sizeof(o), "--%s", op->name);
+		relay_only |= op->relay_only;
+		if (op->is_bool) {
+			int b = 1;
+			if (f.value && netem_parse_gobool(f.value, &b))
+				return fail(err, errlen, "%s: bad value \"%s\" (true or false)", o,
+					    f.value);
+			if (!strcmp(o, "--help"))
+				cfg->help = b;
+			else if (!strcmp(o, "--version"))
+				cfg->version = b;
+			else if (!strcmp(o, "--json"))
+				cfg->json = b;
+			else if (!strcmp(o, "--per-queue"))
+				cfg->per_queue = b;
+			else if (!strcmp(o, "--steer-cpu"))
+				cfg->steer_cpu = b;
+			else if (!strcmp(o, "--accuracy"))
+				cfg->accuracy = b;
+			else if (!strcmp(o, "--check"))
+				cfg->accuracy = cfg->check = b;
+			else if (!strcmp(o, "--proxy-metrics"))
+				cfg->proxy_metrics = b;
+			else if (!strcmp(o, "--runtime-metrics"))
+				cfg->runtime_metrics = b;
+			if ((cfg->help || cfg->version) && b)
+				return 0;
 			continue;
 		}
-		if (!strcmp(o, "--per-queue")) {
-			cfg->per_queue = 1;
-			continue;
+		const char *v = f.value;
+		if (!v) {
+			if (i + 1 >= argc)
+				return fail(err, errlen, "%s needs a value", o);
+			v = argv[++i];
 		}
-		if (!strcmp(o, "--steer-cpu")) {
-			cfg->steer_cpu = 1;
-			continue;
-		}
-		if (!strcmp(o, "--accuracy") || !strcmp(o, "--check")) {
-			cfg->accuracy = 1;
-			cfg->check |= !strcmp(o, "--check");
-			continue;
-		}
-		static const char *const with_value[] = {
-			"--listen", "--to", "--up", "--down", "--up-batch", "--down-batch",
-			"--workers", "--seed", "--stats", "--max-clients", "--idle", "--drain",
-			"--max-clients-per-addr", "--max-packets", "--max-bytes", "--map",
-			"--api", "--config", "--tcp-buffer", "--up-schedule", "--down-schedule",
-			"--allow-host",
-		};
-		size_t k, nk = sizeof(with_value) / sizeof(with_value[0]);
-		for (k = 0; k < nk; k++)
-			if (!strcmp(o, with_value[k]))
-				break;
-		if (k == nk)
-			return fail(err, errlen, "unknown option \"%s\" (see --help)", o);
-		if (i + 1 >= argc)
-			return fail(err, errlen, "%s needs a value", o);
-		const char *v = argv[++i];
 		char aerr[256];
-		if (!strcmp(o, "--listen") || !strcmp(o, "--to")) {
+		if (!strcmp(o, "--seed")) {
+			seed_text = v; /* read once the mode is known (below) */
+		} else if (!strcmp(o, "--host")) {
+			cfg->api_host = v;
+		} else if (!strcmp(o, "--port")) {
+			cfg->api_port = v;
+		} else if (!strcmp(o, "--metrics")) {
+			if (relay_parse_addr(v, &cfg->metrics_addr, &cfg->metrics_len, aerr,
+					     sizeof(aerr)))
+				return fail(err, errlen, "--metrics: %s", aerr);
+			cfg->metrics = 1;
+		} else		if (!strcmp(o, "--listen") || !strcmp(o, "--to")) {
 			int lis = !strcmp(o, "--listen");
 			if (relay_parse_addr(v, lis ? &cfg->listen : &cfg->to,
 					     lis ? &cfg->listen_len : &cfg->to_len, aerr, sizeof(aerr)))
@@ -506,14 +615,6 @@ int relay_parse_args(int argc, char **argv, struct relay_config *cfg, char *err,
 		} else if (!strcmp(o, "--workers")) {
 			if (parse_uint(o, v, 1, RELAY_MAX_WORKERS, &cfg->workers, err, errlen))
 				return -1;
-		} else if (!strcmp(o, "--seed")) {
-			char *end;
-			errno = 0;
-			unsigned long long s = strtoull(v, &end, 10);
-			if (!*v || *end || errno || !isdigit((unsigned char)*v))
-				return fail(err, errlen, "--seed: bad value \"%s\" (an integer)", v);
-			cfg->seed = s;
-			cfg->has_seed = 1;
 		} else if (!strcmp(o, "--stats")) {
 			if (parse_secs(o, v, 0, 86400, &cfg->stats_s, err, errlen))
 				return -1;
@@ -560,6 +661,50 @@ int relay_parse_args(int argc, char **argv, struct relay_config *cfg, char *err,
 				return -1;
 		}
 	}
+	if (bad_end)
+		return fail(err, errlen, "unexpected argument \"%s\" (options start with - or --; "
+					 "see --help)", bad_end);
+	/* The mode.  -host/-port say where the API listens, as --api does;
+	 * without --listen and --to or another option only the relay takes,
+	 * pinwheel-netem is toxiproxy-server: the API on -host:-port
+	 * (toxiproxy's localhost:8474 by default), with no flag at all too. */
+	if ((cfg->api_host || cfg->api_port) && cfg->api)
+		return fail(err, errlen, "--api and -host/-port both say where the API listens: "
+					 "give one");
+	if (cfg->api_host || cfg->api_port ||
+	    (!cfg->api && !have_listen && !have_to && !relay_only)) {
+		cfg->api = 1;
+		cfg->api_resolve = 1; /* the caller looks -host up (netem_api_listen_addr()) */
+	}
+	if (seed_text) {
+		/* toxiproxy's -seed in API mode (Go's integer syntax; the toxics'
+		 * randomness); the relay's --seed otherwise (a decimal) */
+		if (cfg->api) {
+			int64_t sv;
+			int rc = netem_parse_goint64(seed_text, &sv);
+			if (rc)
+				return fail(err, errlen, "--seed: bad value \"%s\" (%s)", seed_text,
+					    rc == -ERANGE ? "outside a 64-bit signed integer"
+							  : "an integer, as toxiproxy's -seed");
+			cfg->seed = (uint64_t)sv;
+		} else {
+			char *end;
+			errno = 0;
+			unsigned long long sv = strtoull(seed_text, &end, 10);
+			if (!*seed_text || *end || errno || !isdigit((unsigned char)*seed_text))
+				return fail(err, errlen, "--seed: bad value \"%s\" (an integer)",
+					    seed_text);
+			cfg->seed = sv;
+		}
+		cfg->has_seed = 1;
+	}
+	if ((cfg->proxy_metrics || cfg->runtime_metrics) && !cfg->api && !cfg->metrics)
+		return fail(err, errlen, "%s: the API's /metrics (or, for the relay, give "
+					 "--metrics ADDR:PORT)",
+			    cfg->proxy_metrics ? "-proxy-metrics" : "-runtime-metrics");
+	if (cfg->metrics && cfg->api)
+		return fail(err, errlen, "--metrics: for the relay (--listen/--to); the API serves "
+					 "/metrics on its own port (-proxy-metrics, -runtime-metrics)");
 	if (cfg->config_file && !cfg->api)
 		return fail(err, errlen, "--config %s: needs --api ADDR:PORT", cfg->config_file);
 	if (cfg->nallow_host && !cfg->api)

@@ -70,6 +70,16 @@ struct relay_config {
 	const char *allow_host[RELAY_MAX_ALLOW_HOSTS]; /* --allow-host NAME (with --api) */
 	unsigned nallow_host;
 	uint64_t tcp_buffer;           /* --tcp-buffer: bytes a TCP direction holds at most */
+	/* toxiproxy-server's command line (flags.c) */
+	const char *api_host, *api_port; /* -host, -port as given (NULL: not given) */
+	int api_resolve;               /* API mode from -host/-port or no relay option: the
+					  caller fills api_addr (netem_api_listen_addr()) */
+	int proxy_metrics;             /* -proxy-metrics: toxiproxy's series at /metrics */
+	int runtime_metrics;           /* -runtime-metrics: the process's and the runtimes' */
+	int version;                   /* -version */
+	int metrics;                   /* --metrics ADDR:PORT (the relay's /metrics) */
+	struct sockaddr_storage metrics_addr;
+	socklen_t metrics_len;
 };
 
 /* Defaults. */
@@ -166,5 +176,7 @@ char *relay_read_file(const char *path, char *err, size_t errlen);
 
 /* The --help text. */
 extern const char relay_help_text[];
+/* the version -version prints (the project's: CMakeLists.txt) */
+extern const char relay_version[];
 
 #endif /* PW_RELAY_H */

@@ -110,6 +110,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "metrics.h"
 #include "proxy.h"
 
 /* An open API connection, for the watchdog (under a->lock). */
@@ -135,6 +136,8 @@ struct netem_api {
 	char port[8];                 /* its port, as a Host writes it */
 	char **allow;                 /* --allow-host names */
 	unsigned nallow;
+	const struct netem_metrics_cfg *metrics; /* GET /metrics (NULL: 404, as
+						    toxiproxy without its flags) */
 };
 
 static int64_t now_ns(void)
@@ -490,6 +493,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		return reply_too_big(c);
 	char *body = NULL;
 	const char *ctype = NULL;
+	if (a->metrics && (a->metrics->proxy || a->metrics->runtime) && !strcmp(url, "/metrics") &&
+	    (!strcmp(method, "GET") || !strcmp(method, "HEAD"))) {
+		/* Prometheus' scrape (metrics.c); behind the same guard */
+		body = netem_metrics_text(a->r, a->metrics);
+		if (!body)
+			return reply(c, 500, strdup("{\"error\":\"out of memory\",\"status\":500}\n"),
+				     "application/json");
+		return reply(c, 200, body, NETEM_METRICS_CTYPE);
+	}
 	int status = proxy_api_request(a->r, method, url, q->buf, q->len, &body, &ctype);
 	return reply(c, (unsigned)status, body, ctype);
 }
@@ -557,7 +569,8 @@ static int allow_host_check(const char *name, char *err, size_t errlen)
 }
 
 int netem_api_start(struct proxy_registry *r, const struct sockaddr *addr, socklen_t len,
-		    const char *const *allow_host, unsigned nallow_host, struct netem_api **out,
+		    const char *const *allow_host, unsigned nallow_host,
+		    const struct netem_metrics_cfg *metrics, struct netem_api **out,
 		    struct sockaddr_storage *bound, socklen_t *bound_len, char *err, size_t errlen)
 {
 	for (unsigned i = 0; i < nallow_host; i++)
@@ -583,6 +596,7 @@ int netem_api_start(struct proxy_registry *r, const struct sockaddr *addr, sockl
 		return fail(err, errlen, addr, "start", ENOMEM);
 	}
 	a->r = r;
+	a->metrics = metrics;
 	a->fd = fd;
 	a->head.next = a->head.prev = &a->head;
 	a->check_host = is_loopback(bound);

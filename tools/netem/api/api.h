@@ -35,13 +35,18 @@ struct netem_api;
  * User-Agent, and on a loopback @addr to a Host that names neither this
  * API nor one of the @nallow_host names of @allow_host (--allow-host;
  * copied).
+ * GET /metrics (Prometheus' text: metrics.h) is served as @metrics says
+ * (NULL, or neither kind on: 404, as toxiproxy without -proxy-metrics
+ * and -runtime-metrics); @metrics must outlive the API.
  * Context: the server's main thread, with the signals it waits for
  * blocked (the polling thread inherits the mask).
  * Return: 0; a negative errno with a message naming the address, or the
  * bad --allow-host name, in @err.
  */
+struct netem_metrics_cfg;
 int netem_api_start(struct proxy_registry *r, const struct sockaddr *addr, socklen_t len,
-		    const char *const *allow_host, unsigned nallow_host, struct netem_api **out,
+		    const char *const *allow_host, unsigned nallow_host,
+		    const struct netem_metrics_cfg *metrics, struct netem_api **out,
 		    struct sockaddr_storage *bound, socklen_t *bound_len, char *err, size_t errlen);
 
 /**

@@ -348,13 +348,14 @@ static int plane_open(struct proxy_registry *r, struct entry *e,
 
 /* @e's plane proxy is now @h, listening on @bound (shown as its listen),
  * and @e enabled. */
-static void entry_install(struct entry *e, void *h, const struct sockaddr_storage *bound,
-			  socklen_t blen)
+static void entry_install(struct proxy_registry *r, struct entry *e, void *h,
+			  const struct sockaddr_storage *bound, socklen_t blen)
 {
 	char buf[INET6_ADDRSTRLEN + 16];
 	format_addr(bound, buf, sizeof(buf));
 	char *l = strdup(buf);
 	if (l) {
+		proxy__tp_fold(r, e); /* toxiproxy's series keep the old listener */
 		free(e->listen);
 		e->listen = l;
 		memcpy(&e->lis, bound, blen);
@@ -378,13 +379,14 @@ static int entry_open(struct proxy_registry *r, struct entry *e, char *err)
 		e->enabled = 0;
 		return st;
 	}
-	entry_install(e, h, &bound, blen);
+	entry_install(r, e, h, &bound, blen);
 	return 0;
 }
 
 static void entry_free(struct proxy_registry *r, struct entry *e)
 {
 	proxy__entry_close(r, e);
+	proxy__tp_fold(r, e);
 	if (e->kept) {
 		void *ctx;
 		entry_ops(r, e, &ctx)->kept_free(ctx, e->kept);
@@ -433,6 +435,7 @@ void proxy_registry_destroy(struct proxy_registry *r)
 		return;
 	while (r->n)
 		entry_remove(r, r->n - 1);
+	proxy__tp_free(r);
 	free(r->e);
 	pthread_mutex_destroy(&r->lock);
 	pthread_mutex_destroy(&r->req_lock);
@@ -511,7 +514,7 @@ static void entry_reopen(struct proxy_registry *r, struct entry *e, char *err)
 	char why[ERRLEN];
 	if (!plane_open(r, e, &e->lis, e->lis_len, &e->up, e->up_len, &h, &bound, &blen, &rc,
 			why)) {
-		entry_install(e, h, &bound, blen);
+		entry_install(r, e, h, &bound, blen);
 		return;
 	}
 	e->enabled = 0;
@@ -574,6 +577,8 @@ static int proxy_update(struct proxy_registry *r, struct entry *e, const struct 
 	/* nothing fails from here */
 	if (e->handle && (h || !want))
 		proxy__entry_close(r, e);
+	if (u || l)
+		proxy__tp_fold(r, e);
 	if (u) {
 		free(e->upstream);
 		e->upstream = u;
@@ -589,7 +594,7 @@ static int proxy_update(struct proxy_registry *r, struct entry *e, const struct 
 		e->lis_len = s->lis_len;
 	}
 	if (h)
-		entry_install(e, h, &bound, blen);
+		entry_install(r, e, h, &bound, blen);
 	else if (!want)
 		e->enabled = 0;
 	return 0;

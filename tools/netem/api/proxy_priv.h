@@ -45,6 +45,8 @@ struct entry {
 	struct tcp_proxy_stats base;  /* what the plane proxies closed before counted */
 	void *kept;                   /* the same, a close_keep plane's ledger, or NULL */
 	int udp;                      /* "protocol":"udp": the registry's udp plane */
+	uint64_t tp_done[TOXIC_NSTREAMS][2]; /* bytes read, written, already moved
+					      to the metrics' ledger (metrics.c) */
 };
 
 struct proxy_registry {
@@ -57,6 +59,8 @@ struct proxy_registry {
 	unsigned flags;
 	struct entry **e;             /* sorted by name */
 	unsigned n;
+	struct tp_row *tp_rows;       /* toxiproxy's series of label sets no proxy
+					 carries now (metrics.c), under lock */
 };
 
 /* A proxy given in a body (create, populate, update). */
@@ -150,6 +154,26 @@ void proxy__entry_close(struct proxy_registry *r, struct entry *e);
  * Return: none.
  */
 void proxy__stats_add(struct tcp_proxy_stats *b, const struct tcp_proxy_stats *s, int now);
+
+/* ------------------------------------------------- tools/netem/api/metrics.c */
+
+/**
+ * proxy__tp_fold() - move what TCP proxy @e counted (bytes read and
+ * written per direction) since its last fold into the metrics' ledger
+ * under its labels now (name, listen, upstream): called before those
+ * labels change and before @e goes, so that toxiproxy's series keep
+ * them, as toxiproxy's counters do.
+ *
+ * Context: a request's thread; r->lock held (the plane is called).
+ * Return: none (out of memory: those counts are lost to the series).
+ */
+void proxy__tp_fold(struct proxy_registry *r, struct entry *e);
+
+/**
+ * proxy__tp_free() - free the ledger.  Context: the registry's owner,
+ * at its destroy.  Return: none.
+ */
+void proxy__tp_free(struct proxy_registry *r);
 
 /* ------------------------------------------------- tools/netem/api/proxy_json.c */
 

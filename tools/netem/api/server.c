@@ -52,6 +52,7 @@
 #include <time.h>
 
 #include "api.h"
+#include "metrics.h"
 #include "proxy.h"
 #include "../tcp/tcp.h"
 #include "udp_proxy.h"
@@ -189,6 +190,8 @@ int netem_server_main(const struct relay_config *cfg)
 	struct pw_mem_budget budget = { .limit = cfg->max_bytes ? cfg->max_bytes : UINT64_MAX };
 	struct tcp_plane_config pc = {
 		.workers = cfg->workers,
+		.seed = cfg->seed, /* -seed: the toxics' randomness (toxiproxy's) */
+		.has_seed = cfg->has_seed,
 		.dir_bytes = (size_t)cfg->tcp_buffer,
 		.max_bytes = cfg->max_bytes,
 		.budget = &budget,
@@ -247,8 +250,16 @@ int netem_server_main(const struct relay_config *cfg)
 	has_resolver = 1;
 	struct sockaddr_storage bound;
 	socklen_t blen;
+	/* GET /metrics: -proxy-metrics, -runtime-metrics (metrics.h) */
+	struct netem_metrics_cfg mc = {
+		.proxy = cfg->proxy_metrics,
+		.runtime = cfg->runtime_metrics,
+		.rt = { tcp_plane_runtime(pl), sched_rt },
+		.rt_name = { "tcp", "schedules" },
+		.nrt = 2,
+	};
 	if ((rc = netem_api_start(reg, (const struct sockaddr *)&cfg->api_addr, cfg->api_len,
-				  cfg->allow_host, cfg->nallow_host, &api, &bound, &blen, err,
+				  cfg->allow_host, cfg->nallow_host, &mc, &api, &bound, &blen, err,
 				  sizeof(err)))) {
 		fprintf(stderr, "pinwheel-netem: %s\n", err);
 		goto out;

@@ -415,7 +415,9 @@ int tcp_plane_create(const struct tcp_plane_config *cfg, struct tcp_plane **out,
 	pl->reserve = pl->dir_bytes / 4 < READ_RESERVE ? pl->dir_bytes / 4 : READ_RESERVE;
 	pl->half_close = cfg ? cfg->half_close : 0;
 	pl->sched_rt = cfg ? cfg->sched_rt : NULL;
-	if (getrandom(&pl->seed, sizeof(pl->seed), 0) != sizeof(pl->seed))
+	if (cfg && cfg->has_seed)
+		pl->seed = cfg->seed; /* toxiproxy's -seed */
+	else if (getrandom(&pl->seed, sizeof(pl->seed), 0) != sizeof(pl->seed))
 		pl->seed = (uint64_t)time(NULL) ^ (uint64_t)getpid() << 32;
 	pthread_mutex_init(&pl->lock, NULL);
 	const struct pktpool_cfg bc = { .nslots = nw, .pkt_size = sizeof(struct ppkt),
@@ -487,6 +489,11 @@ int tcp_plane_create(const struct tcp_plane_config *cfg, struct tcp_plane **out,
 fail:
 	tcp_plane_destroy(pl);
 	return r;
+}
+
+struct pw_runtime *tcp_plane_runtime(const struct tcp_plane *pl)
+{
+	return pl->rt;
 }
 
 void tcp_plane_destroy(struct tcp_plane *pl)

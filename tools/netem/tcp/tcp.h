@@ -55,6 +55,10 @@ struct tcp_plane_config {
 	struct pw_runtime *sched_rt; /* where tc toxics' schedules keep their timers
 				     (the server's scheduler: one runtime, one
 				     worker for them all; NULL: a thread each) */
+	uint64_t seed;            /* with has_seed: the seed of the connections'
+				     random streams (toxiproxy's -seed); else
+				     one drawn at create */
+	int has_seed;
 	int half_close;           /* 0: toxiproxy's close: once one direction's end
 				     of stream is written, the other side is not
 				     read any more and closes after what it holds;
@@ -78,6 +82,13 @@ int tcp_plane_create(const struct tcp_plane_config *cfg, struct tcp_plane **out,
  * Context: the control thread.  Return: nothing.
  */
 void tcp_plane_destroy(struct tcp_plane *pl);
+
+/**
+ * tcp_plane_runtime() - the pinwheel runtime @pl's workers run (for its
+ * statistics: pw_stats_read(), pw_kick_stats_read()).
+ * Context: any thread, while @pl lives.  Return: the runtime.
+ */
+struct pw_runtime *tcp_plane_runtime(const struct tcp_plane *pl);
 
 /**
  * tcp_proxy_open() - listen on @listen (port 0: the kernel picks one; the
