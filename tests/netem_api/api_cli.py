@@ -142,6 +142,10 @@ def cli_bad_flags(ctx):
     if ctx.kind == "pinwheel":
         rc, out = run_exit(ctx, argv)
         check(rc == 2 and "stray" in out, "%r: %d %r" % (argv, rc, out[-300:]))
+        # the metrics flags belong to the API: with the relay's options, refused
+        argv = ["-proxy-metrics", "--listen", HOST + ":0", "--to", HOST + ":9"]
+        rc, out = run_exit(ctx, argv)
+        check(rc == 2 and "-proxy-metrics" in out, "%r: %d %r" % (argv, rc, out[-300:]))
     per_server(ctx, "cli: a positional argument", "ignored (and every flag after it)",
                "exit 2 naming it", "a stray word is a mistake pinwheel names")
 
@@ -293,7 +297,16 @@ def metrics_side_by_side(ctx):
         expect(c, "POST", "/proxies/m1/toxics", 200,
                {"type": "latency", "stream": "downstream", "attributes": {"latency": 50}})
         through(lport, 500, 4)
-        text = scrape(c)
+        # the workers' counters reach the stats a moment after the bytes
+        deadline = time.monotonic() + 5
+        while True:
+            text = scrape(c)
+            n = sample(text, "pinwheel_proxy_delay_seconds_count", proxy="m1",
+                       direction="downstream")
+            rd = sample(text, "pinwheel_proxy_read_bytes_total", proxy="m1", direction="upstream")
+            if (n and rd == 510) or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
         lat = sample(text, "pinwheel_proxy_latency_configured_seconds", proxy="m1",
                      direction="downstream")
         check(lat == 0.05, "pinwheel_proxy_latency_configured_seconds: %r" % lat)

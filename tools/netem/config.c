@@ -39,7 +39,6 @@ const char relay_help_text[] =
 "                   [--up-schedule FILE] [--down-schedule FILE]\n"
 "                   [--accuracy] [--check]\n"
 "                   [--map ADDR[:PORT]=MAJ:MIN]... [--help]\n"
-"                   [--metrics ADDR:PORT [-runtime-metrics]]\n"
 "    pinwheel-netem --api ADDR:PORT [--config FILE] [--tcp-buffer BYTES]\n"
 "                   [--workers N] [--max-bytes BYTES] [--allow-host NAME]...\n"
 "                   [-proxy-metrics] [-runtime-metrics] [--seed S]\n"
@@ -157,10 +156,6 @@ const char relay_help_text[] =
 "    --tcp-buffer BYTES   with --api: bytes one direction of a TCP connection may\n"
 "                         hold before the proxy stops reading its sender\n"
 "                         (default 256k; 4k..1g)\n"
-"    --metrics ADDR:PORT  the relay's Prometheus metrics at http://ADDR:PORT/metrics\n"
-"                         (docs/metrics.md): its directions' counters, drops\n"
-"                         by reason and qdiscs; with -runtime-metrics the\n"
-"                         process's and the runtime's too\n"
 "    --help, -h           this text\n"
 "\n"
 "TOXIPROXY-SERVER'S COMMAND LINE\n"
@@ -494,7 +489,7 @@ static const struct opt opts[] = {
 	{ "down-schedule", 0, 1 }, { "per-queue", 1, 1 }, { "steer-cpu", 1, 1 },
 	{ "stats", 0, 1 }, { "json", 1, 1 }, { "map", 0, 1 }, { "accuracy", 1, 1 },
 	{ "check", 1, 1 }, { "idle", 0, 1 }, { "drain", 0, 1 }, { "max-clients", 0, 1 },
-	{ "max-clients-per-addr", 0, 1 }, { "max-packets", 0, 1 }, { "metrics", 0, 1 },
+	{ "max-clients-per-addr", 0, 1 }, { "max-packets", 0, 1 },
 	/* both modes' */
 	{ "workers", 0, 0 }, { "seed", 0, 0 }, { "max-bytes", 0, 0 }, { "help", 1, 0 },
 	/* the API's, pinwheel's spelling */
@@ -588,11 +583,6 @@ int relay_parse_args(int argc, char **argv, struct relay_config *cfg, char *err,
 			cfg->api_host = v;
 		} else if (!strcmp(o, "--port")) {
 			cfg->api_port = v;
-		} else if (!strcmp(o, "--metrics")) {
-			if (relay_parse_addr(v, &cfg->metrics_addr, &cfg->metrics_len, aerr,
-					     sizeof(aerr)))
-				return fail(err, errlen, "--metrics: %s", aerr);
-			cfg->metrics = 1;
 		} else		if (!strcmp(o, "--listen") || !strcmp(o, "--to")) {
 			int lis = !strcmp(o, "--listen");
 			if (relay_parse_addr(v, lis ? &cfg->listen : &cfg->to,
@@ -698,13 +688,10 @@ int relay_parse_args(int argc, char **argv, struct relay_config *cfg, char *err,
 		}
 		cfg->has_seed = 1;
 	}
-	if ((cfg->proxy_metrics || cfg->runtime_metrics) && !cfg->api && !cfg->metrics)
-		return fail(err, errlen, "%s: the API's /metrics (or, for the relay, give "
-					 "--metrics ADDR:PORT)",
+	if ((cfg->proxy_metrics || cfg->runtime_metrics) && !cfg->api)
+		return fail(err, errlen, "%s: the API's GET /metrics; the relay (--listen/--to) "
+					 "serves none (--stats, --json: its reports)",
 			    cfg->proxy_metrics ? "-proxy-metrics" : "-runtime-metrics");
-	if (cfg->metrics && cfg->api)
-		return fail(err, errlen, "--metrics: for the relay (--listen/--to); the API serves "
-					 "/metrics on its own port (-proxy-metrics, -runtime-metrics)");
 	if (cfg->config_file && !cfg->api)
 		return fail(err, errlen, "--config %s: needs --api ADDR:PORT", cfg->config_file);
 	if (cfg->nallow_host && !cfg->api)

@@ -77,9 +77,6 @@ struct relay_config {
 	int proxy_metrics;             /* -proxy-metrics: toxiproxy's series at /metrics */
 	int runtime_metrics;           /* -runtime-metrics: the process's and the runtimes' */
 	int version;                   /* -version */
-	int metrics;                   /* --metrics ADDR:PORT (the relay's /metrics) */
-	struct sockaddr_storage metrics_addr;
-	socklen_t metrics_len;
 };
 
 /* Defaults. */
