@@ -19,9 +19,13 @@ struct pw_runtime;
 enum pw_migration {
 	PW_MIGRATION_OFF = 0,  /* always enqueue on the arming CPU */
 	PW_MIGRATION_PUSH = 1, /* pre-6.9: an idle arming CPU pushes the timer to
-				* a busy CPU (this CPU if busy, else the first
-				* busy one); hrtimers stay local when they would
-				* be the first timer of that CPU */
+				* a busy CPU (this CPU if busy, else the
+				* lowest-numbered busy CPU of its smallest
+				* scheduling domain that has one: its SMT
+				* sibling, then its socket, then anywhere, as
+				* pw_config.topo_span[] describes them; one flat
+				* domain by default); hrtimers stay local when
+				* they would be the first timer of that CPU */
 	PW_MIGRATION_PULL = 2, /* 6.9, the default: enqueue on the arming CPU;
 				* a CPU going idle hands its non-pinned timers'
 				* first expiry up a hierarchy of groups of 8, and

@@ -63,6 +63,9 @@ enum pw_clock_id {
 	PW_CLOCK_SIM = 1,       /* simulated: moves only by pw_sim_advance() */
 };
 
+/* Most scheduling-domain levels below the whole machine (pw_config.topo_span). */
+#define PW_TOPO_MAX_LEVELS 4
+
 /* Runtime configuration.  Fill with pw_config_init(), then change fields. */
 struct pw_config {
 	unsigned ncpus;          /* CPUs (timer bases); 0 = online CPUs */
@@ -74,6 +77,18 @@ struct pw_config {
 	uint64_t initial_jiffies; /* jiffies at clock 0 (the kernel's
 				   * INITIAL_JIFFIES is -300 * HZ, so jiffies
 				   * wrap 5 minutes after boot); default 0 */
+	/* The scheduling domains PW_MIGRATION_PUSH walks (the kernel's
+	 * for_each_domain(): SMT siblings, the cores sharing a cache or a
+	 * socket, ...), innermost first; the whole machine is always the
+	 * last domain and is not listed.  A domain of level l is a block of
+	 * topo_span[l] CPUs with consecutive numbers: CPU c's is
+	 * [c - c % span, c - c % span + span).  So 2 sockets x 8 cores x 2
+	 * threads (32 CPUs) is topo_levels 2, topo_span {2, 16}: CPUs 2k and
+	 * 2k+1 are siblings, 0-15 one socket.  Default topo_levels 0: one
+	 * flat domain, every CPU in number order.  See pw_runtime_create()
+	 * for the rules. */
+	unsigned topo_levels;
+	unsigned topo_span[PW_TOPO_MAX_LEVELS];
 };
 
 struct pw_runtime; /* opaque */
@@ -81,7 +96,8 @@ struct pw_runtime; /* opaque */
 /**
  * pw_config_init() - fill @cfg with the defaults.
  * Defaults: ncpus 0 (online CPUs), hz 1000, PW_CLOCK_MONOTONIC, sim_start_ns 0,
- * sim_realtime_offset_ns 0, initial_jiffies 0.
+ * sim_realtime_offset_ns 0, initial_jiffies 0, topo_levels 0 (one flat
+ * scheduling domain).
  * Context: any thread.
  */
 void pw_config_init(struct pw_config *cfg);
@@ -91,9 +107,13 @@ void pw_config_init(struct pw_config *cfg);
  * @cfg: configuration (NULL = defaults).
  * @out: receives the handle.
  * Context: any thread.  Allocates; the only allocation the timer code makes.
+ * The topology (pw_config.topo_levels, topo_span[]) must nest: topo_levels
+ * at most PW_TOPO_MAX_LEVELS, topo_span[0] at least 2, each span a proper
+ * multiple of the one before, and the CPU count (ncpus, or the online CPUs
+ * for 0) a multiple of the last span and larger than it.
  * Return: 0; -EINVAL for a NULL @out, hz out of range, ncpus above
- * PW_MAX_CPUS or an unknown clock; -EMFILE with PW_MAX_RUNTIMES runtimes
- * alive; -ENOMEM.
+ * PW_MAX_CPUS, an unknown clock or a topology that breaks those rules;
+ * -EMFILE with PW_MAX_RUNTIMES runtimes alive; -ENOMEM.
  */
 int pw_runtime_create(const struct pw_config *cfg, struct pw_runtime **out);
 

@@ -95,6 +95,10 @@ struct pw_runtime {
 	 * never by the fast lane, whose arms are local: so it is no part of
 	 * lane_key */
 	uint32_t kick_rule;
+	/* PUSH's scheduling domains below the whole machine (pw_config's
+	 * topo_levels, topo_span[]): set by create, read-only after */
+	unsigned topo_levels;
+	unsigned topo_span[PW_TOPO_MAX_LEVELS];
 	uintptr_t lane_key; /* the re-arm fast lane's: see "The fast lane's state" */
 	struct pw__tmigr tmigr;    /* the PULL hierarchy (src/time/tmigr.c) */
 	/* Extension slots (pw_runtime_ext_set()): state of a subsystem built

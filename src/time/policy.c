@@ -6,7 +6,8 @@
  *  - PW_MIGRATION_OFF: always the arming CPU.
  *  - PW_MIGRATION_PUSH (before Linux 6.9, timer_migration=1): an idle
  *    arming CPU pushes the timer to a busy one, get_nohz_timer_target()'s
- *    rule (pw__policy_target()).
+ *    rule (pw__policy_target()): the nearest by scheduling domain
+ *    (pw_config.topo_span[]), the lowest-numbered within one.
  *  - PW_MIGRATION_PULL (6.9, the default): always the arming CPU; a CPU
  *    that goes idle hands its global timers' first expiry to the hierarchy
  *    (tmigr.c) and an active CPU expires them.
@@ -109,17 +110,47 @@ int pw_cpu_set_idle(struct pw_runtime *rt, unsigned cpu, int idle)
 	return 0;
 }
 
+/* The first busy online CPU of [@lo, @hi) but @this_cpu, or -1.
+ * Context: any thread; lock-free (the marks are atomics). */
+static int first_busy(struct pw_runtime *rt, unsigned lo, unsigned hi, unsigned this_cpu)
+{
+	for (unsigned c = lo; c < hi; c++)
+		if (c != this_cpu && !__atomic_load_n(&rt->cpus[c].idle, __ATOMIC_RELAXED) &&
+		    !__atomic_load_n(&rt->cpus[c].offline, __ATOMIC_RELAXED))
+			return (int)c;
+	return -1;
+}
+
+/*
+ * get_nohz_timer_target() as 3.17 has it: this CPU if it is busy; else,
+ * walking this CPU's scheduling domains from the smallest
+ * (for_each_domain(): SMT siblings, then the cores sharing a cache or a
+ * socket, ..., the whole machine last), the first busy CPU by number of
+ * the first domain that has one; else this CPU.  The domains are
+ * rt->topo_span[]'s blocks with the whole machine after them (none listed:
+ * one flat domain).  The kernel scans each domain whole; the CPUs of the
+ * inner domain were idle a moment ago, so here each level scans only what
+ * the level below did not (the same answer while the marks stand still).
+ * 3.17 has no housekeeping mask (nohz_full CPUs are not skipped).
+ */
 unsigned pw__policy_target(struct pw_runtime *rt, unsigned this_cpu)
 {
-	/* get_nohz_timer_target(): this CPU if busy, else the first busy one */
 	if (!__atomic_load_n(&rt->cpus[this_cpu].idle, __ATOMIC_RELAXED))
 		return this_cpu;
-	for (unsigned c = 0; c < rt->ncpus; c++)
-		if (c != this_cpu && !__atomic_load_n(&rt->cpus[c].idle, __ATOMIC_RELAXED) &&
-		    !__atomic_load_n(&rt->cpus[c].offline, __ATOMIC_RELAXED)) {
+	unsigned lo = this_cpu, hi = this_cpu + 1;
+	for (unsigned l = 0; l <= rt->topo_levels; l++) {
+		unsigned span = l < rt->topo_levels ? rt->topo_span[l] : rt->ncpus;
+		unsigned start = this_cpu - this_cpu % span;
+		int c = first_busy(rt, start, lo, this_cpu);
+		if (c < 0)
+			c = first_busy(rt, hi, start + span, this_cpu);
+		if (c >= 0) {
 			pw__count_add(&rt->cpus[this_cpu].stats.pushed, 1);
-			return c;
+			return (unsigned)c;
 		}
+		lo = start;
+		hi = start + span;
+	}
 	return this_cpu;
 }
 

@@ -92,6 +92,22 @@ static void id_give_back(struct pw_runtime *rt)
 	pthread_mutex_unlock(&ids_lock);
 }
 
+/* The scheduling domains nest (pw_runtime_create()'s rules).  Context: create.
+ * Return: 0, or -EINVAL. */
+static int topo_check(const struct pw_config *cfg, unsigned ncpus)
+{
+	if (cfg->topo_levels > PW_TOPO_MAX_LEVELS)
+		return -EINVAL;
+	unsigned below = 1;
+	for (unsigned l = 0; l < cfg->topo_levels; l++) {
+		unsigned span = cfg->topo_span[l];
+		if (span < 2 || span <= below || span % below)
+			return -EINVAL;
+		below = span;
+	}
+	return below > 1 && (ncpus <= below || ncpus % below) ? -EINVAL : 0;
+}
+
 void pw_config_init(struct pw_config *cfg)
 {
 	if (!cfg)
@@ -126,7 +142,7 @@ int pw_runtime_create(const struct pw_config *cfg, struct pw_runtime **out)
 		if (ncpus > PW_MAX_CPUS)
 			ncpus = PW_MAX_CPUS;
 	}
-	if (ncpus > PW_MAX_CPUS)
+	if (ncpus > PW_MAX_CPUS || topo_check(cfg, ncpus))
 		return -EINVAL;
 
 	rt = calloc(1, sizeof(*rt));
@@ -161,6 +177,9 @@ int pw_runtime_create(const struct pw_config *cfg, struct pw_runtime **out)
 	rt->migration = PW_MIGRATION_PULL;
 	pw__lane_key_set(rt);
 	rt->kick_rule = PW_KICK_LINUX_4_8;
+	rt->topo_levels = cfg->topo_levels;
+	for (unsigned l = 0; l < cfg->topo_levels; l++)
+		rt->topo_span[l] = cfg->topo_span[l];
 	rt->hz = cfg->hz;
 	rt->tick_ns = 1000000000ull / cfg->hz;
 	rt->jiffies_base = cfg->initial_jiffies;
