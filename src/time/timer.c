@@ -484,6 +484,34 @@ static __attribute__((noinline)) int lane_tail(struct pw__base *b, bool wake, ui
 	return ret;
 }
 
+/* The first steps of an arm on the lane and in a burst, @b locked and its
+ * clock current: the bucket of @expires (its expiry in *@bucket_expiry),
+ * the prefetch of that bucket's first timer (the requeue writes it), the
+ * statistics, the new expiry.  Return: the bucket.  Context: the holder of
+ * @b's lock, on the lane. */
+static inline __attribute__((always_inline)) unsigned lane_place(struct pw_timer *t,
+								  uint64_t expires,
+								  struct pw__base *b,
+								  uint64_t *bucket_expiry)
+{
+	struct pw__wheel *w = &b->wheel;
+	unsigned idx = pw__wheel_calc_index(w, expires, bucket_expiry);
+	__builtin_prefetch(w->vectors[idx], 1);
+	pw__count_add(&b->stats->armed, 1);
+	exp_store(t, expires);
+	return idx;
+}
+
+/* Fast path 2's test: the pending @t stays in bucket @idx, which is not on
+ * a list the current run of @b collected.  Context: the holder of @b's
+ * lock. */
+static inline __attribute__((always_inline)) bool lane_same_bucket(const struct pw__base *b,
+								    const struct pw_timer *t,
+								    unsigned idx)
+{
+	return idx == t->pw_idx && !(b->n_expiring && idx_expiring(b, idx));
+}
+
 /* The lane's unlock: wake a waiter, tell the hierarchy (lane_tail()) if
  * this CPU is idle in it.  Context: the lane, holding @b's lock; drops it.
  * Return: @ret. */
@@ -513,21 +541,16 @@ static inline __attribute__((always_inline)) int lane_unlock(struct pw__base *b,
 static inline __attribute__((always_inline)) int lane_arm(struct pw_timer *t, uint64_t expires,
 							   struct pw__base *b)
 {
-	struct pw__wheel *w = &b->wheel;
 	uint64_t bucket_expiry;
-	unsigned idx = pw__wheel_calc_index(w, expires, &bucket_expiry);
-	__builtin_prefetch(w->vectors[idx], 1);
-	struct pw__stats *st = b->stats;
-	pw__count_add(&st->armed, 1);
-	exp_store(t, expires);
+	unsigned idx = lane_place(t, expires, b, &bucket_expiry);
 	/* Fast path 2: same bucket, only the expiry changes. */
-	if (idx == t->pw_idx && !(b->n_expiring && idx_expiring(b, idx))) {
-		pw__count_add(&st->same_bucket, 1);
+	if (lane_same_bucket(b, t, idx)) {
+		pw__count_add(&b->stats->same_bucket, 1);
 		if (__builtin_expect(pw__unlock_nowake(&b->lock), 0))
 			return lane_tail(b, true, bucket_expiry, 1);
 		return 1;
 	}
-	pw__wheel_requeue(w, t, idx, bucket_expiry);
+	pw__wheel_requeue(&b->wheel, t, idx, bucket_expiry);
 	return lane_unlock(b, bucket_expiry, 1);
 }
 
@@ -554,9 +577,7 @@ static __attribute__((noinline)) int lane_add(struct pw_timer *t, uint64_t expir
 	if (__builtin_expect(!pw__wheel_forward_cached(w, jnow), 0))
 		return lane_retry(t, expires, b);
 	uint64_t bucket_expiry;
-	unsigned idx = pw__wheel_calc_index(w, expires, &bucket_expiry);
-	pw__count_add(&b->stats->armed, 1);
-	exp_store(t, expires);
+	unsigned idx = lane_place(t, expires, b, &bucket_expiry);
 	pw__wheel_enqueue(w, t, idx, bucket_expiry);
 	return lane_unlock(b, bucket_expiry, 0);
 }
@@ -800,14 +821,10 @@ static inline __attribute__((always_inline)) int burst_entry(struct burst *bs,
 	if (__builtin_expect(!pw__wheel_forward_cached(w, pw__jiffies_seen(rt)), 0))
 		goto general;
 	uint64_t bucket_expiry;
-	unsigned idx = pw__wheel_calc_index(w, e, &bucket_expiry);
-	__builtin_prefetch(w->vectors[idx], 1);
-	struct pw__stats *st = b->stats;
-	pw__count_add(&st->armed, 1);
-	exp_store(t, e);
+	unsigned idx = lane_place(t, e, b, &bucket_expiry);
 	r = 1;
-	if (idx == t->pw_idx && !(b->n_expiring && idx_expiring(b, idx))) {
-		pw__count_add(&st->same_bucket, 1); /* fast path 2 */
+	if (lane_same_bucket(b, t, idx)) {
+		pw__count_add(&b->stats->same_bucket, 1); /* fast path 2 */
 	} else {
 		pw__wheel_requeue(w, t, idx, bucket_expiry);
 		/* read under the lock; a stale 0 is safe (pw__arm_notify()) */
