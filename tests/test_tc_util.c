@@ -623,6 +623,39 @@ static void test_matches(void)
 	CHECK(pw__get_linklayer(&ll, "ppp") == -1);
 }
 
+/* tc -batch's reader (pw__tc_lines_next()): comments, CRs, continuations
+ * joined with a blank or nothing, the line each command began on, a text
+ * that ends inside a continuation, blank commands returned. */
+static void test_lines(void)
+{
+	const char *text = "a b # c \\\r\n"
+			   "d \\\r\n"
+			   "e\n"
+			   "\n"
+			   "f \\";
+	struct pw__tc_lines it = {.p = text, .join = ' '};
+	CHECK_EQ(pw__tc_lines_next(&it), 1);
+	CHECK(!strcmp(it.cmd, "a b ") && it.first == 1 && !it.open);
+	CHECK_EQ(pw__tc_lines_next(&it), 1);
+	CHECK(!strcmp(it.cmd, "d  e") && it.first == 2 && !it.open);
+	CHECK_EQ(pw__tc_lines_next(&it), 1);
+	CHECK(!strcmp(it.cmd, "") && it.first == 4);
+	CHECK_EQ(pw__tc_lines_next(&it), 1);
+	CHECK(!strcmp(it.cmd, "f  ") && it.first == 5 && it.open);
+	CHECK_EQ(pw__tc_lines_next(&it), 0);
+	CHECK_EQ(pw__tc_lines_next(&it), 0);
+	pw__tc_lines_free(&it);
+
+	struct pw__tc_lines raw = {.p = "x\\\ny", .join = 0};
+	CHECK_EQ(pw__tc_lines_next(&raw), 1);
+	CHECK(!strcmp(raw.cmd, "xy") && raw.first == 1 && !raw.open && raw.lineno == 2);
+	CHECK_EQ(pw__tc_lines_next(&raw), 0);
+	pw__tc_lines_free(&raw);
+	struct pw__tc_lines none = {.p = "", .join = ' '};
+	CHECK_EQ(pw__tc_lines_next(&none), 0);
+	pw__tc_lines_free(&none);
+}
+
 static void test_makeargs(void)
 {
 	char *argv[8];
@@ -888,6 +921,7 @@ int main(void)
 	RUN(test_percent);
 	RUN(test_handles_parse);
 	RUN(test_matches);
+	RUN(test_lines);
 	RUN(test_makeargs);
 	RUN(test_out);
 	RUN(test_d2u);

@@ -61,6 +61,7 @@
  */
 #define _GNU_SOURCE
 #include "../internal.h"
+#include "tc_util.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -268,45 +269,13 @@ static int run_text(struct pw_link *l, const char *text, char *out, size_t outle
 		    size_t errlen)
 {
 	size_t used = 0;
-	unsigned lineno = 0, first = 0;
 	bool several = ncommands(text) > 1;
-	char *cmd = NULL;
-	size_t len = 0;
-	int rc = 0;
-	const char *p = text;
+	struct pw__tc_lines it = {.p = text, .join = ' '};
+	int rc = 0, more;
 	if (out && outlen)
 		out[0] = '\0';
-	while (*p) {
-		const char *nl = strchr(p, '\n');
-		size_t n = nl ? (size_t)(nl - p) : strlen(p);
-		const char *next = nl ? nl + 1 : p + n;
-		lineno++;
-		if (!cmd)
-			first = lineno;
-		if (n && p[n - 1] == '\r')
-			n--;
-		const char *hash = memchr(p, '#', n);
-		if (hash)
-			n = (size_t)(hash - p);
-		bool cont = !hash && n && p[n - 1] == '\\';
-		if (cont)
-			n--;
-		char *c = realloc(cmd, len + n + 2);
-		if (!c) {
-			rc = -ENOMEM;
-			snprintf(err ? err : l->err, err ? errlen : sizeof(l->err), "out of memory");
-			break;
-		}
-		cmd = c;
-		memcpy(cmd + len, p, n);
-		len += n;
-		if (cont)
-			cmd[len++] = ' ';
-		cmd[len] = '\0';
-		p = next;
-		if (cont && *p)
-			continue;
-		const char *w = cmd;
+	while ((more = pw__tc_lines_next(&it)) > 0) {
+		const char *w = it.cmd;
 		unsigned flags = tc_options(&w) | PW_TC_NO_FILES;
 		char msg[sizeof(l->err)];
 		msg[0] = '\0';
@@ -314,9 +283,6 @@ static int run_text(struct pw_link *l, const char *text, char *out, size_t outle
 			   sizeof(msg));
 		if (out && outlen)
 			used += strlen(out + used);
-		free(cmd);
-		cmd = NULL;
-		len = 0;
 		if (rc) {
 			size_t m = strlen(msg);
 			while (m && (msg[m - 1] == '\n' || msg[m - 1] == ' '))
@@ -324,7 +290,7 @@ static int run_text(struct pw_link *l, const char *text, char *out, size_t outle
 			if (!msg[0])
 				snprintf(msg, sizeof(msg), "RTNETLINK answers: %s", strerror(-rc));
 			if (several)
-				say(l, rc, "line %u: %s", first, msg);
+				say(l, rc, "line %u: %s", it.first, msg);
 			else
 				say(l, rc, "%s", msg);
 			if (err && errlen)
@@ -332,7 +298,11 @@ static int run_text(struct pw_link *l, const char *text, char *out, size_t outle
 			break;
 		}
 	}
-	free(cmd);
+	if (more < 0) {
+		rc = more;
+		snprintf(err ? err : l->err, err ? errlen : sizeof(l->err), "out of memory");
+	}
+	pw__tc_lines_free(&it);
 	return rc;
 }
 

@@ -417,52 +417,22 @@ static int parse_line(struct pw_tc_schedule *s, struct pw_runtime *scratch, cons
 static int parse_text(struct pw_tc_schedule *s, struct pw_runtime *scratch, const char *dev,
 		      const char *text, char *err, size_t errlen)
 {
-	unsigned lineno = 0, first = 0, cap = 0;
-	char *cmd = NULL;
-	size_t len = 0;
-	const char *p = text;
-	int rc = 0;
-	while (*p) {
-		const char *nl = strchr(p, '\n');
-		size_t n = nl ? (size_t)(nl - p) : strlen(p);
-		const char *next = nl ? nl + 1 : p + n;
-		lineno++;
-		if (!cmd)
-			first = lineno;
-		if (n && p[n - 1] == '\r')
-			n--;
-		const char *hash = memchr(p, '#', n);
-		if (hash)
-			n = (size_t)(hash - p);
-		bool cont = !hash && n && p[n - 1] == '\\';
-		if (cont)
-			n--;
-		char *c = realloc(cmd, len + n + 1);
-		if (!c) {
-			rc = say(err, errlen, -ENOMEM, "%s: out of memory", s->name);
+	unsigned cap = 0;
+	struct pw__tc_lines it = {.p = text, .join = 0};
+	int rc = 0, more;
+	while ((more = pw__tc_lines_next(&it)) > 0) {
+		if (it.open) {
+			rc = say(err, errlen, -EINVAL, "%s:%u: missing continuation line", s->name,
+				 it.lineno);
 			break;
 		}
-		cmd = c;
-		memcpy(cmd + len, p, n);
-		len += n;
-		cmd[len] = '\0';
-		p = next;
-		if (cont) {
-			if (!*p) {
-				rc = say(err, errlen, -EINVAL, "%s:%u: missing continuation line",
-					 s->name, lineno);
-				break;
-			}
-			continue;
-		}
-		rc = parse_line(s, scratch, dev, cmd, first, &cap, err, errlen);
-		free(cmd);
-		cmd = NULL;
-		len = 0;
+		rc = parse_line(s, scratch, dev, it.cmd, it.first, &cap, err, errlen);
 		if (rc)
 			break;
 	}
-	free(cmd);
+	if (more < 0)
+		rc = say(err, errlen, -ENOMEM, "%s: out of memory", s->name);
+	pw__tc_lines_free(&it);
 	if (!rc && !s->nsteps)
 		rc = say(err, errlen, -EINVAL, "%s: no step", s->name);
 	return rc;

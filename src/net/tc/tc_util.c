@@ -557,6 +557,51 @@ int pw__matches(const char *cmd, const char *pattern)
 	return memcmp(pattern, cmd, len);
 }
 
+int pw__tc_lines_next(struct pw__tc_lines *it)
+{
+	free(it->cmd);
+	it->cmd = NULL;
+	it->len = 0;
+	it->open = false;
+	if (!*it->p)
+		return 0;
+	it->first = it->lineno + 1;
+	while (*it->p) {
+		const char *p = it->p, *nl = strchr(p, '\n');
+		size_t n = nl ? (size_t)(nl - p) : strlen(p);
+		it->lineno++;
+		it->p = nl ? nl + 1 : p + n;
+		if (n && p[n - 1] == '\r')
+			n--;
+		const char *hash = memchr(p, '#', n);
+		if (hash)
+			n = (size_t)(hash - p);
+		bool cont = !hash && n && p[n - 1] == '\\';
+		if (cont)
+			n--;
+		char *c = realloc(it->cmd, it->len + n + 2);
+		if (!c)
+			return -ENOMEM;
+		it->cmd = c;
+		memcpy(c + it->len, p, n);
+		it->len += n;
+		if (cont && it->join)
+			c[it->len++] = it->join;
+		c[it->len] = '\0';
+		if (!cont)
+			return 1;
+	}
+	it->open = true; /* the text ended inside a continuation */
+	return 1;
+}
+
+void pw__tc_lines_free(struct pw__tc_lines *it)
+{
+	free(it->cmd);
+	it->cmd = NULL;
+	it->len = 0;
+}
+
 int pw__makeargs(char *line, char *argv[], int maxargs)
 {
 	static const char ws[] = " \t\r\n";

@@ -208,6 +208,30 @@ int pw__matches(const char *cmd, const char *pattern);
  */
 int pw__makeargs(char *line, char *argv[], int maxargs);
 
+/*
+ * The reader of tc -batch, over a text: one command at a time, a line's
+ * text up to its first '#' (a comment) without a CR before its LF; a line
+ * that ends in '\' (outside a comment) joins the next, with @join between
+ * (' ', or 0 for nothing).  Start with every field zero but @p (the text)
+ * and @join; pw__tc_lines_free() when done.
+ * pw__tc_lines_next(): Return: 1 and the command in @cmd (NUL-terminated,
+ * the reader's until the next call), the line it began on in @first and
+ * @open true if the text ended inside a continuation (tc runs what it has
+ * then; a stricter reader may refuse it); 0 at the end of the text;
+ * -ENOMEM.  Blank commands are returned too (the caller skips them).
+ * Context: one thread at a time per reader; no lock.
+ */
+struct pw__tc_lines {
+	const char *p;
+	char join;
+	unsigned lineno, first;
+	bool open;
+	char *cmd;
+	size_t len;
+};
+int pw__tc_lines_next(struct pw__tc_lines *it);
+void pw__tc_lines_free(struct pw__tc_lines *it);
+
 /* ------------------------------------------------------------ files */
 
 /*
