@@ -69,10 +69,10 @@ struct pw_timer {
 int pw_timer_setup(struct pw_runtime *rt, struct pw_timer *t,
 		   void (*fn)(struct pw_timer *), unsigned flags);
 
-/* private: pw_mod_timer()'s out-of-line half, the re-arm fast lane (and,
- * behind it, the general path); @t is not NULL.  Context: as
- * pw_mod_timer().  (0.1.0 called it pw__mod_timer_slow; that name stays
- * exported for programs built then.) */
+/* private: pw_mod_timer()'s out-of-line half, the fast lane (and, behind
+ * it, the general path); @t is not NULL.  Context: as pw_mod_timer().
+ * (0.1.0 called it pw__mod_timer_slow; SOVERSION 1 dropped that name with
+ * the 48-byte timer.) */
 int pw__mod_timer_lane(struct pw_timer *t, uint64_t expires);
 
 /* private: the calling thread's count of fast-path-1 hits: its CPU's

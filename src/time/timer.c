@@ -674,14 +674,6 @@ static inline int delete_lane(struct pw_timer *t, uint32_t tf)
 	return 1;
 }
 
-/* The lane's exported name in 0.1.0, when it was called pw__mod_timer_slow:
- * a program built against 0.1.0's <pinwheel/timer.h> calls it from the
- * inline pw_mod_timer(), so it stays exported (cmake/libpinwheel.map), the
- * same function under both names.  Not declared in any header: new code
- * reaches the lane through pw_mod_timer().  Context: as pw_mod_timer(). */
-int pw__mod_timer_slow(struct pw_timer *t, uint64_t expires)
-	__attribute__((alias("pw__mod_timer_lane")));
-
 /*
  * Re-arms in bursts: pw_mod_timers() (timer.h).
  *
