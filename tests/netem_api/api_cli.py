@@ -42,6 +42,7 @@ import time
 from common import (HOST, Ctx, EchoServer, Failure, check, connect, die_with_parent, expect,
                     free_port, pattern, per_server, proxy_port, recv_exact_or_close, request,
                     test)
+from api_udp import udp_echo, udp_round_trips
 
 
 def run_exit(ctx, argv, secs=10):
@@ -325,6 +326,28 @@ def metrics_side_by_side(ctx):
         for name in ("pinwheel_runtime_timers_expired_total", "pinwheel_runtime_kicks_total",
                      "pinwheel_runtime_wakeups_total"):
             check(sample(text, name, runtime="tcp") is not None, "no %s" % name)
+        # a UDP proxy with a tc toxic (pinwheel's): its datagrams and its
+        # device's qdisc in the text, which stays clean for promtool
+        uecho, uport = udp_echo()
+        try:
+            r = expect(c, "POST", "/proxies", 201,
+                       {"name": "mu", "listen": HOST + ":0", "upstream": "%s:%d" % (HOST, uport),
+                        "protocol": "udp"})
+            expect(c, "POST", "/proxies/mu/toxics", 200,
+                   {"type": "tc", "name": "slow", "stream": "upstream",
+                    "attributes": {"qdisc": "netem delay 5ms"}})
+            udp_round_trips(r.json["listen"], 4, "met")
+        finally:
+            uecho.sendto(b"quit", uecho.getsockname())
+            uecho.close()
+        text = scrape(c)
+        got = sample(text, "pinwheel_udp_received_datagrams_total", proxy="mu", direction="upstream")
+        check(got == 4, "pinwheel_udp_received_datagrams_total upstream: %r" % got)
+        got = sample(text, "pinwheel_qdisc_sent_packets_total", proxy="mu", direction="upstream",
+                     kind="netem")
+        check(got == 4, "pinwheel_qdisc_sent_packets_total of mu's netem: %r" % got)
+        check(sample(text, "pinwheel_proxy_enabled", proxy="mu", protocol="udp") == 1,
+              "pinwheel_proxy_enabled of the UDP proxy")
         lint = promtool_check(text, "pinwheel's series")
         check(lint is None or lint[0] == 0, "promtool check metrics: %s" % (lint and lint[1][-600:]))
     finally:
