@@ -540,6 +540,13 @@ unsigned mdl_cat(struct mdl *m, const char *name)
 int mdl_init(struct mdl *m, unsigned ncpus, unsigned hz, uint64_t seed, const struct mdl_costs *c,
 	     uint64_t warm_ns, uint64_t run_ns, mdl_dispatch_fn fn, void *ctx)
 {
+	return mdl_init_topo(m, NULL, ncpus, hz, seed, c, warm_ns, run_ns, fn, ctx);
+}
+
+int mdl_init_topo(struct mdl *m, const struct mdl_topo *topo, unsigned ncpus, unsigned hz,
+		  uint64_t seed, const struct mdl_costs *c, uint64_t warm_ns, uint64_t run_ns,
+		  mdl_dispatch_fn fn, void *ctx)
+{
 	memset(m, 0, sizeof(*m));
 	m->ncpus = ncpus;
 	m->hz = hz;
@@ -559,6 +566,11 @@ int mdl_init(struct mdl *m, unsigned ncpus, unsigned hz, uint64_t seed, const st
 	cfg.ncpus = ncpus;
 	cfg.hz = hz;
 	cfg.clock = PW_CLOCK_SIM;
+	if (topo) {
+		cfg.topo_levels = topo->levels;
+		for (unsigned l = 0; l < topo->levels && l < PW_TOPO_MAX_LEVELS; l++)
+			cfg.topo_span[l] = topo->span[l];
+	}
 	int err = pw_runtime_create(&cfg, &m->rt);
 	if (err)
 		return err;

@@ -179,6 +179,18 @@ struct mdl {
  * starts idle.  Context: main thread.  Return: 0 or -errno. */
 int mdl_init(struct mdl *m, unsigned ncpus, unsigned hz, uint64_t seed, const struct mdl_costs *c,
 	     uint64_t warm_ns, uint64_t run_ns, mdl_dispatch_fn fn, void *ctx);
+/* The scheduling domains the library's PUSH walks (pw_config.topo_span[]):
+ * @levels 0 is one flat domain. */
+struct mdl_topo {
+	unsigned levels;
+	unsigned span[PW_TOPO_MAX_LEVELS];
+};
+/* mdl_init() on a machine of @topo's domains (NULL: one flat domain).
+ * Context: main thread.  Return: 0; -EINVAL (a topology that does not nest,
+ * pw_runtime_create()); -ENOMEM. */
+int mdl_init_topo(struct mdl *m, const struct mdl_topo *topo, unsigned ncpus, unsigned hz,
+		  uint64_t seed, const struct mdl_costs *c, uint64_t warm_ns, uint64_t run_ns,
+		  mdl_dispatch_fn fn, void *ctx);
 /* Tear down (the runtime, the queue, the CPUs).  Context: main thread. */
 void mdl_fini(struct mdl *m);
 

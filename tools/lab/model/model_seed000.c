@@ -590,9 +590,20 @@ struct sizes {
 	uint64_t warm_ns, run_ns;
 };
 
+/* The machine (docs/lab.md, fixed before the run): 2 sockets x N/4 cores x
+ * 2 threads, CPUs 2k and 2k+1 siblings, each socket's CPUs consecutive;
+ * a count not a multiple of 4 (or under 8): one flat domain. */
+static struct mdl_topo topo_of(unsigned ncpus)
+{
+	struct mdl_topo t = {0, {0}};
+	if (ncpus >= 8 && ncpus % 4 == 0)
+		t = (struct mdl_topo){2, {2, ncpus / 2}};
+	return t;
+}
+
 static int run_row(const struct mdl_opts *o, const struct sizes *z, const struct cfg *cf,
-		   unsigned ncpus, unsigned hz, const struct mdl_costs *costs, struct mdl_seed *sd,
-		   struct mdl_row *row)
+		   unsigned ncpus, unsigned hz, const struct mdl_costs *costs,
+		   const struct mdl_topo *topo, struct mdl_seed *sd, struct mdl_row *row)
 {
 	struct s0 *s = calloc(1, sizeof(*s));
 	if (!s)
@@ -605,7 +616,8 @@ static int run_row(const struct mdl_opts *o, const struct sizes *z, const struct
 	s->rate = (uint64_t)SEED_RATE;
 	s->sndbuf = (uint32_t)(3 * WAKE_BYTES);
 	struct mdl *m = &s->m;
-	int err = mdl_init(m, ncpus, hz, o->seed, costs, z->warm_ns, z->run_ns, s0_dispatch, s);
+	int err = mdl_init_topo(m, topo, ncpus, hz, o->seed, costs, z->warm_ns, z->run_ns,
+				s0_dispatch, s);
 	if (err) {
 		free(s);
 		return err;
@@ -800,8 +812,8 @@ int mdl_seed000(const struct mdl_opts *o, struct mdl_seed *sd)
 	}
 	snprintf(sd->scale, sizeof(sd->scale),
 		 "scale: %u flows x 3,000,000 B/s (the seed: 500), MSS 1448, 2 segments an skb, "
-		 "one ACK an skb; CPUs %u%s (the seed's host: not stated, 16-48 plausible); a TX "
-		 "queue per CPU, min(CPUs, 16) RX queues; mlx4 coalescing rx 16us/44, tx 16us/16; "
+		 "one ACK an skb; CPUs %u%s (the seed's host: not stated, 16-48 plausible), 2 "
+		 "sockets x CPUs/4 cores x 2 threads (assumed); a TX queue per CPU, min(CPUs, 16) RX queues; mlx4 coalescing rx 16us/44, tx 16us/16; "
 		 "40 Gbit/s, RTT 50us; HZ %u%s; netperf woken %.0f times a second a flow, %.0f KB "
 		 "a wake-up (the seed's cs with timer_migration=0: two switches a wake-up); %.0f ms "
 		 "simulated after %.0f ms warm-up, per row",
@@ -823,8 +835,9 @@ int mdl_seed000(const struct mdl_opts *o, struct mdl_seed *sd)
 			for (unsigned k = 0; k < NCFG && !err; k++) {
 				if (sd->nrows == MDL_MAX_ROWS)
 					break;
+				struct mdl_topo tp = topo_of(cpus_def[ci]);
 				err = run_row(o, &z, &cfgs[k], cpus_def[ci], hz_def[hi], &o->costs,
-					      sd, &sd->row[sd->nrows]);
+					      &tp, sd, &sd->row[sd->nrows]);
 				sd->nrows++;
 			}
 	/* the cost sweeps (--full): irq, ipi, line, handoff x0.5 and x2; the
@@ -835,11 +848,32 @@ int mdl_seed000(const struct mdl_opts *o, struct mdl_seed *sd)
 			struct mdl_costs c;
 			mdl_cost_sweep(&o->costs, i / MDL_SWEEP_N, i % MDL_SWEEP_N, &c);
 			for (unsigned k = 0; k < 2 && !err && sd->nrows < MDL_MAX_ROWS; k++) {
-				err = run_row(o, &z, &cfgs[k], 32, 1000, &c, sd,
+				struct mdl_topo tp = topo_of(32);
+				err = run_row(o, &z, &cfgs[k], 32, 1000, &c, &tp, sd,
 					      &sd->row[sd->nrows]);
 				sd->nrows++;
 			}
 		}
+		/* the machine's other shapes (--full): one flat domain (the
+		 * placement before the domain walk), no SMT, one socket; the
+		 * rows' cost name says which, so mdl_find() skips them */
+		static const struct {
+			const char *name;
+			struct mdl_topo t;
+		} shapes[] = {
+			{"topo flat", {0, {0}}},
+			{"topo 2x16x1", {1, {16}}},
+			{"topo 1x16x2", {1, {2}}},
+		};
+		for (unsigned i = 0; i < 3 && !err; i++)
+			for (unsigned k = 0; k < 2 && !err && sd->nrows < MDL_MAX_ROWS; k++) {
+				struct mdl_row *row = &sd->row[sd->nrows];
+				err = run_row(o, &z, &cfgs[k], 32, 1000, &o->costs, &shapes[i].t,
+					      sd, row);
+				snprintf(row->cost_name, sizeof(row->cost_name), "%s",
+					 shapes[i].name);
+				sd->nrows++;
+			}
 	}
 	if (err)
 		return err;
@@ -975,15 +1009,19 @@ int mdl_seed000(const struct mdl_opts *o, struct mdl_seed *sd)
 				 WAKE_BYTES / PAYLOAD);
 		if (r_on > SEED_R_ON * (1 + R_BAND))
 			mdl_note(sd,
-				 "r under push-3.17 is the pushes' target: the library's PUSH scans "
-				 "one flat domain from CPU 0, so every pushed re-arm goes to the "
-				 "lowest-numbered busy CPU; its timer IPIs (%.0f/s) and the fq "
+				 "r under push-3.17 is the pushes' target: PUSH walks the arming "
+				 "CPU's domains as 3.17 does (its SMT sibling, its socket, the "
+				 "machine), but the arming CPUs are the RX CPUs, all on socket 0, "
+				 "whose siblings rarely run a task, so nearly every pushed re-arm "
+				 "goes to socket 0's lowest-numbered busy CPU, the flat scan's "
+				 "choice too (--full's topology rows: flat, no SMT, one socket "
+				 "within 0.2%% of each other); its timer IPIs (%.0f/s) and the fq "
 				 "watchdogs that follow it overload it (worst lag %.1f ms), its "
-				 "threads stay runnable and it stays the target.  3.17's "
-				 "get_nohz_timer_target() walks the arming CPU's own domains first "
-				 "(its SMT sibling, its socket), which spreads the targets; "
-				 "--full's x0.5 rows (cheaper interrupts and IPIs) show the loop "
-				 "not closing, a third of the re-arms pushed",
+				 "threads stay runnable and it stays the target.  What the model "
+				 "lacks: the scheduler's load balancing (an idle CPU pulls the "
+				 "runnable threads of an overloaded one; here a thread stays on its "
+				 "CPU); --full's x0.5 rows (cheaper interrupts and IPIs) show the "
+				 "loop not closing, a third of the re-arms pushed",
 				 mdl_row_get(ron, "timer_ipis_per_s"),
 				 mdl_row_get(ron, "max_lag_us") / 1e3);
 	}
