@@ -288,14 +288,6 @@ static void write_xmit(struct s0 *s, unsigned fi, unsigned cpu)
 	f->tsq_throttled = 0;
 }
 
-/* Sum of every kick CPU @c received (the library's counters). */
-static uint64_t kicks_of(struct mdl *m, unsigned c)
-{
-	struct pw_kick_stats k;
-	pw_kick_stats_read(m->rt, c, &k);
-	return k.remote_enqueue + k.idle_earlier + k.hrtimer + k.work + k.tmigr;
-}
-
 /* tcp_rearm_rto() -> sk_reset_timer(): now + RTO, on CPU @cpu, by the
  * row's era.  Context: the main thread, entered as @cpu. */
 static void rearm_rto(struct s0 *s, struct flow *f, unsigned cpu)
@@ -312,18 +304,11 @@ static void rearm_rto(struct s0 *s, struct flow *f, unsigned cpu)
 			s->rearm_fast++;
 		return;
 	}
-	/* where it may land: this CPU, the first busy one (PUSH's target), or
-	 * where it is (a same-bucket re-arm does not move it); their kicks
-	 * are read around the call, to charge the IPI where it happens */
-	int cand[3] = {(int)cpu, before, -1};
-	for (unsigned c = 0; c < s->ncpus; c++)
-		if (m->cpu[c].busy) {
-			cand[2] = (int)c;
-			break;
-		}
-	uint64_t kb[3];
-	for (unsigned i = 0; i < 3; i++)
-		kb[i] = cand[i] >= 0 ? kicks_of(m, (unsigned)cand[i]) : 0;
+	/* the kicks this CPU sends in the call (the library's count: to
+	 * wherever PUSH's domain walk, or the timer's old base, put it) */
+	struct pw_cpu_stats st;
+	pw_stats_read(m->rt, cpu, &st);
+	uint64_t sent0 = st.kicks_sent;
 	if (s->cf->era == ERA_317 && pending)
 		pw_sk_stop_timer(&f->sk, &f->rto); /* 3.17: detach, then enqueue */
 	int rc = pw_sk_reset_timer(&f->sk, &f->rto, expires);
@@ -342,19 +327,14 @@ static void rearm_rto(struct s0 *s, struct flow *f, unsigned cpu)
 	}
 	if (after < 0 || (unsigned)after == cpu)
 		return;
-	for (unsigned i = 0; i < 3; i++) {
-		if (cand[i] != after)
-			continue;
-		uint64_t k = kicks_of(m, (unsigned)after);
-		if (k > kb[i]) {
-			/* the kick: sent here, taken there (counted from the
-			 * library's pw_kick_stats, not here) */
-			mdl_work(m, cpu, m->cost->ns[MC_IPI_SEND], m->cat_ipi);
-			mdl_work(m, (unsigned)after, m->cost->ns[MC_IPI_RECV], m->cat_ipi);
-			if (mdl_in_window(m))
-				s->kicks_seen += k - kb[i];
-		}
-		break;
+	pw_stats_read(m->rt, cpu, &st);
+	if (st.kicks_sent > sent0) {
+		/* the kick: sent here, taken there (counted from the library's
+		 * pw_kick_stats, not here) */
+		mdl_work(m, cpu, m->cost->ns[MC_IPI_SEND], m->cat_ipi);
+		mdl_work(m, (unsigned)after, m->cost->ns[MC_IPI_RECV], m->cat_ipi);
+		if (mdl_in_window(m))
+			s->kicks_seen += st.kicks_sent - sent0;
 	}
 }
 
