@@ -129,6 +129,10 @@
  * walks the stage's flight queue to its piece (the head, mostly: devices
  * answer in order unless they reorder).  Threads: the owning worker
  * only; no locks.
+ *
+ * The files: this one the pipeline, the stages and the switch;
+ * stream_tc.c the tc stage's pieces to and from its device; chunk.c the
+ * chunks and their queues.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -258,21 +262,13 @@ static int piece_room(const struct stream *s, unsigned i)
 	return s->q[i + 1].count < STREAM_QMAX;
 }
 
-/* Move the head of q[i] (whole) to q[i+1]. */
-static void move_head(struct stream *s, unsigned i, uint64_t now)
-{
-	struct chunk *c = chunkq_pop(&s->q[i]);
-	c->arr_ns = now;
-	chunkq_append(&s->q[i + 1], c);
-}
-
 /* Move the first @n bytes of q[i]'s head to q[i+1] (the whole head when
  * @n covers it).  Return: 0; -ENOMEM (nothing moved: tried again later). */
 static int move_piece(struct stream *s, unsigned i, uint32_t n, uint64_t now)
 {
 	struct chunk *h = s->q[i].head;
 	if (n >= h->len - h->off) {
-		move_head(s, i, now);
+		stream__move_head(s, i, now);
 		return 0;
 	}
 	struct chunk *p = stream_chunk_new(s, h->data + h->off, n, now);
@@ -494,131 +490,6 @@ static uint32_t slicer_piece(struct stage *st, uint64_t rem)
 	return (uint32_t)rng_range(&st->rng, avg - var, avg + var);
 }
 
-/* The tc stage @i: pieces of at most TC_MTU bytes to its device while its
- * window has room (what the qdisc refused first, in order), and what came
- * back on to q[i+1] in stream order.  Return: as stage_run(). */
-static uint64_t tc_run(struct stream *s, unsigned i, uint64_t now)
-{
-	struct stage *st = &s->st[i];
-	struct chunkq *in = &s->q[i];
-	int pass = !st->tc || !s->tc_ops || !st->active;
-	if (pass && st->tc_resend) {
-		/* no device any more for what waits to be sent again: it moves on */
-		for (struct chunk *c = st->fl.head; c; c = c->next)
-			if (c->b.user == TC_RESEND)
-				c->b.user = TC_BACK;
-		st->tc_resend = 0;
-	}
-	while (st->fl.head && st->fl.head->b.user == TC_BACK) {
-		struct chunk *c = chunkq_pop(&st->fl);
-		c->arr_ns = now;
-		chunkq_append(&s->q[i + 1], c);
-	}
-	if (pass) {
-		if (st->fl.head)
-			return UINT64_MAX; /* what is in flight comes back first */
-		while (in->head)
-			move_head(s, i, now);
-		return UINT64_MAX;
-	}
-	if (st->tc_resend) {
-		if (now < st->tc_retry_ns)
-			return st->tc_retry_ns;
-		for (struct chunk *c = st->fl.head; c && st->tc_resend; c = c->next) {
-			if (c->b.user != TC_RESEND)
-				continue;
-			uint32_t len = c->len - c->off;
-			if (st->tc_out && st->tc_out + len > st->tc_win)
-				return UINT64_MAX; /* a piece coming back opens it */
-			if (s->tc_ops->send(s->tc_ops->ctx, st->tc, len, c->tc_id)) {
-				st->tc_retry_ns = now + TC_RESEND_NS;
-				return st->tc_retry_ns;
-			}
-			c->b.user = TC_IN_DEV;
-			st->tc_out += len;
-			st->tc_resend--;
-		}
-	}
-	while (in->head) {
-		struct chunk *h = in->head;
-		uint32_t rem = h->len - h->off, len = rem < TC_MTU ? rem : TC_MTU;
-		if (st->tc_out && st->tc_out + len > st->tc_win)
-			return UINT64_MAX;
-		struct chunk *c;
-		if (len == rem) {
-			c = chunkq_pop(in);
-		} else {
-			c = stream_chunk_new(s, h->data + h->off, len, now);
-			if (!c)
-				return now + NS_PER_MS;
-			c->read_ns = h->read_ns;
-			c->ts_ns = h->ts_ns;
-			h->off += len;
-			in->bytes -= len;
-			s->mem += chunk_mem(c);
-		}
-		c->tc_id = s->tc_next_id++;
-		c->arr_ns = now;
-		if (s->tc_ops->send(s->tc_ops->ctx, st->tc, len, c->tc_id)) {
-			c->b.user = TC_RESEND;
-			chunkq_append(&st->fl, c);
-			st->tc_resend++;
-			st->tc_retry_ns = now + TC_RESEND_NS;
-			return st->tc_retry_ns;
-		}
-		c->b.user = TC_IN_DEV;
-		chunkq_append(&st->fl, c);
-		st->tc_out += len;
-	}
-	return UINT64_MAX;
-}
-
-int stream_tc_back(struct stream *s, void *dev, uint64_t id, int how, uint64_t now_ns)
-{
-	for (unsigned i = 0; i < s->n; i++) {
-		struct stage *st = &s->st[i];
-		if (st->tc != dev || st->t.type != TOXIC_TC)
-			continue;
-		struct chunk *prev = NULL;
-		for (struct chunk *c = st->fl.head; c; prev = c, c = c->next) {
-			if (c->tc_id != id)
-				continue;
-			if (c->b.user != TC_IN_DEV)
-				return 0; /* a stale copy's answer */
-			uint32_t len = c->len - c->off;
-			st->tc_out -= len;
-			if (how == 0) {
-				c->b.user = TC_BACK;
-				if (st->tc_win < (4u << 20))
-					st->tc_win += TC_MTU;
-				return 1;
-			}
-			if (how == 1) {
-				c->b.user = TC_RESEND;
-				st->tc_resend++;
-				st->tc_win = st->tc_win / 2 > TC_MTU ? st->tc_win / 2 : TC_MTU;
-				st->tc_retry_ns = now_ns + TC_RESEND_NS;
-				return 1;
-			}
-			if (prev)
-				prev->next = c->next;
-			else
-				st->fl.head = c->next;
-			if (st->fl.tail == c)
-				st->fl.tail = prev;
-			st->fl.bytes -= len;
-			st->fl.count--;
-			stream_chunk_free(s, c);
-			s->held -= len;
-			s->cut += len;
-			s->tc_dropped += len;
-			return 2;
-		}
-		return 0;
-	}
-	return 0;
-}
-
 /* Run stage @i at @now: move what it lets move from q[i] to q[i+1].
  * Return: when it next needs to run (UINT64_MAX: on new input only). */
 static uint64_t stage_run(struct stream *s, unsigned i, uint64_t now)
@@ -628,7 +499,7 @@ static uint64_t stage_run(struct stream *s, unsigned i, uint64_t now)
 	uint64_t due = UINT64_MAX;
 
 	if (st->t.type == TOXIC_TC) {
-		due = tc_run(s, i, now);
+		due = stream__tc_run(s, i, now);
 		if (st->fl.head || in->head)
 			return due;
 		goto eof;
@@ -637,7 +508,7 @@ static uint64_t stage_run(struct stream *s, unsigned i, uint64_t now)
 		st->head_set = 0;
 		st->flush = 0;
 		while (in->head)
-			move_head(s, i, now);
+			stream__move_head(s, i, now);
 		goto eof;
 	}
 	switch (st->t.type) {
@@ -650,7 +521,7 @@ static uint64_t stage_run(struct stream *s, unsigned i, uint64_t now)
 			if (st->head_due_ns > now)
 				return st->head_due_ns;
 			in->head->ts_ns = st->head_due_ns;
-			move_head(s, i, now);
+			stream__move_head(s, i, now);
 			st->head_set = 0;
 		}
 		break;
@@ -660,7 +531,7 @@ static uint64_t stage_run(struct stream *s, unsigned i, uint64_t now)
 			st->head_set = 0;
 			st->flush = 0;
 			while (in->head)
-				move_head(s, i, now);
+				stream__move_head(s, i, now);
 			break;
 		}
 		uint64_t rate = (uint64_t)kbps * 1000; /* bytes a second */
@@ -668,7 +539,7 @@ static uint64_t stage_run(struct stream *s, unsigned i, uint64_t now)
 		if (st->flush && in->head) {
 			/* changed: what is left of the head goes at once and
 			 * the pacing starts again (toxiproxy's interrupt) */
-			move_head(s, i, now);
+			stream__move_head(s, i, now);
 			st->free_ns = now;
 			st->head_set = 0;
 			if (s->rate.stage == (int)i)
@@ -701,7 +572,7 @@ static uint64_t stage_run(struct stream *s, unsigned i, uint64_t now)
 		uint64_t gap = st->t.a.slicer.delay_us > 0 ? (uint64_t)st->t.a.slicer.delay_us * NS_PER_US : 0;
 		if (st->flush && in->head && in->head->off) {
 			/* changed mid-chunk: the rest of it goes at once */
-			move_head(s, i, now);
+			stream__move_head(s, i, now);
 			st->free_ns = now;
 		}
 		st->flush = 0;
@@ -723,7 +594,7 @@ static uint64_t stage_run(struct stream *s, unsigned i, uint64_t now)
 			uint64_t rem = h->len - h->off;
 			uint64_t allowed = limit > st->passed ? limit - st->passed : 0;
 			if (rem <= allowed) {
-				move_head(s, i, now);
+				stream__move_head(s, i, now);
 				st->passed += rem;
 			} else {
 				if (allowed && move_piece(s, i, (uint32_t)allowed, now))

@@ -397,4 +397,23 @@ static inline void stream_chunk_free(struct stream *s, struct chunk *c)
 	stream_chunk_put(s, c);
 }
 
+/* ------------------------------------------------------------ stream.c and stream_tc.c only */
+
+/* Move the head of q[@i] (whole) to q[@i+1].  The owning worker. */
+static inline void stream__move_head(struct stream *s, unsigned i, uint64_t now)
+{
+	struct chunk *c = chunkq_pop(&s->q[i]);
+	c->arr_ns = now;
+	chunkq_append(&s->q[i + 1], c);
+}
+
+/**
+ * stream__tc_run() - the tc stage @i: pieces of at most TC_MTU bytes to
+ * its device while its window has room (what the qdisc refused first, in
+ * order), and what came back on to q[@i+1] in stream order.
+ * Context: the owning worker.  Return: when it next needs to run, as a
+ * stage's run in stream.c (UINT64_MAX: on new input only).
+ */
+uint64_t stream__tc_run(struct stream *s, unsigned i, uint64_t now);
+
 #endif /* PW_NETEM_STREAM_H */

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The UDP relay's private part, shared by tools/netem/udp/udp.c (the data
- * path: budget, packets, clients, receive, the workers' loop), udp_tx.c
+ * path: budget, packets, receive, the workers' loop), udp_client.c (the
+ * clients: their table, per-address counts, sockets, timers), udp_tx.c
  * (the send path), udp_setup.c (setup, statistics, udp.h's functions)
  * and udp_report.c (the devices' reports and schedules for the API's UDP
  * proxies), and included by nothing else: the relay's limits, its structs (the
@@ -16,6 +17,7 @@
 
 #include <netinet/in.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -51,7 +53,7 @@ struct client;
  * and scope, and how many clients of it are alive (made, not yet
  * released: udp__client_put()'s last reference, where r->nclients counts
  * one less too).  In the relay's address table, chained by hash; every
- * field under the stripe lock of its hash (udp.c's addr_lock()). */
+ * field under the stripe lock of its hash (udp_client.c's addr_lock()). */
 struct addr_count {
 	struct addr_count *next;
 	uint64_t key;          /* the IPv4 address, or the IPv6 /64 */
@@ -199,7 +201,7 @@ extern __thread struct worker *udp__tl_w;
 
 #define ADD(field, v) __atomic_fetch_add(&(field), (v), __ATOMIC_RELAXED)
 
-/* ------------------------------------------------ udp.c: budget, packets, clients */
+/* ------------------------------------------------ udp.c: budget, packets */
 
 /**
  * udp__active_clients() - the clients holding bytes now: the slots'
@@ -253,6 +255,8 @@ void udp__client_uncharge(struct client *cl, uint64_t bytes);
  */
 void udp__rpkt_free(struct udp_relay *r, struct rpkt *p);
 
+/* ------------------------------------------------ udp_client.c: the clients */
+
 /**
  * udp__client_hold() - another reference on @cl.
  * Context: any thread holding one; a relaxed atomic add.
@@ -273,11 +277,33 @@ void udp__client_put(struct client *cl);
 /**
  * udp__client_unlink() - take @cl out of its owner @w's table and epoll
  * set (nothing if it is not linked).
- * Context: the owner's thread with @cl's stripe lock held (udp.c's
+ * Context: the owner's thread with @cl's stripe lock held (udp_client.c's
  * tab_lock()), or main after the workers are joined (no lock).
  * Return: nothing.
  */
 void udp__client_unlink(struct worker *w, struct client *cl);
+
+/**
+ * udp__client_get() - the client for @addr: @w's own, another worker's
+ * (under --steer-cpu a client's datagrams may come in on any worker's
+ * socket), or a new one of @w's; with a reference for the caller (the
+ * packet's) and its last_ns now.
+ * Context: @w's thread; its own clients without a lock, the others' and a
+ * new one under @addr's stripe lock.
+ * Return: the client; NULL with the drop reason in *@why.
+ */
+struct client *udp__client_get(struct worker *w, const struct sockaddr_storage *addr,
+			       socklen_t alen, unsigned *why);
+
+/**
+ * udp__from_self() - whether @a, a datagram's source on a listening
+ * socket, is one of the relay's own upstream sockets: --to leads back to
+ * --listen (a loop the command line could not see: a wildcard listener
+ * and another local address).
+ * Context: a worker; a relaxed load of the bitmap word, an acquire load of
+ * the address's flag when the port's bit is set.  Return: true if so.
+ */
+bool udp__from_self(struct udp_relay *r, const struct sockaddr_storage *a);
 
 /* ------------------------------------------------ udp.c: the workers */
 
