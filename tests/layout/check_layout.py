@@ -28,6 +28,12 @@ What it checks, each a failure with the file and the rule named:
          both a file of src/net/tc/ and one outside it;
        - no more cycles than layout.md's "Allowed cycles" lists, each of
          them within the set of files listed there.
+  4. With --tools-objects DIR (the tools' build folder, build/tools: each
+     target's objects under CMakeFiles/TARGET.dir, the harness's under
+     common/): the same call graph between the tools' translation units
+     (tools/**), and every cycle of it within one folder (tools/netem/tcp/,
+     tools/lab/model/, ...): a cycle across two folders of the tools fails,
+     naming its files.
 
 Exit 0 when every check holds; 1 with one line per failure otherwise.
 Python 3 standard library and binutils' nm only.
@@ -281,10 +287,64 @@ def check_calls(root, objdir, allowed):
         print("  - " + ", ".join(sorted(c)))
 
 
+def tools_objects(root, objdir):
+    """The tools' object files by source (tools/...): build/tools/X/CMakeFiles/
+    T.dir/REST.o is tools/X/REST.  Stale objects (no such source) are left
+    out."""
+    objs = {}
+    for dirpath, _, filenames in os.walk(objdir):
+        for f in filenames:
+            if not f.endswith(".o"):
+                continue
+            full = os.path.join(dirpath, f)
+            parts = os.path.relpath(full, objdir).split(os.sep)
+            if "CMakeFiles" not in parts:
+                continue
+            k = parts.index("CMakeFiles")
+            if k + 1 >= len(parts) or not parts[k + 1].endswith(".dir"):
+                continue
+            src = os.path.join("tools", *parts[:k], *parts[k + 2:])[:-2]
+            if os.path.exists(os.path.join(root, src)):
+                objs.setdefault(os.path.normpath(src), []).append(full)
+    return objs
+
+
+def check_tool_calls(root, objdir):
+    objs = tools_objects(root, objdir)
+    if not objs:
+        fail(f"calls: no tools object files under {objdir}")
+        return
+    defs, undefs = {}, {}
+    for src, os_ in objs.items():
+        u = set()
+        for o in os_:
+            d, uu = symbols(o)
+            u |= uu
+            for s in d:
+                defs.setdefault(s, set()).add(src)
+        undefs[src] = u
+    edges = {}
+    for src, u in undefs.items():
+        for s in u:
+            for t in defs.get(s, ()):
+                if t != src:
+                    edges.setdefault(src, set()).add(t)
+    cyc = [c for c in sccs(objs.keys(), edges) if len(c) > 1]
+    for c in cyc:
+        if len({os.path.dirname(f) for f in c}) > 1:
+            fail("calls: a cycle across the tools' folders: " + ", ".join(sorted(c)))
+    print(f"layout: tools: {len(objs)} translation units, "
+          f"{sum(len(v) for v in edges.values())} calling edges, {len(cyc)} cycles "
+          "(each must stay within one folder):")
+    for c in sorted(cyc, key=lambda c: sorted(c)):
+        print("  - " + ", ".join(sorted(c)))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--root", default=os.path.join(os.path.dirname(__file__), "..", ".."))
     ap.add_argument("--objects", help="the library's object folder (CMakeFiles/pinwheel_obj.dir)")
+    ap.add_argument("--tools-objects", help="the tools' build folder (build/tools)")
     a = ap.parse_args()
     root = os.path.abspath(a.root)
     listed, leaves, allowed = read_map(os.path.join(root, "docs", "design", "layout.md"))
@@ -293,6 +353,8 @@ def main():
     check_includes(root, files, leaves)
     if a.objects:
         check_calls(root, os.path.abspath(a.objects), allowed)
+    if a.tools_objects:
+        check_tool_calls(root, os.path.abspath(a.tools_objects))
     for f in failures:
         print("FAIL " + f)
     print(f"layout: {len(files)} files, {len(failures)} failures")
