@@ -9,7 +9,8 @@
 # states, "direction only" otherwise; an infinite ratio the string "inf");
 # seed000's rows carry r (runnable_avg) and cs beside the seed's columns;
 # seed003's ACKs are all accounted for (sent, queued, in the NIC, dropped at
-# netem's limit), ksoftirqd is never woken inside __do_softirq()'s budget,
+# netem's limit), segments are left to the readers (3.17's prequeue and
+# backlog), ksoftirqd is never woken inside __do_softirq()'s budget,
 # and with one CPU a queue (--cpus 8) the unmigrated rows take no lock
 # another CPU holds (_raw_spin_lock 0%) while push-3.17 does;
 # a bad seed name exits 2.
@@ -130,6 +131,11 @@ for r in m["seed003"]["rows"]:
     for k in ("spin_pct", "spin_irqsave_pct", "backlog_avg", "ksoftirqd_cpus"):
         if not isinstance(r.get(k), (int, float)) or r[k] < 0:
             fail("seed003 %s: no %s" % (cfg, k))
+    # 3.17's prequeue and backlog: segments left to the reader's context,
+    # whose ACKs leave from its CPU into some netem
+    if not r.get("reader_q_max", 0) >= 1 or not r.get("enq_cpus_per_q", 0) > 0:
+        fail("seed003 %s: no segment left to a reader (reader_q_max %s, enq_cpus_per_q %s)"
+             % (cfg, r.get("reader_q_max"), r.get("enq_cpus_per_q")))
 ids = [c["id"] for c in m["seed000"]["claims"]]
 if "in_push_over_sk_pinned" not in ids or "in_on_over_fix" in ids:
     fail("seed000: the model's claims %s (its pinned row is socket timers only)" % ids)

@@ -25,13 +25,17 @@
  * flow uses its slot only while it has less than its window (3 MB, 3.17's
  * tcp_rmem[2] / 2 by tcp_adv_win_scale 1) unacknowledged, and an ACK
  * acknowledges its sender when the driver sends it.  Per segment, on its
- * RX queue's CPU in the NAPI poll: the driver and tcp_v4_rcv(); every
- * second segment of a flow an ACK (3.17's "more than one full frame": ACK
- * now) through XPS into netem; every other the delayed-ACK timer is
- * (re)armed (sk_reset_timer(), now + TCP_ATO_MIN = HZ/25) by the row's era
- * as in seed000, and its fire sends an ACK for what is left.  The receiver
- * (netserver, one per flow, on CPU f mod N) is woken when data arrives,
- * runs as a task (its CPU busy), copies what is there, and again while
+ * RX queue's CPU in the NAPI poll: the driver and tcp_v4_rcv(); then, in
+ * the softirq, or in the reader's context when 3.17 leaves it there (the
+ * reader holds the socket: the backlog, done at release_sock(); the
+ * reader sleeps in recvmsg(): tcp_prequeue(), which wakes it, until 4.14;
+ * reader_rcv()): every second segment of a flow an ACK (3.17's "more than
+ * one full frame": ACK now) through XPS of that CPU into netem; every
+ * other the delayed-ACK timer is (re)armed (sk_reset_timer(), now +
+ * TCP_ATO_MIN = HZ/25) by the row's era as in seed000, and its fire sends
+ * an ACK for what is left.  The receiver (netserver, one per flow, on CPU
+ * f mod N) is woken when data arrives, runs as a task (its CPU busy),
+ * processes what was left to it, copies what is there, and again while
  * more came meanwhile.
  *
  * Rows: off, push-3.17 (watchdogs not pinned: the seed's before), push-4.8
@@ -125,13 +129,38 @@ static void rearm_delack(struct s3 *s, struct s3_flow *f, unsigned cpu)
 	}
 }
 
-/* The reader of flow @fi runs on its CPU: copies what is queued. */
+/* The segments left to the reader's context (the prequeue's or the
+ * backlog's: 3.17's tcp_prequeue_process(), release_sock()): received,
+ * ACKed every second one and the delayed-ACK timer re-armed otherwise, all
+ * from the reader's CPU, as the softirq does them in rx_poll(). */
+static void reader_rcv(struct s3 *s, unsigned fi)
+{
+	struct mdl *m = &s->m;
+	struct s3_flow *f = &s->fl[fi];
+	if (!f->pq)
+		return;
+	if (mdl_in_window(m) && f->pq > s->pq_max)
+		s->pq_max = f->pq;
+	mdl_act(m, (int)f->app_cpu);
+	for (; f->pq; f->pq--) {
+		f->segs++;
+		f->avail += MSS;
+		if (f->segs % 2 == 0)
+			s3_send_ack(s, fi, f->segs, f->app_cpu);
+		else
+			rearm_delack(s, f, f->app_cpu);
+	}
+}
+
+/* The reader of flow @fi runs on its CPU: processes what was left to it,
+ * then copies what is queued. */
 static void app_run(struct s3 *s, unsigned fi, unsigned from, int woken)
 {
 	struct mdl *m = &s->m;
 	struct s3_flow *f = &s->fl[fi];
 	if (woken)
 		mdl_wake(m, from, f->app_cpu);
+	reader_rcv(s, fi);
 	double cost = m->cost->ns[MC_SYSCALL] + m->cost->ns[MC_COPY_KB] * f->avail / 1024.0 +
 		      (woken ? m->cost->ns[MC_WAKE] / 2 : 0);
 	f->avail = 0;
@@ -154,10 +183,21 @@ static void rx_poll(struct s3 *s, const struct mdl_ev *ev)
 	while (mdl_vec_next(m, v, &it)) {
 		struct s3_flow *f = &s->fl[it.a];
 		mdl_work(m, v->cpu, m->cost->ns[MC_DRV_RX] + m->cost->ns[MC_TCP_RCV], s->c_tcp);
-		f->segs++;
-		f->avail += MSS;
+		s->segs_all++;
 		if (mdl_in_window(m))
 			s->segs++;
+		/* the reader holds the socket (the backlog) or sleeps in
+		 * recvmsg() (the prequeue): its context does the rest */
+		if (f->app_running || (f->app_waiting && s->prequeue)) {
+			f->pq++;
+			if (f->app_waiting) {
+				app_run(s, it.a, v->cpu, 1);
+				mdl_act(m, (int)v->cpu);
+			}
+			continue;
+		}
+		f->segs++;
+		f->avail += MSS;
 		mdl_act(m, (int)v->cpu);
 		if (f->segs % 2 == 0)
 			s3_send_ack(s, it.a, f->segs, v->cpu);
@@ -232,7 +272,7 @@ static void s3_dispatch(struct mdl *m, const struct mdl_ev *ev)
 	case S3_EV_APP_END: {
 		struct s3_flow *f = &s->fl[ev->a];
 		f->app_running = 0;
-		if (f->avail)
+		if (f->avail || f->pq)
 			app_run(s, ev->a, f->app_cpu, 0);
 		else
 			f->app_waiting = 1;
@@ -302,6 +342,7 @@ static void s3_free(struct s3 *s)
 	free(s->nc);
 	free(s->deq_by_cpu);
 	free(s->deq_qc);
+	free(s->enq_qc);
 	free(s->fl);
 	free(s->pool);
 	free(s);
@@ -310,6 +351,7 @@ static void s3_free(struct s3 *s)
 struct sizes {
 	unsigned flows;
 	uint64_t warm_ns, run_ns;
+	int low_latency; /* tcp_low_latency 1: no prequeue (the backlog stays) */
 };
 
 /* netem's limit and delay in script line @i ("... limit 70000 delay 6ms"). */
@@ -355,6 +397,7 @@ static int run_row(const struct mdl_opts *o, const struct sizes *z, const struct
 	s->nflows = z->flows;
 	s->nrxq = ncpus < MAX_RXQ ? ncpus : MAX_RXQ;
 	s->window = WINDOW_BYTES / MSS;
+	s->prequeue = cf->era != S3_ERA_69 && !z->low_latency;
 	struct mdl *m = &s->m;
 	int err = mdl_init(m, ncpus, hz, o->seed, costs, z->warm_ns, z->run_ns, s3_dispatch, s);
 	if (err) {
@@ -380,8 +423,9 @@ static int run_row(const struct mdl_opts *o, const struct sizes *z, const struct
 	s->rxv = calloc(s->nrxq, sizeof(*s->rxv));
 	s->deq_by_cpu = calloc(ncpus, sizeof(*s->deq_by_cpu));
 	s->deq_qc = calloc((size_t)S3_NQ * ncpus, sizeof(*s->deq_qc));
+	s->enq_qc = calloc((size_t)S3_NQ * ncpus, sizeof(*s->enq_qc));
 	if (!s->fl || !s->pool || !s->wlock || !s->hlock || !s->nc || !s->rxv || !s->deq_by_cpu ||
-	    !s->deq_qc) {
+	    !s->deq_qc || !s->enq_qc) {
 		s3_free(s);
 		return -ENOMEM;
 	}
@@ -463,6 +507,16 @@ static int run_row(const struct mdl_opts *o, const struct sizes *z, const struct
 			}
 		moved += best && s3_xps(bc) != q;
 	}
+	/* the CPUs that put ACKs into each netem (1% of its ACKs or more),
+	 * on average over the queues */
+	unsigned enqueuers = 0;
+	for (unsigned q = 0; q < S3_NQ; q++) {
+		uint64_t all = 0;
+		for (unsigned c = 0; c < ncpus; c++)
+			all += s->enq_qc[q * ncpus + c];
+		for (unsigned c = 0; c < ncpus; c++)
+			enqueuers += all && s->enq_qc[q * ncpus + c] * 100 >= all;
+	}
 	struct s3_locks k;
 	lock_sums(s, &k);
 	uint64_t in_nic = 0, in_qdisc = 0, qdrops = 0, qlen_max = 0, qlen_sum = 0, enq = 0;
@@ -517,6 +571,15 @@ static int run_row(const struct mdl_opts *o, const struct sizes *z, const struct
 	mdl_check(m, early == 0, "seed003 %s: ksoftirqd woken %llu times inside the budget",
 		  cf->key, (unsigned long long)early);
 	mdl_check(m, s->deq > 0, "seed003 %s: netem released nothing", cf->key);
+	uint64_t rcvd = 0, left = 0;
+	for (unsigned i = 0; i < s->nflows; i++) {
+		rcvd += s->fl[i].segs;
+		left += s->fl[i].pq;
+	}
+	mdl_check(m, rcvd + left == s->segs_all,
+		  "seed003 %s: segments: %llu taken in, %llu received, %llu left to readers",
+		  cf->key, (unsigned long long)s->segs_all, (unsigned long long)rcvd,
+		  (unsigned long long)left);
 
 	mdl_row_common(row, &t, m);
 	/* _raw_spin_lock as the seed's perf counts it: the spin_lock() waits
@@ -530,6 +593,8 @@ static int run_row(const struct mdl_opts *o, const struct sizes *z, const struct
 	mdl_row_set(row, "xmit_wait_us_per_s", k.xmit_wait / 1e3 / secs, "%.0f");
 	mdl_row_set(row, "qdisc_contended_pct", k.root_acq ? 100.0 * k.root_cont / k.root_acq : 0,
 		    "%.2f");
+	mdl_row_set(row, "enq_cpus_per_q", (double)enqueuers / S3_NQ, "%.2f");
+	mdl_row_set(row, "reader_q_max", (double)s->pq_max, "%.0f");
 	mdl_row_set(row, "deq_one_cpu_pct", s->deq ? 100.0 * busiest / s->deq : 0, "%.1f");
 	mdl_row_set(row, "deq_cpu", (double)busiest_cpu, "%.0f");
 	mdl_row_set(row, "watchdogs_away", (double)moved, "%.0f");
@@ -670,10 +735,10 @@ int mdl_seed003(const struct mdl_opts *o, struct mdl_seed *sd)
 	snprintf(sd->title, sizeof(sd->title),
 		 "mq + 8 netem (the seed's tc script) on a TCP_STREAM receiver: migrated vs pinned "
 		 "watchdogs");
-	struct sizes z = {16, 40000000, 50000000};
+	struct sizes z = {16, 40000000, 50000000, 0};
 	unsigned cpus_def[5] = {32}, ncpu = 1, hz = 1000;
 	if (o->smoke)
-		z = (struct sizes){16, 25000000, 5000000};
+		z = (struct sizes){16, 25000000, 5000000, 0};
 	if (o->full) {
 		static const unsigned sweep[4] = {8, 16, 24, 48};
 		z.run_ns = 200000000;
@@ -691,17 +756,18 @@ int mdl_seed003(const struct mdl_opts *o, struct mdl_seed *sd)
 		 "scale: the seed's tc script verbatim (mq, 8 netem, delays 6-20 ms, limits "
 		 "70000-90000, est 1sec 4sec); 8 TX queues (the seed), %u RX queues; %u CPUs%s "
 		 "(the seed: not stated), XPS c -> c mod 8; %u TCP_STREAM flows sharing 10 Gbit/s, "
-		 "closed loop (a 3 MB window), one ACK per 2 segments; 3.17's transmit path; mlx4 "
+		 "closed loop (a 3 MB window), one ACK per 2 segments, sent from the reader's CPU "
+		 "(3.17's prequeue and backlog; 6.9: the backlog); 3.17's transmit path; mlx4 "
 		 "coalescing; HZ %u; %.0f ms simulated after %.0f ms warm-up, per row",
 		 c0 < MAX_RXQ ? c0 : MAX_RXQ, c0, ncpu > 1 ? " (--full: 8, 16, 24, 48 too)" : "",
 		 z.flows, hz, z.run_ns / 1e6, z.warm_ns / 1e6);
 	static const char *cols[] = {"spin_pct", "deq_one_cpu_pct", "remote_deq_pct",
 				     "busiest_cpu_load_pct", "max_lag_us", "backlog_avg",
 				     "ksoftirqd_cpus", "window_stall_pct", "segs_per_s",
-				     "spin_irqsave_pct", "in_per_s", "sys_pct"};
+				     "spin_irqsave_pct", "in_per_s", "sys_pct", "enq_cpus_per_q"};
 	static const char *heads[] = {"spin%", "deq1cpu%", "rdeq%", "maxload%", "lag_us",
 				      "backlog", "ksoftirqd", "stall%", "segs/s", "irqsave%",
-				      "in/s", "sys%"};
+				      "in/s", "sys%", "enq/q"};
 	sd->ncols = sizeof(cols) / sizeof(cols[0]);
 	memcpy(sd->col, cols, sizeof(cols));
 	memcpy(sd->col_head, heads, sizeof(heads));
@@ -723,6 +789,20 @@ int mdl_seed003(const struct mdl_opts *o, struct mdl_seed *sd)
 				sd->nrows++;
 			}
 		}
+		/* what the prequeue changes, and what more readers a netem do
+		 * (push-3.17 and pinned); the cost name says which, so
+		 * mdl_find() skips them */
+		struct sizes v[2] = {z, z};
+		v[0].low_latency = 1;
+		v[1].flows = 64;
+		static const char *const vname[2] = {"no prequeue", "64 flows"};
+		for (unsigned i = 0; i < 2 && !err; i++)
+			for (unsigned k = 1; k < 4 && !err && sd->nrows < MDL_MAX_ROWS; k += 2) {
+				struct mdl_row *row = &sd->row[sd->nrows];
+				err = run_row(o, &v[i], &cfgs[k], c0, hz, &o->costs, sd, row);
+				snprintf(row->cost_name, sizeof(row->cost_name), "%s", vname[i]);
+				sd->nrows++;
+			}
 	}
 	if (err)
 		return err;

@@ -84,6 +84,8 @@ struct s3_flow {
 	uint64_t sent, acked;     /* segments sent, and acknowledged at the sender */
 	uint64_t segs, acked_rcv; /* segments received, and ACKed by the receiver */
 	uint64_t avail;           /* bytes queued for the reader */
+	uint64_t pq;              /* segments left to the reader's context: the
+				   * prequeue (asleep) or the backlog (copying) */
 	int app_waiting, app_running;
 };
 
@@ -107,6 +109,10 @@ struct s3 {
 	uint64_t segs, acks, deq, remote_deq, app_runs, kicks_seen, slots, stalls;
 	uint64_t *deq_by_cpu;
 	uint64_t *deq_qc;         /* dequeues of queue q by CPU c: [q * ncpus + c] */
+	uint64_t *enq_qc;         /* ACKs into queue q by CPU c (window): [q * ncpus + c] */
+	int prequeue;             /* 3.17-4.13's tcp_prequeue() (tcp_low_latency 0) */
+	uint64_t pq_max;          /* most segments a reader found left to it */
+	uint64_t segs_all;        /* segments the RX CPUs took in, whole run */
 	/* whole run */
 	uint64_t made, freed, drops, acks_total, sent_total, delack_fired, early_deq;
 };

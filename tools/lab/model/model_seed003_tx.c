@@ -254,6 +254,7 @@ void s3_send_ack(struct s3 *s, unsigned fi, uint64_t cum, unsigned cpu)
 	q->enq_all++;
 	if (mdl_in_window(m)) {
 		s->acks++;
+		s->enq_qc[q->id * s->ncpus + cpu]++;
 		q->enq++;
 		q->qlen_sum += q->qlen;
 	}
