@@ -2,8 +2,8 @@
 /*
  * epoll_sleep(): a worker's sleep on its sockets and its next timer at
  * once, woken at the deadline asked for and not the kernel's poll slack
- * later.  The relay's workers (netem/udp.c) and the TCP proxies' workers
- * (netem/tcp.c) sleep through it.
+ * later.  The relay's workers (netem/udp/udp.c) and the TCP proxies' workers
+ * (netem/tcp/tcp.c) sleep through it.
  *
  * Why not epoll_pwait2() as it is: select, poll and epoll give their
  * timeout a slack of their own, whatever PR_SET_TIMERSLACK says:
