@@ -2,7 +2,9 @@
 /*
  * htb: the hierarchical token bucket (the kernel's net/sched/sch_htb.c),
  * rewritten for pinwheel; its structures in htb.h, its tc side (iproute2
- * 6.1's tc/q_htb.c) in tc/q_htb.c.
+ * 6.1's tc/q_htb.c) in tc/q_htb.c.  This file: the class tree (rows,
+ * feeds, wait queues, the class hash) and the data path; htb_class.c: the
+ * configuration and the class ops.
  *
  * What it does.  A tree of classes, up to 8 levels: leaves (level 0) hold
  * a qdisc (a pfifo of the device's txqueuelen by default, or whatever the
@@ -115,7 +117,7 @@
 
 /* ------------------------------------------------------- sorted lists */
 
-static void list_init(struct htb_link *h)
+void pw__htb_list_init(struct htb_link *h)
 {
 	h->prev = h->next = h;
 	h->cl = NULL;
@@ -134,7 +136,7 @@ static void link_insert_before(struct htb_link *pos, struct htb_link *n)
 	pos->prev = n;
 }
 
-static void link_erase(struct htb_link *n)
+void pw__htb_link_erase(struct htb_link *n)
 {
 	if (!n->prev)
 		return; /* the kernel WARNs on an empty node */
@@ -188,7 +190,7 @@ static unsigned class_hash(uint32_t id, unsigned mask)
 	return id & mask;
 }
 
-static struct htb_class *htb_find(struct htb_priv *h, uint32_t classid)
+struct htb_class *pw__htb_find(struct htb_priv *h, uint32_t classid)
 {
 	if (!h->hash)
 		return NULL;
@@ -198,7 +200,7 @@ static struct htb_class *htb_find(struct htb_priv *h, uint32_t classid)
 	return NULL;
 }
 
-static void hash_insert(struct htb_priv *h, struct htb_class *cl)
+void pw__htb_hash_insert(struct htb_priv *h, struct htb_class *cl)
 {
 	unsigned b = class_hash(cl->classid, h->hashsize - 1);
 	cl->hnext = h->hash[b];
@@ -206,7 +208,7 @@ static void hash_insert(struct htb_priv *h, struct htb_class *cl)
 	h->hashelems++;
 }
 
-static void hash_remove(struct htb_priv *h, struct htb_class *cl)
+void pw__htb_hash_remove(struct htb_priv *h, struct htb_class *cl)
 {
 	for (struct htb_class **pp = &h->hash[class_hash(cl->classid, h->hashsize - 1)]; *pp;
 	     pp = &(*pp)->hnext)
@@ -220,7 +222,7 @@ static void hash_remove(struct htb_priv *h, struct htb_class *cl)
 /* qdisc_class_hash_grow(): double when more than 3/4 full, each old
  * bucket's classes in order to the head of their new bucket.  The new
  * table is allocated off the lock. */
-static void hash_grow(struct pw__qdisc *q, struct htb_priv *h)
+void pw__htb_hash_grow(struct pw__qdisc *q, struct htb_priv *h)
 {
 	if (h->hashelems * 4 <= h->hashsize * 3)
 		return;
@@ -286,7 +288,7 @@ static void remove_class_from_row(struct htb_priv *h, struct htb_class *cl, int 
 		mask &= ~(1 << prio);
 		if (hp->ptr == &cl->node[prio])
 			next_node(&hp->set, &hp->ptr);
-		link_erase(&cl->node[prio]);
+		pw__htb_link_erase(&cl->node[prio]);
 		if (list_empty(&hp->set))
 			m |= 1 << prio;
 	}
@@ -332,7 +334,7 @@ static void deactivate_prios(struct htb_priv *h, struct htb_class *cl)
 				cp->last_ptr_id = cl->classid;
 				cp->ptr = NULL;
 			}
-			link_erase(&cl->node[prio]);
+			pw__htb_link_erase(&cl->node[prio]);
 			if (list_empty(&cp->set))
 				mask |= 1 << prio;
 		}
@@ -387,7 +389,7 @@ static void htb_activate(struct htb_priv *h, struct htb_class *cl)
 	}
 }
 
-static void htb_deactivate(struct htb_priv *h, struct htb_class *cl)
+void pw__htb_deactivate(struct htb_priv *h, struct htb_class *cl)
 {
 	if (!cl->prio_activity)
 		return;
@@ -403,11 +405,11 @@ static struct htb_class *classify(struct pw__qdisc *q, struct htb_priv *h, const
 {
 	if (p->priority == q->handle)
 		return HTB_DIRECT;
-	struct htb_class *cl = p->priority ? htb_find(h, p->priority) : NULL;
+	struct htb_class *cl = p->priority ? pw__htb_find(h, p->priority) : NULL;
 	if (cl && cl->level == 0)
 		return cl;
 	/* no filters: the default class */
-	cl = htb_find(h, PW_TC_H_MAKE(PW_TC_H_MAJ(q->handle), h->defcls));
+	cl = pw__htb_find(h, PW_TC_H_MAKE(PW_TC_H_MAJ(q->handle), h->defcls));
 	if (!cl || cl->level)
 		return HTB_DIRECT;
 	return cl;
@@ -487,7 +489,7 @@ static void charge_class(struct htb_priv *h, struct htb_class *cl, int level, un
 		change_class_mode(h, cl, &diff);
 		if (old != cl->cmode) {
 			if (old != HTB_CAN_SEND)
-				link_erase(&cl->pq_node);
+				pw__htb_link_erase(&cl->pq_node);
 			if (cl->cmode != HTB_CAN_SEND)
 				add_to_wait_tree(h, cl, diff);
 		}
@@ -511,7 +513,7 @@ static int64_t do_events(struct htb_priv *h, int level)
 		struct htb_class *cl = n->cl;
 		if (cl->pq_key > h->now)
 			return cl->pq_key;
-		link_erase(n);
+		pw__htb_link_erase(n);
 		int64_t diff = h->now - cl->t_c;
 		if (diff > cl->mbuffer)
 			diff = cl->mbuffer;
@@ -590,7 +592,7 @@ next:
 		if (!cl)
 			return NULL;
 		if (leaf_qlen(cl) == 0) { /* emptied behind our back: skip it */
-			htb_deactivate(h, cl);
+			pw__htb_deactivate(h, cl);
 			if (!(h->row_mask[level] & (1 << prio)))
 				return NULL;
 			struct htb_class *n = lookup_leaf(hp, prio);
@@ -615,7 +617,7 @@ next:
 			leaf_next(h, cl, prio, level);
 		}
 		if (!leaf_qlen(cl))
-			htb_deactivate(h, cl);
+			pw__htb_deactivate(h, cl);
 		charge_class(h, cl, level, p->len);
 	}
 	return p;
@@ -684,322 +686,14 @@ static void htb_reset(struct pw__qdisc *q, struct pw__drops *d, enum pw_drop_rea
 	q->st.backlog = 0;
 }
 
-/* ------------------------------------------------------- configuration */
-
-static void levels_init(struct htb_priv *h)
-{
-	for (int l = 0; l < HTB_MAXDEPTH; l++) {
-		list_init(&h->hlevel[l].wait_pq);
-		for (int p = 0; p < HTB_NUMPRIO; p++) {
-			list_init(&h->hlevel[l].hprio[p].set);
-			h->hlevel[l].hprio[p].ptr = NULL;
-			h->hlevel[l].hprio[p].last_ptr_id = 0;
-		}
-	}
-}
-
-static void clprio_init(struct htb_class *cl)
-{
-	memset(cl->clprio, 0, sizeof(cl->clprio));
-	memset(cl->deficit, 0, sizeof(cl->deficit));
-	for (int p = 0; p < HTB_NUMPRIO; p++)
-		list_init(&cl->clprio[p].set);
-}
-
-static int htb_init(struct pw__qdisc *q, void *optp, struct pw__extack *ext)
-{
-	struct htb_priv *h = pw__qdisc_priv(q);
-	struct htb_opt *o = optp, def = { .rate2quantum = 10, .version = 3 };
-	memset(h, 0, sizeof(*h));
-	h->sch = q;
-	pw__watchdog_init(&h->wd, q);
-	if (!o)
-		o = &def; /* tc always sends TCA_HTB_INIT: these are its defaults */
-	int rc = 0;
-	if (o->version != HTB_VER >> 16) {
-		rc = -EINVAL;
-	} else if (o->offload) {
-		if (q->parent != PW_TC_H_ROOT)
-			pw__extack_msg(ext, "Error: HTB must be the root qdisc to use offload.");
-		else
-			pw__extack_msg(ext, "Error: hw-tc-offload ethtool feature flag must be on.");
-		rc = -EOPNOTSUPP;
-	}
-	if (!rc) {
-		h->hashsize = 4;
-		h->hash = pw__mem_alloc(q->dev->net, h->hashsize * sizeof(*h->hash), 0, ext, &rc);
-	}
-	if (rc) {
-		pw__watchdog_destroy(&h->wd);
-		return rc;
-	}
-	h->direct_qlen = o->has_direct_qlen ? (int)o->direct_qlen : (int)q->dev->txqueuelen;
-	h->rate2quantum = (int)o->rate2quantum < 1 ? 1 : (int)o->rate2quantum;
-	h->defcls = o->defcls;
-	pw__pktq_init(&h->direct);
-	levels_init(h);
-	return 0;
-}
-
-static void htb_destroy(struct pw__qdisc *q)
-{
-	struct htb_priv *h = pw__qdisc_priv(q);
-	pw__watchdog_destroy(&h->wd);
-	for (unsigned i = 0; i < h->hashsize; i++) {
-		struct htb_class *c = h->hash[i];
-		while (c) {
-			struct htb_class *n = c->hnext;
-			pw__mem_free(q->dev->net, c, sizeof(*c)); /* its leaf: freed by the core */
-			c = n;
-		}
-	}
-	pw__mem_free(q->dev->net, h->hash, h->hashsize * sizeof(*h->hash));
-	h->hash = NULL;
-}
-
-/* A default leaf: pfifo of txqueuelen packets, invisible (qdisc_create_dflt).
- * A new class's is charged against the budget (@ext says a refusal, *@rc
- * its errno); what a delete leaves (@dflt) past it (netmem.c). */
-static struct pw__qdisc *leaf_create(struct pw__qdisc *q, uint32_t parent, bool dflt,
-				     struct pw__extack *ext, int *rc)
-{
-	struct pw__qdisc *c = dflt ? pw__qdisc_alloc_dflt(q->dev, &pw__pfifo_ops, q->txq, parent, rc)
-				   : pw__qdisc_alloc(q->dev, &pw__pfifo_ops, q->txq, parent, 0, NULL,
-						     ext, rc);
-	if (c) {
-		c->invisible = true;
-		c->root = q->root;
-		c->parent_q = q;
-	}
-	return c;
-}
-
-/* A leaf leaves the tree with its packets (qdisc_purge_queue()'s counting;
- * the caller frees it, which flushes them).  Root lock held. */
-static void leaf_detach(struct pw__qdisc *q, struct pw__qdisc *leaf)
-{
-	if (!leaf)
-		return;
-	q->st.qlen -= leaf->st.qlen;
-	q->st.backlog -= leaf->st.backlog;
-	pw__qdisc_tree_reduce_backlog(q, leaf->st.qlen, leaf->st.backlog);
-}
-
-static int htb_class_change(struct pw__qdisc *q, uint32_t classid, uint32_t parentid, void *coptp,
-			    unsigned long *arg, struct pw__extack *ext)
-{
-	struct htb_priv *h = pw__qdisc_priv(q);
-	struct htb_class *cl = (struct htb_class *)*arg, *parent;
-	struct htb_copt *o = coptp;
-	struct pw__qdisc *parent_qdisc = NULL, *new_q = NULL;
-	if (!o)
-		return -EINVAL;
-	parent = parentid == PW_TC_H_ROOT ? NULL : htb_find(h, parentid);
-	if (!o->rate.rate || !o->ceil.rate)
-		return -EINVAL;
-	if (!cl) {
-		if (!classid || PW_TC_H_MAJ(classid ^ q->handle) || htb_find(h, classid))
-			return -EINVAL;
-		if (parent && parent->parent && parent->parent->level < 2) {
-			pw__extack_msg(ext, "Error: sch_htb: tree is too deep.");
-			return -EINVAL;
-		}
-		int rc;
-		cl = pw__mem_alloc(q->dev->net, sizeof(*cl), 0, ext, &rc);
-		if (!cl)
-			return rc == -ENOMEM ? -ENOBUFS : rc; /* the kernel's -ENOBUFS */
-		cl->classid = classid;
-		clprio_init(cl);
-		new_q = leaf_create(q, classid, false, ext, &rc);
-		if (!new_q && rc == -ENOBUFS) {
-			/* the budget refused its leaf: no class rather than
-			 * one that drops everything (the kernel's noop, kept
-			 * for a failed malloc) */
-			pw__mem_free(q->dev->net, cl, sizeof(*cl));
-			return rc;
-		}
-		pw__qlock(&q->root->lock);
-		if (parent && !parent->level) {
-			/* the parent turns inner: its qdisc goes with its packets */
-			leaf_detach(q, parent->leafq);
-			parent_qdisc = parent->leafq;
-			htb_deactivate(h, parent);
-			if (parent->cmode != HTB_CAN_SEND) {
-				link_erase(&parent->pq_node);
-				parent->cmode = HTB_CAN_SEND;
-			}
-			parent->level = (parent->parent ? parent->parent->level : HTB_MAXDEPTH) - 1;
-			clprio_init(parent);
-			parent->leafq = NULL;
-		}
-		cl->leafq = new_q; /* NULL: the kernel's noop */
-		cl->parent = parent;
-		cl->tokens = HTB_TICKS2NS(o->buffer);
-		cl->ctokens = HTB_TICKS2NS(o->cbuffer);
-		cl->mbuffer = 60 * NSEC_PER_SEC;
-		cl->t_c = (int64_t)pw_now_ns(q->dev->rt);
-		cl->cmode = HTB_CAN_SEND;
-		hash_insert(h, cl);
-		if (parent)
-			parent->children++;
-	} else {
-		pw__qlock(&q->root->lock);
-	}
-	pw__psched_precompute(&cl->rate, &o->rate, o->rate64);
-	pw__psched_precompute(&cl->ceil, &o->ceil, o->ceil64);
-	int warn = 0;
-	if (!cl->level) {
-		uint64_t quantum = cl->rate.rate_bytes_ps / (uint64_t)h->rate2quantum;
-		cl->quantum = quantum > 0x7FFFFFFF ? 0x7FFFFFFF : (int)quantum;
-		if (!o->quantum && cl->quantum < 1000) {
-			warn = -1;
-			cl->quantum = 1000;
-		}
-		if (!o->quantum && cl->quantum > 200000) {
-			warn = 1;
-			cl->quantum = 200000;
-		}
-		if (o->quantum)
-			cl->quantum = (int)o->quantum;
-		cl->prio = o->prio >= HTB_NUMPRIO ? HTB_NUMPRIO - 1 : o->prio;
-	}
-	cl->buffer = HTB_TICKS2NS(o->buffer);
-	cl->cbuffer = HTB_TICKS2NS(o->cbuffer);
-	pw__qunlock(&q->root->lock);
-	if (new_q)
-		pw__qdisc_hash_add(q->dev, new_q);
-	if (parent_qdisc)
-		pw__qdisc_free(parent_qdisc, PW_DROP_FLUSH);
-	if (warn)
-		pw__extack_msg(ext, "Warning: sch_htb: quantum of class %X is %s. Consider r2q change.",
-			   cl->classid, warn == -1 ? "small" : "big");
-	hash_grow(q, h);
-	*arg = (unsigned long)cl;
-	return 0;
-}
-
-static int htb_class_delete(struct pw__qdisc *q, unsigned long arg, struct pw__extack *ext)
-{
-	struct htb_priv *h = pw__qdisc_priv(q);
-	struct htb_class *cl = (struct htb_class *)arg;
-	if (cl->children) {
-		pw__extack_msg(ext, "Error: HTB class in use.");
-		return -EBUSY;
-	}
-	bool last_child = !cl->level && cl->parent && cl->parent->children == 1;
-	int rc;
-	struct pw__qdisc *new_q = last_child ? leaf_create(q, cl->parent->classid, true, NULL, &rc) : NULL;
-	struct pw__qdisc *old_q = NULL;
-	pw__qlock(&q->root->lock);
-	if (!cl->level) {
-		leaf_detach(q, cl->leafq);
-		old_q = cl->leafq;
-		cl->leafq = NULL;
-	}
-	hash_remove(h, cl);
-	if (cl->parent)
-		cl->parent->children--;
-	htb_deactivate(h, cl);
-	if (cl->cmode != HTB_CAN_SEND)
-		link_erase(&cl->pq_node);
-	if (last_child) { /* htb_parent_to_leaf() */
-		struct htb_class *p = cl->parent;
-		if (p->cmode != HTB_CAN_SEND)
-			link_erase(&p->pq_node);
-		p->level = 0;
-		clprio_init(p);
-		p->leafq = new_q;
-		p->tokens = p->buffer;
-		p->ctokens = p->cbuffer;
-		p->t_c = (int64_t)pw_now_ns(q->dev->rt);
-		p->cmode = HTB_CAN_SEND;
-	}
-	pw__qunlock(&q->root->lock);
-	/* new_q is not hashed: the kernel's htb_delete() does not */
-	if (old_q)
-		pw__qdisc_free(old_q, PW_DROP_FLUSH);
-	pw__mem_free(q->dev->net, cl, sizeof(*cl));
-	return 0;
-}
-
-/* --------------------------------------------------------------- classes */
-
-static unsigned long htb_search(struct pw__qdisc *q, uint32_t classid)
-{
-	return (unsigned long)htb_find(pw__qdisc_priv(q), classid);
-}
-
-static struct pw__qdisc *htb_leaf(struct pw__qdisc *q, unsigned long arg)
-{
-	(void)q;
-	struct htb_class *cl = (struct htb_class *)arg;
-	return !cl->level ? cl->leafq : NULL;
-}
-
-/* htb_graft(): leaves only; NULL builds a default pfifo. */
-static int htb_graft(struct pw__qdisc *q, unsigned long arg, struct pw__qdisc *newq,
-		     struct pw__qdisc **old, struct pw__extack *ext)
-{
-	(void)ext;
-	struct htb_class *cl = (struct htb_class *)arg;
-	if (cl->level)
-		return -EINVAL;
-	if (!newq) { /* not hashed: the kernel's htb_graft() does not */
-		int rc; /* a delete's: charged past the budget */
-		newq = leaf_create(q, cl->classid, true, NULL, &rc);
-		if (!newq)
-			return -ENOBUFS;
-	}
-	*old = pw__qdisc_replace(q, newq, &cl->leafq);
-	return 0;
-}
-
-static void htb_walk(struct pw__qdisc *q, int (*fn)(struct pw__qdisc *, unsigned long, void *),
-		     void *arg)
-{
-	struct htb_priv *h = pw__qdisc_priv(q);
-	for (unsigned i = 0; i < h->hashsize; i++)
-		for (struct htb_class *c = h->hash[i]; c; c = c->hnext)
-			if (fn(q, (unsigned long)c, arg))
-				return;
-}
-
-static void htb_class_info(struct pw__qdisc *q, unsigned long arg, struct pw__class_info *ci)
-{
-	struct htb_class *cl = (struct htb_class *)arg;
-	ci->classid = cl->classid;
-	ci->parent = cl->parent ? cl->parent->classid : PW_TC_H_ROOT;
-	ci->leaf = !cl->level && cl->leafq ? cl->leafq->handle : 0;
-	pw__qlock(&q->root->lock);
-	ci->st.bytes = cl->bytes;
-	ci->st.packets = cl->packets;
-	ci->st.drops = cl->drops;
-	ci->st.overlimits = cl->overlimits;
-	if (!cl->level && cl->leafq) {
-		ci->st.qlen = cl->leafq->st.qlen;
-		ci->st.backlog = cl->leafq->st.backlog;
-	}
-	pw__qunlock(&q->root->lock);
-}
-
-static const struct pw__class_ops htb_class_ops = {
-	.find = htb_search,
-	.graft = htb_graft,
-	.leaf = htb_leaf,
-	.walk = htb_walk,
-	.info = htb_class_info,
-	.change = htb_class_change,
-	.delete = htb_class_delete,
-};
-
 const struct pw__qdisc_ops pw__htb_ops = {
 	.id = "htb",
 	.priv_size = sizeof(struct htb_priv),
 	.flags = PW__QF_CLASSFUL,
-	.cl_ops = &htb_class_ops,
+	.cl_ops = &pw__htb_class_ops,
 	.enqueue = htb_enqueue,
 	.dequeue = htb_dequeue,
-	.init = htb_init,
+	.init = pw__htb_init,
 	.reset = htb_reset,
-	.destroy = htb_destroy,
+	.destroy = pw__htb_destroy,
 };

@@ -100,4 +100,24 @@ struct htb_copt {
 	uint64_t rate64, ceil64;
 };
 
+/* ------------------------------------------------------------ htb.c and htb_class.c only */
+
+/* The class tree (htb.c): sorted lists, the class hash (under cfg_lock
+ * and the root lock to change it, either to read it), a class taken out
+ * of every row and feed (root lock held). */
+void pw__htb_list_init(struct htb_link *h);
+void pw__htb_link_erase(struct htb_link *n);
+struct htb_class *pw__htb_find(struct htb_priv *h, uint32_t classid);
+void pw__htb_hash_insert(struct htb_priv *h, struct htb_class *cl);
+void pw__htb_hash_remove(struct htb_priv *h, struct htb_class *cl);
+void pw__htb_hash_grow(struct pw__qdisc *q, struct htb_priv *h);
+void pw__htb_deactivate(struct htb_priv *h, struct htb_class *cl);
+
+/* The configuration (htb_class.c), for htb's ops: init (Return: 0 or a
+ * negative errno, @ext says why), destroy, the class ops.  The tc thread,
+ * cfg_lock held. */
+int pw__htb_init(struct pw__qdisc *q, void *optp, struct pw__extack *ext);
+void pw__htb_destroy(struct pw__qdisc *q);
+extern const struct pw__class_ops pw__htb_class_ops;
+
 #endif /* PW_NET_SCHED_HTB_H */
