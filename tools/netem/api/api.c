@@ -3,7 +3,8 @@
  * toxiproxy's HTTP API over the network: the transport only.  Requests
  * are parsed by libmicrohttpd, routed by method and path into the
  * registry's one handler (proxy_api_request(), tools/netem/api/proxy.c), and
- * its status, body and content type are sent back.
+ * its status, body and content type are sent back; GET /metrics goes to
+ * metrics.c, GET /dashboard and /dashboard/data to dashboard.c.
  *
  * Why these libraries.  libmicrohttpd (GNU, in Debian as
  * libmicrohttpd-dev) is an HTTP/1.1 server made to be embedded in a C
@@ -72,16 +73,21 @@
  * Exceptions.  A rule is lifted only by an exception its entry names
  * (lifted_by, a mask over the exceptions guard_exceptions() finds in a
  * request), never by a path around the table; the host rule's mask is
- * empty and stays so, since a rebinding page must reach neither a
- * dashboard's pages nor its token.  There are no exceptions yet.  The
- * dashboard (a later issue) adds two, both lifting the browser rule only:
- * GET or HEAD of its own static pages (paths under its prefix, served
- * from memory, nothing in them read from the registry), and a request
- * carrying the per-process token (random at start, shown to the user,
- * compared in constant time) in a header of its own, which a cross-site
- * form cannot set and a script of another origin can set only after a
- * CORS preflight this API never grants (it sends no Access-Control-*
- * header); never a cookie, which a browser adds to cross-site requests.
+ * empty and stays so, since a rebinding page must reach neither the
+ * dashboard nor its data.  One exception, lifting the browser rule only:
+ *   dashboard  GET or HEAD of exactly /dashboard (the page, served from
+ *            memory: dashboard.c) or /dashboard/data (the read-only JSON
+ *            the page polls), no other method, no other path.  A page of
+ *            another origin can make a browser send that GET but cannot
+ *            read the answer: this API sends no Access-Control-* header,
+ *            and a rebinding page, which could, fails the Host rule.  So
+ *            a browser reads the dashboard and changes nothing: a POST,
+ *            PUT or DELETE from any page, the dashboard's own origin
+ *            included, still meets the browser rule.  Were the dashboard
+ *            to write, it would need a per-process token in a header of
+ *            its own (which a cross-site form cannot set, and a script of
+ *            another origin only after a CORS preflight never granted),
+ *            never a cookie; it does not write.
  *
  * Threads: netem_api_start/stop on the server's main thread; on_request,
  * on_completed and on_connection on libmicrohttpd's polling thread; the
@@ -110,6 +116,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "dashboard.h"
 #include "metrics.h"
 #include "proxy.h"
 
@@ -247,14 +254,27 @@ struct guard_answer {
 	const char *ctype;
 };
 
-/* The exceptions a request carries, as bits (none yet: the opening
- * comment says what the dashboard adds, and that only the browser rule
- * may name them). */
+/* The exceptions a request may carry, as bits (the opening comment says
+ * why each is safe; only the browser rule names them). */
+enum {
+	GUARD_EX_DASHBOARD = 1u << 0, /* GET/HEAD of the dashboard's two paths */
+};
+
+static int is_read(const char *method)
+{
+	return !strcmp(method, "GET") || !strcmp(method, "HEAD");
+}
+
+static int is_dashboard_path(const char *url)
+{
+	return !strcmp(url, NETEM_DASHBOARD_PATH) || !strcmp(url, NETEM_DASHBOARD_DATA_PATH);
+}
+
+/* The exceptions request @q carries. */
 static unsigned guard_exceptions(const struct netem_api *a, const struct guard_req *q)
 {
 	(void)a;
-	(void)q;
-	return 0;
+	return is_read(q->method) && is_dashboard_path(q->url) ? GUARD_EX_DASHBOARD : 0;
 }
 
 /* A header's values, for the rules: each one of @key given to @fn until
@@ -372,7 +392,7 @@ static const struct guard_rule {
 	int (*refuse)(const struct netem_api *a, const struct guard_req *q,
 		      struct guard_answer *ans);
 } guard_rules[] = {
-	{ "browser", 0, rule_browser },
+	{ "browser", GUARD_EX_DASHBOARD, rule_browser },
 	{ "host", 0, rule_host },
 };
 
@@ -412,6 +432,29 @@ static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, char *bo
 		MHD_add_response_header(rs, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
 	MHD_add_response_header(rs, "X-Content-Type-Options", "nosniff");
 	enum MHD_Result ret = MHD_queue_response(c, status, rs);
+	MHD_destroy_response(rs);
+	return ret;
+}
+
+/* The dashboard's page: from memory, with a policy that lets it load
+ * nothing from elsewhere, talk only to this origin, and not be framed. */
+static enum MHD_Result reply_page(struct MHD_Connection *c)
+{
+	size_t len;
+	const char *page = netem_dashboard_page(&len);
+	struct MHD_Response *rs =
+		MHD_create_response_from_buffer(len, (void *)page, MHD_RESPMEM_PERSISTENT);
+	if (!rs)
+		return MHD_NO;
+	MHD_add_response_header(rs, MHD_HTTP_HEADER_CONTENT_TYPE, "text/html; charset=utf-8");
+	MHD_add_response_header(rs, "X-Content-Type-Options", "nosniff");
+	MHD_add_response_header(rs, "X-Frame-Options", "DENY");
+	MHD_add_response_header(rs, "Cache-Control", "no-store");
+	MHD_add_response_header(rs, "Content-Security-Policy",
+				"default-src 'none'; script-src 'unsafe-inline'; "
+				"style-src 'unsafe-inline'; connect-src 'self'; "
+				"base-uri 'none'; form-action 'none'; frame-ancestors 'none'");
+	enum MHD_Result ret = MHD_queue_response(c, MHD_HTTP_OK, rs);
 	MHD_destroy_response(rs);
 	return ret;
 }
@@ -501,6 +544,16 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 			return reply(c, 500, strdup("{\"error\":\"out of memory\",\"status\":500}\n"),
 				     "application/json");
 		return reply(c, 200, body, NETEM_METRICS_CTYPE);
+	}
+	if (is_read(method) && !strcmp(url, NETEM_DASHBOARD_PATH))
+		return reply_page(c);
+	if (is_read(method) && !strcmp(url, NETEM_DASHBOARD_DATA_PATH)) {
+		/* the page's data (dashboard.c): read-only, whatever the flags */
+		body = netem_dashboard_data(a->r);
+		if (!body)
+			return reply(c, 500, strdup("{\"error\":\"out of memory\",\"status\":500}\n"),
+				     "application/json");
+		return reply(c, 200, body, "application/json");
 	}
 	int status = proxy_api_request(a->r, method, url, q->buf, q->len, &body, &ctype);
 	return reply(c, (unsigned)status, body, ctype);
