@@ -11,8 +11,13 @@
 // Checks, each printed PASS or FAIL:
 //   - GET /dashboard loads (200, text/html) at http://127.0.0.1:P;
 //   - the proxy's row appears; its downstream "added delay (last s)" is
-//     within [LATENCY - 1, LATENCY + 60] ms and its configured latency is
-//     LATENCY; its upstream delay is below LATENCY (no toxic that way);
+//     within [LATENCY - 1, LATENCY + SLACK] ms (the toxic never releases
+//     early: no reading below; SLACK is what a loaded machine, ctest -j
+//     under ASan, may add: the readings of up to 5 s are looked at for one
+//     within)
+//     and its configured latency is LATENCY; its upstream delay, if any,
+//     is below the downstream one (no toxic that way: the directions are
+//     not mixed up);
 //   - its bytes counter moves between two refreshes and the rate shown is
 //     above 0;
 //   - the page made no request outside its origin, and only GETs of
@@ -31,6 +36,7 @@ for (let i = 2; i + 1 < process.argv.length; i += 2)
   args[process.argv[i].replace(/^--/, "")] = process.argv[i + 1];
 const puppeteer = require(args.module);
 const LAT = Number(args.latency);
+const SLACK = 150;
 const base = `http://127.0.0.1:${args.port}`;
 let failed = 0;
 
@@ -93,16 +99,22 @@ async function fromPage(page, method, path, body) {
            `GET /dashboard: ${resp.status()} ${resp.headers()["content-type"]}`);
     const sel = `tr[data-proxy="${args.proxy}"][data-dir="downstream"] td.delay:not([data-value=""])`;
     await page.waitForSelector(sel, { timeout: 8000 }).catch(() => {});
-    const d1 = await poll(() => row(page, "downstream"), (r) => r && r.delay !== null, 3000);
+    let low = null;
+    const d1 = await poll(() => row(page, "downstream"), (r) => {
+      if (!r || r.delay === null) return false;
+      if (Number(r.delay) < LAT - 1) low = r.delay;
+      return low !== null || Number(r.delay) <= LAT + SLACK;
+    }, 5000);
     result(d1 !== null, `the proxy's row: ${JSON.stringify(d1)}`);
+    result(low === null, `no delay shown below the toxic's: ${low === null ? "none" : low} ms`);
     if (d1) {
       const delay = Number(d1.delay);
       result(Number(d1.latency) === LAT, `configured latency shown ${d1.latency} ms (toxic ${LAT})`);
-      result(d1.delay !== null && delay >= LAT - 1 && delay <= LAT + 60,
-             `downstream added delay shown ${d1.delay} ms, within [${LAT - 1}, ${LAT + 60}]`);
+      result(d1.delay !== null && delay >= LAT - 1 && delay <= LAT + SLACK,
+             `downstream added delay shown ${d1.delay} ms, within [${LAT - 1}, ${LAT + SLACK}]`);
       const u = await row(page, "upstream");
-      result(u && (u.delay === null || Number(u.delay) < LAT),
-             `upstream added delay shown ${u && u.delay} ms, below ${LAT} (no toxic)`);
+      result(u && (u.delay === null || Number(u.delay) < delay),
+             `upstream added delay shown ${u && u.delay} ms, below the downstream's (no toxic)`);
       const d2 = await poll(() => row(page, "downstream"),
                             (r) => r && Number(r.bytes) > Number(d1.bytes), 4000);
       result(d2 && Number(d2.bytes) > Number(d1.bytes),
