@@ -132,16 +132,18 @@
  * (rt->jiffies_seen), as the kernel forwards to its jiffies variable.  The
  * caller computed @expires from pw_jiffies() a moment ago, so that value is
  * fresh; an older one only makes the wheel coarser, never early.  What a
- * random re-arm through the fast lane costs depends on the instructions
+ * random re-arm through the fast lane costs follows the instructions
  * between the inline test and the unlock (the lane's two compares, the
- * index, one unlink, one link, no call) and, on a big wheel, on the cache
- * misses of the timer itself and of its list neighbours, which the lock's
- * compare-and-swap waits for; figures: docs/benchmarks.md ("The arm path",
- * and "Figures that were in source comments").  Expiry: per timer one lock
- * round trip and the callback.  Memory: 40 bytes a timer (the kernel's
- * timer_list's size: the runtime is a number in the flags word); a CPU's three
- * wheel bases are about 14 KiB (sizeof(struct pw__base) is 4.9 KiB: 576
- * list heads).
+ * index, one unlink, one link, no call): in the cache directly, and on a
+ * big wheel through the cache misses of the timer and of its list
+ * neighbours, of which only as many overlap as the out-of-order window
+ * holds re-arms; figures: docs/benchmarks.md ("A re-arm at a million
+ * timers", "The arm path", "Figures that were in source comments").
+ * Expiry: per timer one lock round trip and the callback.  Memory: 40
+ * bytes a timer (the kernel's timer_list's size: the runtime is a number
+ * in the flags word); a CPU's three wheel bases are about 15 KiB
+ * (sizeof(struct pw__base) is about 5 KiB: 576 list heads, the bitmap and
+ * the index tables).
  *
  * Locking summary: see docs/design/concurrency.md.
  */
