@@ -423,8 +423,11 @@ def proxy_names(ctx):
 def browser_guard(ctx):
     """Every request whose User-Agent starts with "Mozilla/" (every
     browser's) is refused with toxiproxy's 403 "User agent not allowed",
-    reads included, and changes nothing; "mozilla/" (toxiproxy's rule is
-    case-sensitive) and other clients pass."""
+    reads included, and changes nothing, except the dashboard's: GET or
+    HEAD of its page (/ and /dashboard) and a request carrying the page's
+    token in X-Pinwheel-Token (docs/security.md; tested by
+    dashboard_test.py); "mozilla/" (toxiproxy's rule is case-sensitive)
+    and other clients pass."""
     own = "%s:%d" % (HOST, ctx.port)
     body = json.dumps({"name": "brw", "listen": HOST + ":0", "upstream": HOST + ":9"}).encode()
     for method, path, data in (("GET", "/version", None), ("GET", "/proxies", None),

@@ -1,33 +1,39 @@
 // SPDX-License-Identifier: MIT
 //
 // The browser half of dashboard_test.py: headless Chromium (driven by
-// puppeteer-core, its path given) against a pinwheel-netem --api that
-// already has proxy PROXY with a latency toxic of LATENCY ms downstream
-// and traffic passing:
+// puppeteer-core, its path given) against a pinwheel-netem --api with no
+// proxy yet, TOKEN its token (read by the test from the page), and a
+// client waiting to pass traffic through LISTEN:
 //
 //   node dashboard_browser.js --module DIR --chromium BIN --port P \
-//        --proxy NAME --latency MS --profile DIR [--screenshot FILE.png]
+//        --proxy NAME --listen ADDR --upstream ADDR --latency MS \
+//        --changed MS --token TOKEN --profile DIR [--screenshot FILE.png]
 //
 // Checks, each printed PASS or FAIL:
-//   - GET /dashboard loads (200, text/html) at http://127.0.0.1:P;
-//   - the proxy's row appears; its downstream "added delay (last s)" is
-//     within [LATENCY - 1, LATENCY + SLACK] ms (the toxic never releases
-//     early: no reading below; SLACK is what a loaded machine, ctest -j
-//     under ASan, may add: the readings of up to 5 s are looked at for one
-//     within)
-//     and its configured latency is LATENCY; its upstream delay, if any,
-//     is below the downstream one (no toxic that way: the directions are
-//     not mixed up);
-//   - its bytes counter moves between two refreshes and the rate shown is
-//     above 0;
-//   - the page made no request outside its origin, and only GETs of
-//     /dashboard and /dashboard/data;
-//   - from the page's origin, the guard refuses a POST /proxies (403,
-//     toxiproxy's "User agent not allowed"), a POST /dashboard/data and a
-//     GET /proxies (the API's reads stay closed to browsers);
+//   - GET / loads (200, text/html) at http://127.0.0.1:P, its meta tag
+//     holding TOKEN;
+//   - from the page's forms (typed in, buttons clicked): proxy NAME
+//     (LISTEN to UPSTREAM) is created, then its latency toxic of LATENCY
+//     ms downstream; both show on the page;
+//   - the proxy's row: its downstream "added delay (last s)" is within
+//     [LATENCY - 1, LATENCY + SLACK] ms (the toxic never releases early:
+//     no reading below; SLACK is what a loaded machine, ctest -j under
+//     ASan, may add: the readings of up to 5 s are looked at for one
+//     within) and its configured latency is LATENCY; its upstream delay,
+//     if any, is below the downstream one (the directions not mixed up);
+//   - its bytes counter moves between two refreshes, the rate above 0;
+//   - the toxic's latency changed from its row to CHANGED shows as
+//     configured; a second proxy added, disabled (shown so), enabled and
+//     removed (its card gone) by the page's functions its buttons call;
+//   - every request the page made went to its own origin, and each one
+//     but the page's own load carried X-Pinwheel-Token = TOKEN and no
+//     Cookie; the browser holds no cookie for the origin;
+//   - from the page's origin, without the token or with a wrong one, the
+//     guard refuses POST /proxies (403, toxiproxy's "User agent not
+//     allowed") and GET /dashboard/data, GET /proxies (reads too);
 //   - the same page through another Host name (evil.test, mapped to
 //     127.0.0.1 in Chromium's resolver: what DNS rebinding does) is
-//     refused, the page and its data (403, the Host named).
+//     refused (403, the Host named), and so is its data with TOKEN.
 // Exit: 0 when all passed, 1 otherwise.
 "use strict";
 
@@ -69,16 +75,33 @@ async function poll(fn, done, ms) {
   }
 }
 
-// fetch() from inside the page: the status and the body's start.
-async function fromPage(page, method, path, body) {
-  return page.evaluate(async (method, path, body) => {
+// fetch() from inside the page (with @token in X-Pinwheel-Token, if
+// given): the status and the body's start.
+async function fromPage(page, method, path, body, token) {
+  return page.evaluate(async (method, path, body, token) => {
     try {
-      const r = await fetch(path, { method, body, headers: body ? { "Content-Type": "text/plain" } : {} });
+      const headers = body ? { "Content-Type": "text/plain" } : {};
+      if (token !== null) headers["X-Pinwheel-Token"] = token;
+      const r = await fetch(path, { method, body, headers });
       return { status: r.status, text: (await r.text()).slice(0, 200) };
     } catch (e) {
       return { status: 0, text: String(e) };
     }
-  }, method, path, body || null);
+  }, method, path, body || null, token === undefined ? null : token);
+}
+
+// Type @values into form @form's fields (by name) and submit it.
+async function fillAndSubmit(page, form, values) {
+  for (const [k, v] of Object.entries(values)) {
+    const sel = `${form} [name="${k}"]`;
+    if (await page.$eval(sel, (e) => e.tagName) === "SELECT") {
+      await page.select(sel, v);
+    } else {
+      await page.$eval(sel, (e) => { e.value = ""; });
+      await page.type(sel, v);
+    }
+  }
+  await page.click(`${form} button[type="submit"]`);
 }
 
 (async () => {
@@ -93,10 +116,25 @@ async function fromPage(page, method, path, body) {
   try {
     const page = await browser.newPage();
     const seen = [];
-    page.on("request", (r) => seen.push(`${r.method()} ${r.url()}`));
-    const resp = await page.goto(`${base}/dashboard`, { waitUntil: "load", timeout: 10000 });
+    page.on("request", (r) => seen.push({ what: `${r.method()} ${r.url()}`, h: r.headers() }));
+    const resp = await page.goto(`${base}/`, { waitUntil: "load", timeout: 10000 });
     result(resp.status() === 200 && /^text\/html/.test(resp.headers()["content-type"] || ""),
-           `GET /dashboard: ${resp.status()} ${resp.headers()["content-type"]}`);
+           `GET /: ${resp.status()} ${resp.headers()["content-type"]}`);
+    const tok = await page.$eval('meta[name="pinwheel-token"]', (m) => m.content);
+    result(tok === args.token, `the page's token is the process's: ${tok === args.token}`);
+
+    await fillAndSubmit(page, "#add-proxy",
+                        { name: args.proxy, listen: args.listen, upstream: args.upstream });
+    const card = `section[data-proxy="${args.proxy}"]`;
+    const made = await page.waitForSelector(`${card} form.add-toxic`, { timeout: 5000 })
+      .then(() => true, () => false);
+    result(made, `proxy ${args.proxy} created from the page's form (${args.listen} -> ${args.upstream})`);
+    await fillAndSubmit(page, `${card} form.add-toxic`,
+                        { name: "lat", type: "latency", stream: "downstream",
+                          attributes: JSON.stringify({ latency: LAT, jitter: 0 }) });
+    const tmade = await page.waitForSelector(`${card} .toxic[data-toxic="lat"]`, { timeout: 5000 })
+      .then(() => true, () => false);
+    result(tmade, "toxic lat (latency, downstream) created from the page's form");
     const sel = `tr[data-proxy="${args.proxy}"][data-dir="downstream"] td.delay:not([data-value=""])`;
     await page.waitForSelector(sel, { timeout: 8000 }).catch(() => {});
     let low = null;
@@ -127,27 +165,64 @@ async function fromPage(page, method, path, body) {
         await page.screenshot({ path: args.screenshot, fullPage: true });
       }
     }
-    const mine = seen.filter((s) => !/^GET http:\/\/127\.0\.0\.1:\d+\/dashboard(\/data)?$/.test(s));
-    result(mine.length === 0 && seen.length > 1,
-           `the page's requests: ${seen.length}, all GETs of its own two paths` +
-           (mine.length ? `; others: ${mine.slice(0, 5).join(", ")}` : ""));
+    // the toxic changed from its row; a second proxy through the page's functions
+    const changed = Number(args.changed);
+    await page.$eval(`${card} .toxic[data-toxic="lat"] input.attrs`,
+                     (e, v) => { e.value = v; }, JSON.stringify({ latency: changed, jitter: 0 }));
+    await page.click(`${card} .toxic[data-toxic="lat"] button.save-toxic`);
+    const c1 = await poll(() => row(page, "downstream"),
+                          (r) => r && Number(r.latency) === changed, 4000);
+    result(c1 && Number(c1.latency) === changed,
+           `toxic changed from its row: configured ${c1 && c1.latency} ms, want ${changed}`);
+    const spare = await page.evaluate(async (up) => {
+      const shown = () => {
+        const s = document.querySelector('section[data-proxy="spare"]');
+        return s ? (s.querySelector(".off") ? "disabled" : "enabled") : "gone";
+      };
+      const out = [];
+      await addProxy("spare", "127.0.0.1:0", up); out.push(shown());
+      await setProxyEnabled("spare", false); out.push(shown());
+      await setProxyEnabled("spare", true); out.push(shown());
+      await removeProxy("spare"); out.push(shown());
+      return out.join(",");
+    }, args.upstream).catch((e) => String(e));
+    result(spare === "enabled,disabled,enabled,gone",
+           `a second proxy added, disabled, enabled, removed: ${spare}`);
+
+    const origin = new RegExp(`^[A-Z]+ http://127\\.0\\.0\\.1:${args.port}/`);
+    const away = seen.filter((r) => !origin.test(r.what));
+    const calls = seen.slice(1);
+    const bad = calls.filter((r) => r.h["x-pinwheel-token"] !== args.token || r.h.cookie);
+    const posts = calls.filter((r) => /^(POST|DELETE) /.test(r.what)).length;
+    result(away.length === 0 && bad.length === 0 && calls.length > 3 && posts >= 6,
+           `the page's requests: ${seen.length} (${posts} POST/DELETE), all to its origin, ` +
+           "each call with the token, none with a cookie" +
+           (away.length ? `; elsewhere: ${away.slice(0, 3).map((r) => r.what).join(", ")}` : "") +
+           (bad.length ? `; without: ${bad.slice(0, 3).map((r) => r.what).join(", ")}` : ""));
+    const cookies = await page.cookies();
+    const dc = await page.evaluate(() => document.cookie);
+    result(cookies.length === 0 && dc === "", `cookies held: ${cookies.length}, document.cookie "${dc}"`);
 
     const body = JSON.stringify({ name: "evil", listen: "127.0.0.1:0", upstream: "127.0.0.1:9" });
-    const post = await fromPage(page, "POST", "/proxies", body);
-    result(post.status === 403 && /User agent not allowed/.test(post.text),
-           `POST /proxies from the page: ${post.status} ${post.text.trim()}`);
-    const post2 = await fromPage(page, "POST", "/dashboard/data", "{}");
-    result(post2.status === 403, `POST /dashboard/data from the page: ${post2.status}`);
-    const get = await fromPage(page, "GET", "/proxies");
-    result(get.status === 403, `GET /proxies from the page: ${get.status} (reads outside the dashboard)`);
+    const wrong = args.token.replace(/^./, (c) => (c === "0" ? "1" : "0"));
+    for (const [what, t] of [["no token", undefined], ["a wrong token", wrong],
+                             ["the token cut short", args.token.slice(0, -1)]]) {
+      const post = await fromPage(page, "POST", "/proxies", body, t);
+      const data = await fromPage(page, "GET", "/dashboard/data", null, t);
+      const get = await fromPage(page, "GET", "/proxies", null, t);
+      result(post.status === 403 && /User agent not allowed/.test(post.text) &&
+             data.status === 403 && get.status === 403,
+             `from the page with ${what}: POST /proxies ${post.status}, ` +
+             `GET /dashboard/data ${data.status}, GET /proxies ${get.status}`);
+    }
 
     const evil = await browser.newPage();
-    const er = await evil.goto(`http://evil.test:${args.port}/dashboard`, { timeout: 10000 });
+    const er = await evil.goto(`http://evil.test:${args.port}/`, { timeout: 10000 });
     const etext = await er.text();
     result(er.status() === 403 && /evil\.test/.test(etext),
-           `GET /dashboard with Host evil.test: ${er.status()} ${etext.trim().slice(0, 80)}`);
-    const edata = await fromPage(evil, "GET", "/dashboard/data");
-    result(edata.status === 403, `GET /dashboard/data with Host evil.test: ${edata.status}`);
+           `GET / with Host evil.test: ${er.status()} ${etext.trim().slice(0, 80)}`);
+    const edata = await fromPage(evil, "GET", "/dashboard/data", null, args.token);
+    result(edata.status === 403, `GET /dashboard/data with Host evil.test and the token: ${edata.status}`);
   } catch (e) {
     result(false, `browser: ${e.stack || e}`);
   } finally {

@@ -4,7 +4,7 @@
  * are parsed by libmicrohttpd, routed by method and path into the
  * registry's one handler (proxy_api_request(), tools/netem/api/proxy.c), and
  * its status, body and content type are sent back; GET /metrics goes to
- * metrics.c, GET /dashboard and /dashboard/data to dashboard.c.
+ * metrics.c, GET / (or /dashboard) and /dashboard/data to dashboard.c.
  *
  * Why these libraries.  libmicrohttpd (GNU, in Debian as
  * libmicrohttpd-dev) is an HTTP/1.1 server made to be embedded in a C
@@ -74,20 +74,23 @@
  * (lifted_by, a mask over the exceptions guard_exceptions() finds in a
  * request), never by a path around the table; the host rule's mask is
  * empty and stays so, since a rebinding page must reach neither the
- * dashboard nor its data.  One exception, lifting the browser rule only:
- *   dashboard  GET or HEAD of exactly /dashboard (the page, served from
- *            memory: dashboard.c) or /dashboard/data (the read-only JSON
- *            the page polls), no other method, no other path.  A page of
- *            another origin can make a browser send that GET but cannot
- *            read the answer: this API sends no Access-Control-* header,
- *            and a rebinding page, which could, fails the Host rule.  So
- *            a browser reads the dashboard and changes nothing: a POST,
- *            PUT or DELETE from any page, the dashboard's own origin
- *            included, still meets the browser rule.  Were the dashboard
- *            to write, it would need a per-process token in a header of
- *            its own (which a cross-site form cannot set, and a script of
- *            another origin only after a CORS preflight never granted),
- *            never a cookie; it does not write.
+ * dashboard nor anything else.  Two exceptions, each lifting the browser
+ * rule only:
+ *   page     GET or HEAD of exactly / or /dashboard: the dashboard's page
+ *            (served from memory: dashboard.c), no other method, no other
+ *            path.  A page of another origin can make a browser send that
+ *            GET but cannot read the answer: this API sends no
+ *            Access-Control-* header, and a rebinding page, which could,
+ *            fails the Host rule.
+ *   token    a request, any method and path, with an X-Pinwheel-Token
+ *            header equal to this process's token: 32 hex digits from
+ *            getrandom() at start, compared in constant time, written
+ *            into the page when it is served (a meta tag) and sent by the
+ *            page's script with each API call.  Never in a cookie, so a
+ *            browser never adds it to another site's request; a
+ *            cross-site form cannot set a header, and a script of another
+ *            origin may only after a CORS preflight this API never grants.
+ *            So the page reads and changes the proxies; no other page can.
  *
  * Threads: netem_api_start/stop on the server's main thread; on_request,
  * on_completed and on_connection on libmicrohttpd's polling thread; the
@@ -112,6 +115,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -143,6 +147,7 @@ struct netem_api {
 	char port[8];                 /* its port, as a Host writes it */
 	char **allow;                 /* --allow-host names */
 	unsigned nallow;
+	char token[NETEM_DASHBOARD_TOKEN_LEN + 1]; /* the page's token, hex */
 	const struct netem_metrics_cfg *metrics; /* GET /metrics (NULL: 404, as
 						    toxiproxy without its flags) */
 };
@@ -257,24 +262,61 @@ struct guard_answer {
 /* The exceptions a request may carry, as bits (the opening comment says
  * why each is safe; only the browser rule names them). */
 enum {
-	GUARD_EX_DASHBOARD = 1u << 0, /* GET/HEAD of the dashboard's two paths */
+	GUARD_EX_PAGE = 1u << 0,      /* GET/HEAD of the dashboard's page */
+	GUARD_EX_TOKEN = 1u << 1,     /* the page's token in X-Pinwheel-Token */
 };
+
+#define TOKEN_HEADER "X-Pinwheel-Token"
 
 static int is_read(const char *method)
 {
 	return !strcmp(method, "GET") || !strcmp(method, "HEAD");
 }
 
-static int is_dashboard_path(const char *url)
+static int is_page_path(const char *url)
 {
-	return !strcmp(url, NETEM_DASHBOARD_PATH) || !strcmp(url, NETEM_DASHBOARD_DATA_PATH);
+	return !strcmp(url, "/") || !strcmp(url, NETEM_DASHBOARD_PATH);
 }
 
-/* The exceptions request @q carries. */
+/* Is @v this process's token?  Constant time over the token's length: no
+ * early exit on the first differing byte. */
+static int token_ok(const struct netem_api *a, const char *v)
+{
+	if (strlen(v) != NETEM_DASHBOARD_TOKEN_LEN)
+		return 0;
+	unsigned char d = 0;
+	for (size_t i = 0; i < NETEM_DASHBOARD_TOKEN_LEN; i++)
+		d |= (unsigned char)(v[i] ^ a->token[i]);
+	return d == 0;
+}
+
+struct token_walk {
+	const struct netem_api *a;
+	int seen, good;
+};
+
+static enum MHD_Result token_visit(void *cls, enum MHD_ValueKind kind, const char *key,
+				   const char *value)
+{
+	struct token_walk *w = cls;
+	(void)kind;
+	if (key && !strcasecmp(key, TOKEN_HEADER)) {
+		w->seen++;
+		w->good += value && token_ok(w->a, value);
+	}
+	return MHD_YES;
+}
+
+/* The exceptions request @q carries.  The token counts only when every
+ * X-Pinwheel-Token header the request has carries it. */
 static unsigned guard_exceptions(const struct netem_api *a, const struct guard_req *q)
 {
-	(void)a;
-	return is_read(q->method) && is_dashboard_path(q->url) ? GUARD_EX_DASHBOARD : 0;
+	unsigned ex = is_read(q->method) && is_page_path(q->url) ? GUARD_EX_PAGE : 0;
+	struct token_walk w = { .a = a };
+	MHD_get_connection_values(q->c, MHD_HEADER_KIND, token_visit, &w);
+	if (w.seen && w.good == w.seen)
+		ex |= GUARD_EX_TOKEN;
+	return ex;
 }
 
 /* A header's values, for the rules: each one of @key given to @fn until
@@ -392,7 +434,7 @@ static const struct guard_rule {
 	int (*refuse)(const struct netem_api *a, const struct guard_req *q,
 		      struct guard_answer *ans);
 } guard_rules[] = {
-	{ "browser", GUARD_EX_DASHBOARD, rule_browser },
+	{ "browser", GUARD_EX_PAGE | GUARD_EX_TOKEN, rule_browser },
 	{ "host", 0, rule_host },
 };
 
@@ -436,16 +478,21 @@ static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, char *bo
 	return ret;
 }
 
-/* The dashboard's page: from memory, with a policy that lets it load
- * nothing from elsewhere, talk only to this origin, and not be framed. */
-static enum MHD_Result reply_page(struct MHD_Connection *c)
+/* The dashboard's page with @a's token: from memory, with a policy that
+ * lets it load nothing from elsewhere, talk only to this origin, and not
+ * be framed or cached. */
+static enum MHD_Result reply_page(const struct netem_api *a, struct MHD_Connection *c)
 {
 	size_t len;
-	const char *page = netem_dashboard_page(&len);
-	struct MHD_Response *rs =
-		MHD_create_response_from_buffer(len, (void *)page, MHD_RESPMEM_PERSISTENT);
-	if (!rs)
+	char *page = netem_dashboard_page(a->token, &len);
+	if (!page)
 		return MHD_NO;
+	struct MHD_Response *rs =
+		MHD_create_response_from_buffer(len, page, MHD_RESPMEM_MUST_FREE);
+	if (!rs) {
+		free(page);
+		return MHD_NO;
+	}
 	MHD_add_response_header(rs, MHD_HTTP_HEADER_CONTENT_TYPE, "text/html; charset=utf-8");
 	MHD_add_response_header(rs, "X-Content-Type-Options", "nosniff");
 	MHD_add_response_header(rs, "X-Frame-Options", "DENY");
@@ -545,10 +592,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 				     "application/json");
 		return reply(c, 200, body, NETEM_METRICS_CTYPE);
 	}
-	if (is_read(method) && !strcmp(url, NETEM_DASHBOARD_PATH))
-		return reply_page(c);
+	if (is_read(method) && is_page_path(url))
+		return reply_page(a, c);
 	if (is_read(method) && !strcmp(url, NETEM_DASHBOARD_DATA_PATH)) {
-		/* the page's data (dashboard.c): read-only, whatever the flags */
+		/* the page's data (dashboard.c): read-only, whatever the flags;
+		 * a browser's only with the token */
 		body = netem_dashboard_data(a->r);
 		if (!body)
 			return reply(c, 500, strdup("{\"error\":\"out of memory\",\"status\":500}\n"),
@@ -653,6 +701,22 @@ int netem_api_start(struct proxy_registry *r, const struct sockaddr *addr, sockl
 	a->fd = fd;
 	a->head.next = a->head.prev = &a->head;
 	a->check_host = is_loopback(bound);
+	unsigned char rnd[NETEM_DASHBOARD_TOKEN_LEN / 2];
+	size_t got = 0;
+	while (got < sizeof(rnd)) {
+		ssize_t k = getrandom(rnd + got, sizeof(rnd) - got, 0);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) {
+			int e = k < 0 ? errno : EIO;
+			free(a);
+			close(fd);
+			return fail(err, errlen, addr, "getrandom for the dashboard's token", e);
+		}
+		got += (size_t)k;
+	}
+	for (size_t i = 0; i < sizeof(rnd); i++)
+		snprintf(a->token + 2 * i, 3, "%02x", rnd[i]);
 	char h[INET6_ADDRSTRLEN] = "?";
 	if (bound->ss_family == AF_INET6) {
 		const struct sockaddr_in6 *s6 = (const void *)bound;

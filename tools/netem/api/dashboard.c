@@ -11,12 +11,15 @@
  * delay it added in the last second against the latency its toxics
  * configure, drops by reason and the accuracy check.
  *
- * The data is read-only by construction: one GET builds the JSON from the
- * registry's own serialisers (proxy__proxy_json(), proxy__stats_json(),
- * proxy_json.c), the same counters GET /metrics turns into series
- * (metrics.c), and changes nothing.  That is what lets api.c's guard lift
- * its browser rule for this path, GET and HEAD only; the Host rule stays
- * (docs/security.md).
+ * The page also changes the proxies and toxics, through toxiproxy's own
+ * API calls (POST /proxies, POST and DELETE /proxies/NAME and its
+ * toxics): its script sends each with the process's token, which this
+ * file writes into the page's meta tag when it is served; api.c's guard
+ * lets a browser's request through only with it (the page itself aside),
+ * the Host rule in force for all (docs/security.md).  The data is
+ * read-only by construction: one GET builds the JSON from the registry's
+ * own serialisers (proxy__proxy_json(), proxy__stats_json(),
+ * proxy_json.c), the same counters GET /metrics turns into series.
  *
  * Threads: the API's polling thread.  Locks: netem_dashboard_data() takes
  * req_lock, then lock, as a request does, and holds them while it reads
@@ -29,6 +32,8 @@
 #include <jansson.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "proxy_priv.h"
@@ -37,10 +42,25 @@
  * tree: hence the angle brackets, from the include path CMake adds */
 #include <dashboard_page.h>
 
-const char *netem_dashboard_page(size_t *len)
+/* where the page's meta tag takes the token (dashboard.html) */
+static const char TOKEN_SLOT[] = "@PINWHEEL_TOKEN@";
+
+char *netem_dashboard_page(const char *token, size_t *len)
 {
-	*len = sizeof(dashboard_page);
-	return (const char *)dashboard_page;
+	size_t n = sizeof(dashboard_page), slot = sizeof(TOKEN_SLOT) - 1, t = strlen(token);
+	const char *at = memmem(dashboard_page, n, TOKEN_SLOT, slot);
+	size_t head = at ? (size_t)(at - (const char *)dashboard_page) : n;
+	size_t out = at ? n - slot + t : n;
+	char *p = malloc(out ? out : 1);
+	if (!p)
+		return NULL;
+	memcpy(p, dashboard_page, head);
+	if (at) {
+		memcpy(p + head, token, t);
+		memcpy(p + head + t, at + slot, n - head - slot);
+	}
+	*len = out;
+	return p;
 }
 
 char *netem_dashboard_data(struct proxy_registry *r)

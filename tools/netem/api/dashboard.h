@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The live dashboard of pinwheel-netem --api (tools/netem/api/dashboard.c):
- * GET /dashboard, one page (dashboard.html, embedded in the binary at
- * build time: no file read, nothing fetched), and GET /dashboard/data,
- * the read-only JSON the page polls once a second.  api.c routes both
- * and lets a browser reach these two paths by GET or HEAD only.
+ * GET / (or /dashboard), one page (dashboard.html, embedded in the
+ * binary at build time: no file read, nothing fetched) carrying the
+ * process's token, and GET /dashboard/data, the read-only JSON the page
+ * polls once a second.  api.c routes both; a browser gets the page by
+ * GET or HEAD, and makes API calls (the data included) with the token.
  * Threads: the API's polling thread.  Locks: the registry's two mutexes,
  * taken as a request takes them (netem_dashboard_data() only).
  */
@@ -17,13 +18,16 @@ struct proxy_registry;
 
 #define NETEM_DASHBOARD_PATH "/dashboard"
 #define NETEM_DASHBOARD_DATA_PATH "/dashboard/data"
+#define NETEM_DASHBOARD_TOKEN_LEN 32 /* hex digits */
 
 /**
- * netem_dashboard_page() - the page: HTML with its CSS and JS inline.
+ * netem_dashboard_page() - the page: HTML with its CSS and JS inline, the
+ * placeholder of its meta tag "pinwheel-token" replaced by @token.
  * Context: any thread; reads constant data only.
- * Return: the page (static, not NUL-terminated beyond @len), its length in @len.
+ * Return: a malloc'd copy (not NUL-terminated), its length in @len; NULL
+ * when out of memory.
  */
-const char *netem_dashboard_page(size_t *len);
+char *netem_dashboard_page(const char *token, size_t *len);
 
 /**
  * netem_dashboard_data() - what the page shows, as JSON: the monotonic
