@@ -62,7 +62,8 @@ struct pw_link; /* opaque */
  * Return: 0 and *@out; a negative errno with tc's message (iproute2's
  * words, naming the bad token; for a batch prefixed with "line N: ") in
  * @err (which may be NULL): -EINVAL, -ENOENT, -EPERM (a word that would
- * read a file), -ENOMEM, ...  On failure *@out is NULL.
+ * read a file), -ENOMEM, -EMFILE (a link is a runtime: PW_MAX_RUNTIMES
+ * of them alive at once), ...  On failure *@out is NULL.
  */
 int pw_link_create(struct pw_link **out, const char *tc, unsigned flags, uint64_t seed,
 		   unsigned txqueues, char *err, size_t errlen);
