@@ -37,7 +37,7 @@
  * already exists", 400 "missing required field: name", "invalid toxic
  * type", "stream was invalid, ..."; error bodies {"error":MSG,"status":N}
  * plus a newline, in text/plain (in application/json for /populate, with
- * "proxies"), the message always there and valid UTF-8 (answer_error()); a known path with another method 405 with no body; an
+ * "proxies"), the message always there and valid UTF-8 (proxy__answer_error()); a known path with another method 405 with no body; an
  * unknown path 404 "404 page not found".  Defaults: listen port 0 (the
  * bound port shown once listening), enabled true, stream downstream,
  * toxicity 1, toxic name TYPE_STREAM, every attribute 0.  Updates
@@ -74,7 +74,7 @@
  * Files.  This one owns the registry and the requests: the entries and
  * their life in the plane (open, close, free, the counters of the plane
  * proxies closed before), the proxies' create, update and /populate, the
- * toxics' list given to the plane, the routing and the answers, and the
+ * toxics' list given to the plane, the routing, and the
  * entry points of proxy.h.  A proxy's JSON both ways (its object, its
  * toxics', its statistics; a body read, a proxy given in one checked) is
  * tools/netem/api/proxy_json.c's; the upstream names and their lookups are
@@ -96,119 +96,8 @@
 #include <string.h>
 #include <strings.h>
 
-/* One request's answer. */
-struct answer {
-	char *body;
-	const char *ctype;
-};
-
-static const char CT_JSON[] = "application/json";
-static const char CT_TEXT[] = "text/plain; charset=utf-8";
 static const char CT_VERSION[] = "application/json;charset=utf-8";
-
-/* ------------------------------------------------------------ answers */
-
-static int answer_json(struct answer *a, int status, json_t *j)
-{
-	a->body = j ? json_dumps(j, JSON_COMPACT | JSON_REAL_PRECISION(7)) : NULL;
-	json_decref(j);
-	if (!a->body) {
-		a->body = strdup("{\"error\":\"out of memory\",\"status\":500}\n");
-		a->ctype = a->body ? CT_TEXT : NULL;
-		return 500;
-	}
-	a->ctype = CT_JSON;
-	return status;
-}
-
-/* The length of the UTF-8 character at @s (@n bytes left), as jansson
- * checks one (no overlong form, no surrogate, nothing past U+10FFFF);
- * 0 if it is not one, -1 if it is cut short by the end. */
-static int utf8_char(const unsigned char *s, size_t n)
-{
-	unsigned c = s[0];
-	int len = c < 0x80 ? 1 : c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3
-		: c >= 0xF0 && c <= 0xF4 ? 4 : 0;
-	if (len <= 1)
-		return len;
-	uint32_t cp = c & (0x3F >> (len - 1));
-	for (int i = 1; i < len; i++) {
-		if ((size_t)i >= n)
-			return -1;
-		if ((s[i] & 0xC0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3F);
-	}
-	static const uint32_t least[] = { 0, 0, 0x80, 0x800, 0x10000 };
-	if (cp < least[len] || (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF)
-		return 0;
-	return len;
-}
-
-/* @msg as a message JSON can carry (a new string): a character cut short
- * at the end (a message cut to fit a buffer) dropped, any other byte that
- * is not UTF-8 shown as '?'; an empty message says so. */
-static char *utf8_clean(const char *msg)
-{
-	if (!msg || !msg[0])
-		msg = "error (no message)";
-	size_t n = strlen(msg), o = 0;
-	char *out = malloc(n + 1);
-	if (!out)
-		return NULL;
-	for (size_t i = 0; i < n;) {
-		int l = utf8_char((const unsigned char *)msg + i, n - i);
-		if (l < 0)
-			break;
-		if (!l) {
-			out[o++] = '?';
-			i++;
-			continue;
-		}
-		memcpy(out + o, msg + i, (size_t)l);
-		o += (size_t)l;
-		i += (size_t)l;
-	}
-	out[o] = '\0';
-	return out;
-}
-
-/* {"error":MSG,"status":N} and a newline, as toxiproxy writes it; with
- * @proxies (stolen; /populate's) a third member.  The message is always
- * there: made valid UTF-8 first (utf8_clean()), and if the encoder still
- * fails (out of memory) a fixed one. */
-static int answer_error(struct answer *a, int status, const char *msg, json_t *proxies)
-{
-	char *clean = utf8_clean(msg);
-	json_t *j = json_object(), *m = clean ? json_string(clean) : NULL;
-	free(clean);
-	int ok = j && m;
-	if (ok)
-		ok = !json_object_set_new(j, "error", m);
-	else
-		json_decref(m);
-	if (ok)
-		ok = !json_object_set_new(j, "status", json_integer(status));
-	if (proxies && ok)
-		ok = !json_object_set_new(j, "proxies", proxies);
-	else if (proxies)
-		json_decref(proxies);
-	char *s = ok ? json_dumps(j, JSON_COMPACT) : NULL;
-	json_decref(j);
-	if (!s && asprintf(&s, "{\"error\":\"out of memory\",\"status\":%d}", status) < 0)
-		s = NULL;
-	size_t n = s ? strlen(s) : 0;
-	a->body = s ? realloc(s, n + 2) : NULL;
-	if (!a->body) {
-		free(s);
-		a->ctype = NULL;
-		return 500;
-	}
-	a->body[n] = '\n';
-	a->body[n + 1] = '\0';
-	a->ctype = proxies && ok ? CT_JSON : CT_TEXT;
-	return status;
-}
+static const char CT_TEXT[] = "text/plain; charset=utf-8";
 
 /* ------------------------------------------------------------ addresses */
 
@@ -652,7 +541,7 @@ out:
 	if (rc) {
 		if (!a)
 			json_decref(done);
-		return a ? answer_error(a, rc, err, done) : rc;
+		return a ? proxy__answer_error(a, rc, err, done) : rc;
 	}
 	if (!a) {
 		json_decref(done);
@@ -660,7 +549,7 @@ out:
 	}
 	json_t *res = json_object();
 	json_object_set_new(res, "proxies", done);
-	return answer_json(a, 201, res);
+	return proxy__answer_json(a, 201, res);
 }
 
 /* ------------------------------------------------------------ toxics */
@@ -803,11 +692,11 @@ static int toxic_create(struct proxy_registry *r, struct entry *e, const char *b
 	if ((rc = toxics_commit(r, e, e->ntox, &t, stream, err)))
 		goto out;
 	json_decref(j);
-	return answer_json(a, 200, proxy__tox_json(e, e->ntox - 1));
+	return proxy__answer_json(a, 200, proxy__tox_json(e, e->ntox - 1));
 out:
 	toxic_release(&t);
 	json_decref(j);
-	return answer_error(a, rc, err, NULL);
+	return proxy__answer_error(a, rc, err, NULL);
 }
 
 static int toxic_update(struct proxy_registry *r, struct entry *e, unsigned pos, const char *body,
@@ -817,15 +706,15 @@ static int toxic_update(struct proxy_registry *r, struct entry *e, unsigned pos,
 	struct toxic t;
 	int rc = 400;
 	if (!j)
-		return answer_error(a, 400, err, NULL);
+		return proxy__answer_error(a, 400, err, NULL);
 	if (!json_is_object(j)) {
 		json_decref(j);
-		return answer_error(a, errf(err, "bad request body: expected a JSON object"), err,
+		return proxy__answer_error(a, errf(err, "bad request body: expected a JSON object"), err,
 				    NULL);
 	}
 	if ((rc = toxic_copy(&t, &e->tox[pos]))) {
 		json_decref(j);
-		return answer_error(a, errf(err, "out of memory"), err, NULL);
+		return proxy__answer_error(a, errf(err, "out of memory"), err, NULL);
 	}
 	/* name, type and stream stay, as toxiproxy keeps them */
 	if ((rc = toxic_parse_toxicity(j, &t.toxicity, err, ERRLEN)) ||
@@ -833,10 +722,10 @@ static int toxic_update(struct proxy_registry *r, struct entry *e, unsigned pos,
 	    (rc = toxics_commit(r, e, pos, &t, NULL, err))) {
 		toxic_release(&t);
 		json_decref(j);
-		return answer_error(a, rc, err, NULL);
+		return proxy__answer_error(a, rc, err, NULL);
 	}
 	json_decref(j);
-	return answer_json(a, 200, proxy__tox_json(e, pos));
+	return proxy__answer_json(a, 200, proxy__tox_json(e, pos));
 }
 
 /* ------------------------------------------------------------ routing */
@@ -894,7 +783,7 @@ static int handle(struct proxy_registry *r, const char *m, const char *path, con
 			if (x && !rc)
 				rc = x;
 		}
-		return rc ? answer_error(a, 500, err, NULL) : 204;
+		return rc ? proxy__answer_error(a, 500, err, NULL) : 204;
 	}
 	if (n == 1 && is(c[0], "populate")) {
 		if (!is(m, "POST"))
@@ -908,7 +797,7 @@ static int handle(struct proxy_registry *r, const char *m, const char *path, con
 			json_t *j = json_object();
 			for (unsigned i = 0; i < r->n; i++)
 				json_object_set_new(j, r->e[i]->name, proxy__proxy_json(r->e[i]));
-			return answer_json(a, 200, j);
+			return proxy__answer_json(a, 200, j);
 		}
 		if (!is(m, "POST"))
 			return 405;
@@ -919,8 +808,8 @@ static int handle(struct proxy_registry *r, const char *m, const char *path, con
 		if (!rc)
 			rc = proxy_create(r, &s, &e, err);
 		json_decref(j);
-		return rc ? answer_error(a, rc, err, NULL)
-			  : answer_json(a, 201, proxy__proxy_json(e));
+		return rc ? proxy__answer_error(a, rc, err, NULL)
+			  : proxy__answer_json(a, 201, proxy__proxy_json(e));
 	}
 	if ((n == 3 && !is(c[2], "toxics") && !is(c[2], "stats")) || (n == 4 && !is(c[2], "toxics")))
 		goto notfound;
@@ -934,10 +823,10 @@ static int handle(struct proxy_registry *r, const char *m, const char *path, con
 	unsigned pos;
 	struct entry *e = proxy__find(r, c[1], &pos);
 	if (!e)
-		return answer_error(a, 404, "proxy not found", NULL);
+		return proxy__answer_error(a, 404, "proxy not found", NULL);
 	if (n == 2) {
 		if (is(m, "GET"))
-			return answer_json(a, 200, proxy__proxy_json(e));
+			return proxy__answer_json(a, 200, proxy__proxy_json(e));
 		if (is(m, "DELETE")) {
 			entry_remove(r, pos);
 			return 204;
@@ -948,23 +837,23 @@ static int handle(struct proxy_registry *r, const char *m, const char *path, con
 		if (!rc)
 			rc = proxy_update(r, e, &s, err);
 		json_decref(j);
-		return rc ? answer_error(a, rc, err, NULL)
-			  : answer_json(a, 200, proxy__proxy_json(e));
+		return rc ? proxy__answer_error(a, rc, err, NULL)
+			  : proxy__answer_json(a, 200, proxy__proxy_json(e));
 	}
 	if (n == 3 && is(c[2], "stats"))
-		return answer_json(a, 200, proxy__stats_json(r, e));
+		return proxy__answer_json(a, 200, proxy__stats_json(r, e));
 	if (n == 3)
-		return is(m, "GET") ? answer_json(a, 200, proxy__toxics_json(e))
+		return is(m, "GET") ? proxy__answer_json(a, 200, proxy__toxics_json(e))
 				    : toxic_create(r, e, body, len, a, err);
 	unsigned tp;
 	struct toxic *t = toxic_find(e, c[3], &tp);
 	if (!t)
-		return answer_error(a, 404, "toxic not found", NULL);
+		return proxy__answer_error(a, 404, "toxic not found", NULL);
 	if (is(m, "GET"))
-		return answer_json(a, 200, proxy__tox_json(e, tp));
+		return proxy__answer_json(a, 200, proxy__tox_json(e, tp));
 	if (is(m, "DELETE")) {
 		int rc = toxics_commit(r, e, tp, NULL, NULL, err);
-		return rc ? answer_error(a, rc, err, NULL) : 204;
+		return rc ? proxy__answer_error(a, rc, err, NULL) : 204;
 	}
 	return toxic_update(r, e, tp, body, len, a, err);
 notfound:

@@ -19,6 +19,10 @@
  * a proxy given in a body (struct spec: create, update, /populate)
  * checked and its addresses resolved (tools/netem/api/resolve.c).
  *
+ * Answers: a request's body made of JSON (proxy__answer_json()) and
+ * toxiproxy's error body (proxy__answer_error(), its message made valid
+ * UTF-8 first, as jansson requires).
+ *
  * Threads: the thread of a request (proxy_api_request(),
  * proxy_registry_populate()); proxy.c is the only caller.  Locks: takes
  * none.  proxy__tox_json(), proxy__toxics_json() and proxy__proxy_json()
@@ -38,6 +42,7 @@
 
 #include <jansson.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -327,4 +332,111 @@ int proxy__parse_spec(struct proxy_registry *r, json_t *o, int create, struct sp
 					       &s->up_state, err)))
 		return rc;
 	return 0;
+}
+
+/* ------------------------------------------------------------ answers */
+
+static const char CT_JSON[] = "application/json";
+static const char CT_TEXT[] = "text/plain; charset=utf-8";
+
+int proxy__answer_json(struct answer *a, int status, json_t *j)
+{
+	a->body = j ? json_dumps(j, JSON_COMPACT | JSON_REAL_PRECISION(7)) : NULL;
+	json_decref(j);
+	if (!a->body) {
+		a->body = strdup("{\"error\":\"out of memory\",\"status\":500}\n");
+		a->ctype = a->body ? CT_TEXT : NULL;
+		return 500;
+	}
+	a->ctype = CT_JSON;
+	return status;
+}
+
+/* The length of the UTF-8 character at @s (@n bytes left), as jansson
+ * checks one (no overlong form, no surrogate, nothing past U+10FFFF);
+ * 0 if it is not one, -1 if it is cut short by the end. */
+static int utf8_char(const unsigned char *s, size_t n)
+{
+	unsigned c = s[0];
+	int len = c < 0x80 ? 1 : c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3
+		: c >= 0xF0 && c <= 0xF4 ? 4 : 0;
+	if (len <= 1)
+		return len;
+	uint32_t cp = c & (0x3F >> (len - 1));
+	for (int i = 1; i < len; i++) {
+		if ((size_t)i >= n)
+			return -1;
+		if ((s[i] & 0xC0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3F);
+	}
+	static const uint32_t least[] = { 0, 0, 0x80, 0x800, 0x10000 };
+	if (cp < least[len] || (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF)
+		return 0;
+	return len;
+}
+
+/* @msg as a message JSON can carry (a new string): a character cut short
+ * at the end (a message cut to fit a buffer) dropped, any other byte that
+ * is not UTF-8 shown as '?'; an empty message says so. */
+static char *utf8_clean(const char *msg)
+{
+	if (!msg || !msg[0])
+		msg = "error (no message)";
+	size_t n = strlen(msg), o = 0;
+	char *out = malloc(n + 1);
+	if (!out)
+		return NULL;
+	for (size_t i = 0; i < n;) {
+		int l = utf8_char((const unsigned char *)msg + i, n - i);
+		if (l < 0)
+			break;
+		if (!l) {
+			out[o++] = '?';
+			i++;
+			continue;
+		}
+		memcpy(out + o, msg + i, (size_t)l);
+		o += (size_t)l;
+		i += (size_t)l;
+	}
+	out[o] = '\0';
+	return out;
+}
+
+/* {"error":MSG,"status":N} and a newline, as toxiproxy writes it; with
+ * @proxies (stolen; /populate's) a third member.  The message is always
+ * there: made valid UTF-8 first (utf8_clean()), and if the encoder still
+ * fails (out of memory) a fixed one. */
+int proxy__answer_error(struct answer *a, int status, const char *msg, json_t *proxies)
+{
+	char *clean = utf8_clean(msg);
+	json_t *j = json_object(), *m = clean ? json_string(clean) : NULL;
+	free(clean);
+	int ok = j && m;
+	if (ok)
+		ok = !json_object_set_new(j, "error", m);
+	else
+		json_decref(m);
+	if (ok)
+		ok = !json_object_set_new(j, "status", json_integer(status));
+	if (proxies && ok)
+		ok = !json_object_set_new(j, "proxies", proxies);
+	else if (proxies)
+		json_decref(proxies);
+	char *s = ok ? json_dumps(j, JSON_COMPACT) : NULL;
+	json_decref(j);
+	if (!s && asprintf(&s, "{\"error\":\"out of memory\",\"status\":%d}", status) < 0)
+		s = NULL;
+	size_t n = s ? strlen(s) : 0;
+	a->body = s ? realloc(s, n + 2) : NULL;
+	if (!a->body) {
+		free(s);
+		a->ctype = NULL;
+		return 500;
+	}
+	a->body[n] = '\n';
+	a->body[n + 1] = '\0';
+	a->ctype = proxies && ok ? CT_JSON : CT_TEXT;
+	return status;
 }

@@ -256,4 +256,21 @@ int proxy__check_name(const char *what, const char *s, size_t max, char *err);
 int proxy__parse_spec(struct proxy_registry *r, struct json_t *o, int create, struct spec *s,
 		      char *err);
 
+/* One request's answer: its body (malloc'ed) and content type. */
+struct answer {
+	char *body;
+	const char *ctype;
+};
+
+/*
+ * proxy__answer_json(): @j (stolen) as the body, compact, application/json.
+ * proxy__answer_error(): toxiproxy's error body, {"error":MSG,"status":N}
+ * and a newline (with @proxies, stolen, /populate's third member); the
+ * message made valid UTF-8 first.  Both in proxy_json.c, with the other
+ * JSON.  Context: a request's thread, r->lock held or not (they touch
+ * only @a).  Return: the HTTP status to send (500 when out of memory).
+ */
+int proxy__answer_json(struct answer *a, int status, struct json_t *j);
+int proxy__answer_error(struct answer *a, int status, const char *msg, struct json_t *proxies);
+
 #endif /* PW_NETEM_PROXY_PRIV_H */
