@@ -203,6 +203,14 @@ int mdl_check(struct mdl *m, int ok, const char *fmt, ...)
 	return 0;
 }
 
+int mdl_tc(struct mdl *m, const char *who, const char *cmd)
+{
+	char err[256] = "";
+	int rc = pw_tc(m->rt, cmd, 0, NULL, 0, err, sizeof(err));
+	mdl_check(m, rc == 0, "%s: tc %s: %s", who, cmd, err);
+	return rc;
+}
+
 /* ------------------------------------------------------------ locks */
 
 void mdl_lock_init(struct mdl_lock *l, const char *name)

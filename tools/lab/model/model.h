@@ -329,6 +329,11 @@ void mdl_locks_free(struct mdl_lock *l, unsigned n);
  * Return: @ok. */
 int mdl_check(struct mdl *m, int ok, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/* A tc command on the model's runtime (pw_tc()), which must succeed: an
+ * invariant (mdl_check()) whose message names @who, the command and tc's
+ * message.  Context: main thread.  Return: pw_tc()'s. */
+int mdl_tc(struct mdl *m, const char *who, const char *cmd);
+
 /* ------------------------------------------------------------ results */
 
 #define MDL_MAX_ROWS 96
@@ -406,6 +411,10 @@ double mdl_row_get(const struct mdl_row *r, const char *key);
 /* The row of @config at @cpus/@hz (0: any), or NULL. */
 const struct mdl_row *mdl_find(const struct mdl_seed *s, const char *config, unsigned cpus,
 			       unsigned hz);
+/* Figure @key of row @a over row @b (both at @cpus/@hz); NAN if a row is
+ * missing or the divisor is not positive. */
+double mdl_ratio(const struct mdl_seed *s, const char *a, const char *b, unsigned cpus,
+		 unsigned hz, const char *key);
 void mdl_note(struct mdl_seed *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Copy a finished run's invariants into the seed's. */
 void mdl_seed_checks(struct mdl_seed *s, const struct mdl *m);

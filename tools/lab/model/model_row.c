@@ -154,6 +154,16 @@ double mdl_row_get(const struct mdl_row *r, const char *key)
 	return NAN;
 }
 
+double mdl_ratio(const struct mdl_seed *s, const char *a, const char *b, unsigned cpus,
+		 unsigned hz, const char *key)
+{
+	const struct mdl_row *x = mdl_find(s, a, cpus, hz), *y = mdl_find(s, b, cpus, hz);
+	if (!x || !y)
+		return NAN;
+	double d = mdl_row_get(y, key);
+	return d > 0 ? mdl_row_get(x, key) / d : NAN;
+}
+
 const struct mdl_row *mdl_find(const struct mdl_seed *s, const char *config, unsigned cpus,
 			       unsigned hz)
 {

@@ -5,14 +5,15 @@
  * engine).  Eric Dumazet, netdev, 2014-09-18: vmstat in ~1.5M/s with
  * timer_migration=1, ~1.16M/s with 0 (a 3.17 kernel), sys 15% vs 12%.
  *
- * The machine: N CPUs (default 32, swept 16-48 with --full), a NIC with a
- * TX queue per CPU (XPS CPU c -> queue c; TX completion interrupt of queue
- * q on CPU q) and min(N, 16) RX queues (RSS; ixgbe's and mlx4's default
+ * The machine: N CPUs (default 32, swept 16-48 with --full; 2 sockets x
+ * N/4 cores x 2 threads, assumed, for PUSH's domain walk), a NIC with a TX
+ * queue per CPU (XPS CPU c -> queue c; TX completion interrupt of queue q
+ * on CPU q) and min(N, 16) RX queues (RSS; ixgbe's and mlx4's default
  * limit of 16), RX vector r on CPU r; mq with fq on every TX queue, set up
  * through pw_tc() (3.17's fq: no timer_slack).  Coalescing as mlx4_en's
  * defaults: rx-usecs 16 / rx-frames 44, tx-usecs 16 / tx-frames 16
  * (MLX4_EN_RX_COAL_TIME, _TARGET, MLX4_EN_TX_COAL_TIME, _PKTS; adaptive
- * moderation off).  A 40 Gbit/s wire (500 x 24 Mbit/s does not fit 10G),
+ * moderation off).  A 40 Gbit/s wire (500 x 24 Mbit/s does not fit 10G);
  * RTT 50 us.
  *
  * A flow: a pw_sock with sk_pacing_rate 3e6 B/s; TSO sends 2 segments of
@@ -409,10 +410,10 @@ static void tx_poll(struct s0 *s, const struct mdl_ev *ev)
 	struct mdl_item it;
 	while (mdl_vec_next(m, v, &it)) {
 		struct pkt *p = &s->pool[it.a];
-		struct flow *f = &s->fl[p->flow];
+		unsigned fi = p->flow; /* read before pkt_put() gives @p back */
+		struct flow *f = &s->fl[fi];
 		mdl_work(m, v->cpu, m->cost->ns[MC_TX_CLEAN], s->c_drv);
 		f->in_stack--;
-		unsigned fi = p->flow;
 		pkt_put(s, p);
 		if (mdl_in_window(m))
 			s->completed++;
@@ -520,11 +521,6 @@ static void s0_dispatch(struct mdl *m, const struct mdl_ev *ev)
 
 /* ------------------------------------------------------------ one row */
 
-static void sk_destruct(struct pw_sock *sk)
-{
-	(void)sk;
-}
-
 /* The retransmit timer fired: a flow stalled for an RTO (never, while
  * ACKs flow).  Drops the pending timer's reference, as tcp_write_timer()
  * does when it does not re-arm.  Context: a timer callback. */
@@ -538,11 +534,9 @@ static void rto_fn(struct pw_timer *t)
 
 static int tc(struct s0 *s, const char *fmt, unsigned a)
 {
-	char cmd[128], err[256] = "";
+	char cmd[128];
 	snprintf(cmd, sizeof(cmd), fmt, a);
-	int rc = pw_tc(s->m.rt, cmd, 0, NULL, 0, err, sizeof(err));
-	mdl_check(&s->m, rc == 0, "seed000: tc %s: %s", cmd, err);
-	return rc;
+	return mdl_tc(&s->m, "seed000", cmd);
 }
 
 static void s0_free(struct s0 *s)
@@ -653,7 +647,7 @@ static int run_row(const struct mdl_opts *o, const struct sizes *z, const struct
 		tc(s, "qdisc add dev eth0 parent 1:%x fq timer_slack 0", q + 1);
 	for (unsigned i = 0; i < s->nflows; i++) {
 		struct flow *f = &s->fl[i];
-		pw_sock_init(&f->sk, rt, sk_destruct);
+		pw_sock_init(&f->sk, rt, NULL); /* the flows are freed with the row */
 		f->sk.sk_hash = (uint32_t)mdl_rand(m);
 		pw_sock_set_pacing_rate(&f->sk, s->rate);
 		f->app_cpu = i % ncpus;
@@ -735,16 +729,6 @@ static int run_row(const struct mdl_opts *o, const struct sizes *z, const struct
 }
 
 /* ------------------------------------------------------------ the seed */
-
-static double ratio_of(const struct mdl_seed *sd, const char *a, const char *b, unsigned cpus,
-		       unsigned hz, const char *key)
-{
-	const struct mdl_row *x = mdl_find(sd, a, cpus, hz), *y = mdl_find(sd, b, cpus, hz);
-	if (!x || !y)
-		return NAN;
-	double d = mdl_row_get(y, key);
-	return d > 0 ? mdl_row_get(x, key) / d : NAN;
-}
 
 /* The level the seed's sizes need: a ratio of in or sys in its band says
  * the seed's size only where the model runs as many tasks as the seed's
@@ -871,14 +855,14 @@ int mdl_seed000(const struct mdl_opts *o, struct mdl_seed *sd)
 		 "ACKs processed in softirq on idle CPUs push the RTO re-arm to a busy CPU; 3.17 "
 		 "IPIs the target of every remote enqueue (RES); 4.8's rule and pinning remove it");
 	a->model_run = 1;
-	a->model_ratio = ratio_of(sd, "push-3.17", "off", c0, h0, "in_per_s");
+	a->model_ratio = mdl_ratio(sd, "push-3.17", "off", c0, h0, "in_per_s");
 	char more[160] = "";
 	size_t used = 0;
 	for (unsigned ci = 0; ci < ncpu; ci++)
 		for (unsigned hi = 0; hi < nhz; hi++) {
 			if (cpus_def[ci] == c0 && hz_def[hi] == h0)
 				continue;
-			double r = ratio_of(sd, "push-3.17", "off", cpus_def[ci], hz_def[hi],
+			double r = mdl_ratio(sd, "push-3.17", "off", cpus_def[ci], hz_def[hi],
 					    "in_per_s");
 			if (used < sizeof(more) - 40)
 				used += (size_t)snprintf(more + used, sizeof(more) - used,
@@ -900,16 +884,16 @@ int mdl_seed000(const struct mdl_opts *o, struct mdl_seed *sd)
 		 "pinned socket timers stay on the ACK's CPU: no remote enqueue, no IPI; the fq "
 		 "watchdogs (not pinned in 3.17) still move, which costs no interrupt");
 	b->model_run = 1;
-	b->model_ratio = ratio_of(sd, "push-3.17", "pinned", c0, h0, "in_per_s");
+	b->model_ratio = mdl_ratio(sd, "push-3.17", "pinned", c0, h0, "in_per_s");
 	snprintf(b->model_text, sizeof(b->model_text),
 		 "x%.2f (push-3.17/pinned); pinned/off x%.3f, at %u CPUs, HZ %u", b->model_ratio,
-		 ratio_of(sd, "pinned", "off", c0, h0, "in_per_s"), c0, h0);
+		 mdl_ratio(sd, "pinned", "off", c0, h0, "in_per_s"), c0, h0);
 	struct lab_claim *d = lab_claim_add(cl, "sy_on_over_off", 1, 15.0 / 12.0,
 		 "timer_migration=1 raises sys time: 15% vs 12% with 0",
 		 "each pushed re-arm takes the target's base lock and its line, and the target "
 		 "takes an IPI for it: kernel work on both CPUs");
 	d->model_run = 1;
-	d->model_ratio = ratio_of(sd, "push-3.17", "off", c0, h0, "sys_pct");
+	d->model_ratio = mdl_ratio(sd, "push-3.17", "off", c0, h0, "sys_pct");
 	{
 		snprintf(d->model_text, sizeof(d->model_text),
 			 "x%.2f (push-3.17/off: %.2f%% vs %.2f%% of all CPU time) at %u CPUs, HZ %u",
@@ -923,7 +907,7 @@ int mdl_seed000(const struct mdl_opts *o, struct mdl_seed *sd)
 		 "PULL queues every timer on the arming CPU (idle CPUs' global timers are pulled "
 		 "by a busy one when due): no remote enqueue, so no IPI");
 	e->model_run = 1;
-	e->model_ratio = ratio_of(sd, "pull", "pinned", c0, h0, "in_per_s");
+	e->model_ratio = mdl_ratio(sd, "pull", "pinned", c0, h0, "in_per_s");
 	snprintf(e->model_text, sizeof(e->model_text), "x%.3f (pull/pinned) at %u CPUs, HZ %u",
 		 e->model_ratio, c0, h0);
 	mdl_claims_finish(cl);
@@ -945,8 +929,8 @@ int mdl_seed000(const struct mdl_opts *o, struct mdl_seed *sd)
 			 mdl_row_get(p48, "in_per_s"), mdl_row_get(off, "in_per_s"));
 	}
 	if (nhz > 1) {
-		double r1 = ratio_of(sd, "push-3.17", "off", c0, hz_def[0], "in_per_s");
-		double r2 = ratio_of(sd, "push-3.17", "off", c0, hz_def[1], "in_per_s");
+		double r1 = mdl_ratio(sd, "push-3.17", "off", c0, hz_def[0], "in_per_s");
+		double r2 = mdl_ratio(sd, "push-3.17", "off", c0, hz_def[1], "in_per_s");
 		double fast[2];
 		for (unsigned hi = 0; hi < 2; hi++) {
 			const struct mdl_row *r = mdl_find(sd, "push-3.17", c0, hz_def[hi]);
@@ -972,9 +956,9 @@ int mdl_seed000(const struct mdl_opts *o, struct mdl_seed *sd)
 			 "push-4.8, pinned and pull x%.3f, x%.3f, x%.3f of off (x1.00)",
 			 c0, h0, in_r, in_ok ? "met" : "missed", r_off, r_on, SEED_R_OFF,
 			 SEED_R_ON, 100 * R_BAND, r_ok ? "met" : "missed",
-			 ratio_of(sd, "push-4.8", "off", c0, h0, "in_per_s"),
-			 ratio_of(sd, "pinned", "off", c0, h0, "in_per_s"),
-			 ratio_of(sd, "pull", "off", c0, h0, "in_per_s"));
+			 mdl_ratio(sd, "push-4.8", "off", c0, h0, "in_per_s"),
+			 mdl_ratio(sd, "pinned", "off", c0, h0, "in_per_s"),
+			 mdl_ratio(sd, "pull", "off", c0, h0, "in_per_s"));
 		if (r_off < SEED_R_OFF * (1 - R_BAND))
 			mdl_note(sd,
 				 "r with timer_migration=0 is the threads' own time: %.0f us a "
