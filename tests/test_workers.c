@@ -14,6 +14,9 @@
  *    runtime again makes 0 wake-ups;
  *  - stop/start keeps pending timers, and they fire once after the restart;
  *  - queued work runs once, on its CPU, in the order one thread queued it;
+ *  - the timers pending are counted per CPU (pw_pending_read()), and the
+ *    workers' timed wake-ups land in the lateness histogram's buckets
+ *    (pw_wake_lateness_read());
  *    the poll hook runs and keeps the CPU busy while it reports work;
  *  - bad input and misuse get errors.
  */
@@ -174,6 +177,90 @@ static void test_remote_arm_kicks(void)
 	wait_fired(&d, 1);
 
 	CHECK_EQ(pw_runtime_stop(rt), 0);
+	CHECK_EQ(pw_runtime_check(rt), 0);
+	pw_runtime_destroy(rt);
+}
+
+/* pw_pending_read(): what the bases hold, armed, re-armed, deleted and
+ * run; pw_wake_lateness_read(): the histogram's shape (the max in the
+ * highest bucket used, each bucket's bound), timed wake-ups counted, a
+ * kicked one not.  Lateness printed, not judged. */
+static void test_pending_and_lateness(void)
+{
+	struct probe p[4] = {0};
+	struct pw_pending pd;
+	struct pw_wake_lateness wl;
+	make_rt(1);
+	CHECK_EQ(pw_pending_read(rt, 0, &pd), 0);
+	CHECK_EQ(pd.timers, 0);
+	CHECK_EQ(pd.hrtimers, 0);
+	for (int i = 0; i < 3; i++)
+		CHECK_EQ(pw_timer_setup(rt, &p[i].t, wheel_fn, i == 2 ? PW_TIMER_DEFERRABLE : 0), 0);
+	CHECK_EQ(pw_hrtimer_setup(rt, &p[3].h, hr_fn, CLOCK_MONOTONIC, 0), 0);
+	/* two wheel bases and the deferrable one, an hrtimer */
+	uint64_t j = pw_jiffies(rt);
+	CHECK_EQ(pw_mod_timer(&p[0].t, j + 100000), 0);
+	CHECK_EQ(pw_mod_timer(&p[1].t, j + 100000), 0);
+	CHECK_EQ(pw_mod_timer(&p[2].t, j + 100000), 0);
+	CHECK_EQ(pw_mod_timer(&p[1].t, j + 200000), 1); /* a re-arm: still one */
+	CHECK_EQ(pw_hrtimer_start(&p[3].h, pw_now_ns(rt) + 100000000000ull, PW_HRTIMER_MODE_ABS), 0);
+	CHECK_EQ(pw_pending_read(rt, 0, &pd), 0);
+	CHECK_EQ(pd.timers, 3);
+	CHECK_EQ(pd.hrtimers, 1);
+	CHECK_EQ(pw_timer_delete(&p[2].t), 1);
+	CHECK_EQ(pw_hrtimer_cancel(&p[3].h), 1);
+	CHECK_EQ(pw_pending_read(rt, 0, &pd), 0);
+	CHECK_EQ(pd.timers, 2);
+	CHECK_EQ(pd.hrtimers, 0);
+	CHECK_EQ(pw_pending_read(rt, 1, &pd), -EINVAL);
+	CHECK_EQ(pw_pending_read(NULL, 0, &pd), -EINVAL);
+	CHECK_EQ(pw_pending_read(rt, 0, NULL), -EINVAL);
+
+	/* nothing measured before a worker ran */
+	CHECK_EQ(pw_wake_lateness_read(rt, 0, &wl), 0);
+	CHECK_EQ(wl.count, 0);
+	CHECK_EQ(wl.sum_ns, 0);
+	CHECK_EQ(pw_runtime_start(rt), 0);
+	sleep_ms(50); /* asleep until p[0]'s far expiry */
+	CHECK_EQ(pw_wake_lateness_read(rt, 0, &wl), 0);
+	uint64_t before = wl.count;
+	/* an hrtimer armed from here becomes the sleeping worker's first
+	 * event: a kick wakes it early (not counted), then it sleeps until
+	 * the hrtimer: one timed wake-up each */
+	for (int i = 0; i < 5; i++) {
+		CHECK_EQ(pw_hrtimer_start(&p[3].h, pw_now_ns(rt) + 2000000, PW_HRTIMER_MODE_ABS), 0);
+		wait_fired(&p[3], i + 1);
+		sleep_ms(3);
+	}
+	CHECK_EQ(pw_wake_lateness_read(rt, 0, &wl), 0);
+	CHECK(wl.count >= before + 5);
+	CHECK(wl.sum_ns >= wl.max_ns);
+	int top = -1;
+	uint64_t n = 0;
+	for (unsigned i = 0; i < PW_LATENESS_BUCKETS; i++) {
+		n += wl.bucket[i];
+		if (wl.bucket[i])
+			top = (int)i;
+	}
+	CHECK_EQ(n, wl.count);
+	CHECK(top >= 0);
+	CHECK(wl.max_ns <= pw_wake_lateness_bound_ns((unsigned)top));
+	CHECK(top == 0 || wl.max_ns > pw_wake_lateness_bound_ns((unsigned)top - 1));
+	CHECK(wl.sum_ns <= wl.count * wl.max_ns);
+	printf("  wake-up lateness: %llu timed wake-ups, mean %.1f us, max %.1f us\n",
+	       (unsigned long long)wl.count, (double)wl.sum_ns / (double)wl.count / 1e3,
+	       (double)wl.max_ns / 1e3);
+	CHECK_EQ(pw_runtime_stop(rt), 0);
+	CHECK_EQ(pw_wake_lateness_read(rt, 1, &wl), -EINVAL);
+	CHECK_EQ(pw_wake_lateness_read(rt, 0, NULL), -EINVAL);
+	/* the bounds: 1 us doubling, the last unbounded */
+	CHECK_EQ(pw_wake_lateness_bound_ns(0), 1000);
+	CHECK_EQ(pw_wake_lateness_bound_ns(1), 2000);
+	CHECK_EQ(pw_wake_lateness_bound_ns(PW_LATENESS_BUCKETS - 2), 1000ull << (PW_LATENESS_BUCKETS - 2));
+	CHECK_EQ(pw_wake_lateness_bound_ns(PW_LATENESS_BUCKETS - 1), UINT64_MAX);
+	CHECK_EQ(pw_wake_lateness_bound_ns(1000), UINT64_MAX);
+	CHECK_EQ(pw_timer_delete(&p[0].t), 1);
+	CHECK_EQ(pw_timer_delete(&p[1].t), 1);
 	CHECK_EQ(pw_runtime_check(rt), 0);
 	pw_runtime_destroy(rt);
 }
@@ -408,5 +495,6 @@ int main(void)
 	RUN(test_stop_start_keeps_timers);
 	RUN(test_work_and_poll);
 	RUN(test_vmstat);
+	RUN(test_pending_and_lateness);
 	return 0;
 }

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Statistics: per-CPU counters (pw_stats_read()) and vmstat-like lines for
- * a runtime's workers (pw_vmstat()).  The only public header that includes
+ * Statistics: per-CPU counters (pw_stats_read(), pw_kick_stats_read()),
+ * the timers pending (pw_pending_read()), the workers' wake-up lateness
+ * (pw_wake_lateness_read()) and vmstat-like lines for a runtime's workers
+ * (pw_vmstat()).  The only public header that includes
  * <stdio.h> (pw_vmstat() writes to a FILE), so <pinwheel/pinwheel.h> leaves
  * it out: include it explicitly.
  * Design: src/time/stats.h and stats.c (the counters), src/time/vmstat.c.
@@ -81,6 +83,83 @@ struct pw_kick_stats {
  * Return: 0; -EINVAL.
  */
 int pw_kick_stats_read(struct pw_runtime *rt, unsigned cpu, struct pw_kick_stats *out);
+
+/*
+ * Timers pending on a CPU (pw_pending_read()): what its timer bases hold
+ * now, as the kernel's /proc/timer_list lists them per CPU.  Wheel timers
+ * on any of its three bases (pinned, global, deferrable), those whose
+ * callbacks are being collected for a run included; hrtimers queued on
+ * its hrtimer base (not one whose callback runs now).
+ */
+struct pw_pending {
+	uint64_t timers;   /* wheel timers (struct pw_timer) */
+	uint64_t hrtimers; /* hrtimers (struct pw_hrtimer) */
+};
+
+/**
+ * pw_pending_read() - the timers pending on CPU @cpu now.
+ * Context: any thread holding none of @rt's locks (a timer callback, work
+ * or poll hook of @rt may call it); takes each of the CPU's four base
+ * locks in turn, briefly (a count is read, nothing is walked).
+ * Return: 0; -EINVAL.
+ */
+int pw_pending_read(struct pw_runtime *rt, unsigned cpu, struct pw_pending *out);
+
+/*
+ * Worker wake-up lateness (pw_wake_lateness_read()): each time a CPU's
+ * worker sleeps until its next event and wakes at or after that time (a
+ * timed wake-up, not a kick that came earlier), how late it woke: the
+ * clock read when it is running again minus the time it slept until.
+ * What the OS's timer slack (the library sets 1 ns), its scheduling
+ * latency and the futex wake-up add before a timer can run; a timer's
+ * own lateness adds the wheel's granularity on top (docs/accuracy.md).
+ * Counted by the worker itself in power-of-two buckets: bucket i < the
+ * last holds wake-ups at most pw_wake_lateness_bound_ns(i) late (and
+ * more than bucket i - 1's bound); the last, every later one.  Runtimes
+ * without workers (the simulated clock, a loop of the caller's) count
+ * nothing by themselves: a loop of the caller's counts its own wake-ups
+ * with pw_wake_lateness_note().
+ */
+#define PW_LATENESS_BUCKETS 22 /* 1 us, 2 us, ... 2^20 us (about 1.05 s), then beyond */
+
+struct pw_wake_lateness {
+	uint64_t count;  /* timed wake-ups measured: the buckets' sum */
+	uint64_t sum_ns; /* their lateness added up */
+	uint64_t max_ns; /* the latest */
+	uint64_t bucket[PW_LATENESS_BUCKETS];
+};
+
+/**
+ * pw_wake_lateness_bound_ns() - the upper bound of bucket @i: 1000 << @i
+ * ns for @i below PW_LATENESS_BUCKETS - 1; UINT64_MAX for the last (and
+ * for any @i beyond).  Context: any thread.
+ */
+uint64_t pw_wake_lateness_bound_ns(unsigned i);
+
+/**
+ * pw_wake_lateness_read() - CPU @cpu's worker wake-up lateness since
+ * pw_runtime_create() (worker restarts included).
+ * Context: any thread (relaxed loads: each counter untorn, the set a
+ * moment apart, so count is the buckets' sum as read and sum_ns may be a
+ * wake-up ahead or behind).
+ * Return: 0; -EINVAL.
+ */
+int pw_wake_lateness_read(struct pw_runtime *rt, unsigned cpu, struct pw_wake_lateness *out);
+
+/**
+ * pw_wake_lateness_note() - for a loop of the caller's own (a thread that
+ * serves a CPU of @rt through pw_cpu_enter(), sleeping on its own
+ * descriptors and its next event): it slept until @deadline_ns and runs
+ * again at @now_ns (both on @rt's clock, pw_now_ns()).  At or after the
+ * deadline, a timed wake-up: counted in that CPU's histogram as the
+ * runtime's workers count theirs; earlier (something else woke it), not.
+ * Context: the thread serving the CPU, in its loop (not inside
+ * pw_run_timers(): a migrator runs other CPUs' timers there); it is the
+ * histogram's one writer, as the worker is.
+ * Return: 1 counted; 0 not (early); -EINVAL (not serving a CPU of @rt,
+ * or inside a run).
+ */
+int pw_wake_lateness_note(struct pw_runtime *rt, uint64_t deadline_ns, uint64_t now_ns);
 
 /**
  * pw_vmstat() - print vmstat-like lines for @rt's workers to @out: a header,

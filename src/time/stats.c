@@ -4,8 +4,12 @@
  * the OS's figures for its worker thread (context switches, user and
  * system time, from /proc/self/task/<tid>/ when asked).
  * pw_kick_stats_read(): the kicks a CPU received, by reason (worker.h).
+ * pw_wake_lateness_read(): its worker's wake-up lateness (worker.c).
  * Context: any thread; lock-free reads (each counter untorn, the set not a
  * snapshot).
+ * pw_pending_read(): the timers its bases hold, each base's count read
+ * under that base's lock (the counts are plain fields the arm paths
+ * change under it); any thread holding none of the runtime's locks.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -103,5 +107,42 @@ int pw_kick_stats_read(struct pw_runtime *rt, unsigned cpu, struct pw_kick_stats
 	out->hrtimer = pw__ld64(&why[PW__KICK_HRTIMER]);
 	out->work = pw__ld64(&why[PW__KICK_WORK]);
 	out->tmigr = pw__ld64(&why[PW__KICK_TMIGR]);
+	return 0;
+}
+
+int pw_pending_read(struct pw_runtime *rt, unsigned cpu, struct pw_pending *out)
+{
+	if (!rt || !out || cpu >= rt->ncpus)
+		return -EINVAL;
+	struct pw__cpu *c = &rt->cpus[cpu];
+	out->timers = 0;
+	for (unsigned k = 0; k < PW_NR_BASES; k++) {
+		pw__lock(&c->base[k].lock);
+		out->timers += c->base[k].wheel.count;
+		pw__unlock(&c->base[k].lock);
+	}
+	pw__lock(&c->hr.lock);
+	out->hrtimers = c->hr.count;
+	pw__unlock(&c->hr.lock);
+	return 0;
+}
+
+uint64_t pw_wake_lateness_bound_ns(unsigned i)
+{
+	return i < PW_LATENESS_BUCKETS - 1 ? 1000ull << i : UINT64_MAX;
+}
+
+int pw_wake_lateness_read(struct pw_runtime *rt, unsigned cpu, struct pw_wake_lateness *out)
+{
+	if (!rt || !out || cpu >= rt->ncpus)
+		return -EINVAL;
+	const struct pw__worker *wk = &rt->workers[cpu]; /* its worker writes (worker.c) */
+	out->count = 0;
+	for (unsigned i = 0; i < PW_LATENESS_BUCKETS; i++) {
+		out->bucket[i] = pw__ld64(&wk->late.bucket[i]);
+		out->count += out->bucket[i];
+	}
+	out->sum_ns = pw__ld64(&wk->late.sum_ns);
+	out->max_ns = pw__ld64(&wk->late.max_ns);
 	return 0;
 }

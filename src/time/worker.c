@@ -70,6 +70,14 @@
  * of an awake worker asks the hierarchy whether it must expire idle CPUs'
  * timers as their migrator (inside pw_run_timers()).
  *
+ * Lateness: a sleep that ends at or after its deadline (a timed wake-up;
+ * a kick that came later counts as one) is counted by how late the worker
+ * runs again, in a histogram of its own (worker.h, pw_wake_lateness_read()):
+ * a bucket search and three adds per such wake-up, nothing on the kicked
+ * ones.  A loop of the caller's (pw_cpu_enter()) reports its own wake-ups
+ * into the same histogram (pw_wake_lateness_note()): the thread serving a
+ * CPU, worker or not, is its one writer.
+ *
  * Statistics: the CPU's counters (stats.h), written by the worker itself,
  * except kicks received (in all and by reason), which the kicker counts
  * with relaxed atomic adds here (pw__kick_count(), also for runtimes
@@ -159,6 +167,34 @@ static void sleep_until(struct pw__worker *wk, uint32_t seq, uint64_t now, uint6
 	pw__futex_wait(&wk->kick_seq, seq, next == UINT64_MAX ? PW_FUTEX_FOREVER : next - now);
 }
 
+/* A timed wake-up @late ns after its deadline, into the worker's
+ * histogram (pw_wake_lateness_read()).  Context: @wk's worker, the only
+ * writer.  Bucket: the smallest i with late <= 1000 << i, or the last. */
+static void lateness_count(struct pw__worker *wk, uint64_t late)
+{
+	unsigned i = 0;
+	if (late > 1000) {
+		uint64_t us = (late - 1) / 1000; /* late <= 1000 << i  <=>  us < 1 << i */
+		i = 64u - (unsigned)__builtin_clzll(us);
+		if (i > PW_LATENESS_BUCKETS - 1)
+			i = PW_LATENESS_BUCKETS - 1;
+	}
+	pw__count_add(&wk->late.bucket[i], 1);
+	pw__count_add(&wk->late.sum_ns, late);
+	if (late > pw__ld64(&wk->late.max_ns))
+		__atomic_store_n(&wk->late.max_ns, late, __ATOMIC_RELAXED);
+}
+
+int pw_wake_lateness_note(struct pw_runtime *rt, uint64_t deadline_ns, uint64_t now_ns)
+{
+	if (!rt || pw__tls.rt != rt || pw__tls.cpu < 0 || pw__tls.in_run)
+		return -EINVAL;
+	if (now_ns < deadline_ns)
+		return 0;
+	lateness_count(&rt->workers[pw__tls.cpu], now_ns - deadline_ns);
+	return 1;
+}
+
 struct worker_arg {
 	struct pw_runtime *rt;
 	struct pw__worker *wk;
@@ -236,6 +272,8 @@ static void *worker_main(void *arg)
 			t_awake = pw_now_ns(rt);
 			pw__count_add(&st->idle_ns, t_awake - now);
 			pw__count_add(&st->wakeups, 1);
+			if (next != UINT64_MAX && t_awake >= next)
+				lateness_count(wk, t_awake - next);
 		}
 		__atomic_store_n(&wk->sleeping, 0, __ATOMIC_RELAXED);
 		if (pull)

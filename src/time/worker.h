@@ -10,6 +10,7 @@
 
 #include "cacheline.h"
 
+#include <pinwheel/stats.h>  /* PW_LATENESS_BUCKETS */
 #include <pinwheel/worker.h> /* struct pw_work, pw_poll_fn */
 
 struct pw_runtime;
@@ -50,6 +51,13 @@ struct pw__worker {
 	uint32_t stop;            /* this worker alone must stop (CPU offline) */
 	pw_poll_fn poll;
 	void *poll_arg;
+	/* wake-up lateness (pw_wake_lateness_read()): written by the worker
+	 * only (pw__count_add()), read with relaxed loads; on lines of their
+	 * own, away from the kickers' words */
+	struct {
+		uint64_t sum_ns, max_ns;
+		uint64_t bucket[PW_LATENESS_BUCKETS];
+	} late __attribute__((aligned(PW_CACHELINE)));
 } __attribute__((aligned(PW_CACHELINE)));
 
 /* Start / stop (and join) CPU @c's worker.  Context: the thread managing
