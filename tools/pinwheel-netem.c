@@ -12,8 +12,12 @@
  * relay's workers exist, so they inherit it) and taken by main with
  * sigtimedwait(), between --stats reports: SIGHUP runs the batch files
  * again as changes (udp_relay_reload()), SIGINT/SIGTERM stop the relay
- * (udp_relay_stop(): drain, join, final report and balance).  Locks: none
- * of this file's.  Costs: a wake-up per --stats period, nothing per
+ * (udp_relay_stop(): drain, join, final report and balance).  With
+ * --metrics ADDR:PORT, an HTTP server's thread (tools/netem/api/server.c)
+ * reads the relay for each scrape.  Locks: ctl, held by main around its
+ * calls on the relay (reload, report) and by a scrape around its own, so
+ * the relay has one controlling thread at a time; the server is stopped
+ * before the relay is.  Costs: a wake-up per --stats period, nothing per
  * datagram.
  *
  * Exit status: 0; 1 when the relay could not start its workers or a
@@ -85,6 +89,15 @@ int main(int argc, char **argv)
 		udp_relay_workers(r));
 	/* the schedules' time 0: now, with the workers serving */
 	udp_relay_start_schedules(r);
+	/* --metrics: a scrape calls on the relay from the server's thread,
+	 * under ctl, which main holds around its own calls on the relay */
+	static pthread_mutex_t ctl = PTHREAD_MUTEX_INITIALIZER;
+	struct netem_relay_metrics *metrics = NULL;
+	if (cfg.metrics && netem_relay_metrics_start(r, &cfg, &ctl, &metrics, err, sizeof(err))) {
+		fprintf(stderr, "pinwheel-netem: %s\n", err);
+		udp_relay_stop(r, 0, NULL);
+		return 2;
+	}
 
 	uint64_t period = (uint64_t)(cfg.stats_s * 1e9);
 	uint64_t next_stats = period ? now_ns() + period : UINT64_MAX;
@@ -98,14 +111,20 @@ int main(int argc, char **argv)
 		int sig = sigtimedwait(&sigs, NULL, &ts);
 		if (sig == SIGINT || sig == SIGTERM)
 			break;
-		if (sig == SIGHUP)
+		if (sig == SIGHUP) {
+			pthread_mutex_lock(&ctl);
 			udp_relay_reload(r);
+			pthread_mutex_unlock(&ctl);
+		}
 		if (next_stats != UINT64_MAX && now_ns() >= next_stats) {
+			pthread_mutex_lock(&ctl);
 			udp_relay_report(r);
+			pthread_mutex_unlock(&ctl);
 			next_stats += period;
 			if (next_stats < now_ns())
 				next_stats = now_ns() + period;
 		}
 	}
+	netem_relay_metrics_stop(metrics); /* no scrape from here on */
 	return udp_relay_stop(r, 1, NULL);
 }

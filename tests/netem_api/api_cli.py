@@ -26,11 +26,24 @@ GET /metrics (issue 38), run against both servers with the same argv:
                        histogram at least that); `promtool check metrics`
                        clean on pinwheel's text (toxiproxy's own has empty
                        HELP lines, which promtool's lint refuses: a DIFF).
+  relay_metrics        pinwheel only: the command line's UDP relay with
+                       --metrics ADDR:PORT -runtime-metrics: its datagrams
+                       and its qdiscs' packets under proxy="relay", every
+                       label set once (an mq's children apart by parent),
+                       the runtime's timers pending and wake-up lateness
+                       histogram (timed wake-ups counted, buckets
+                       cumulative, +Inf = count), /metrics only (404
+                       elsewhere), the API's browser and Host rules,
+                       promtool clean; and the flags refused where they
+                       mean nothing (-proxy-metrics on the relay,
+                       -runtime-metrics without --metrics, --metrics with
+                       --api, a bad address), each naming the option.
 Python 3 standard library only (promtool from Debian's prometheus, looked
 up on PATH: absent, that part says it was skipped, and fails under
 CI=true).
 """
 
+import http.client
 import json
 import os
 import re
@@ -311,6 +324,14 @@ def metrics_side_by_side(ctx):
         lat = sample(text, "pinwheel_proxy_latency_configured_seconds", proxy="m1",
                      direction="downstream")
         check(lat == 0.05, "pinwheel_proxy_latency_configured_seconds: %r" % lat)
+        # the runtimes': timers pending per CPU, and the TCP plane's
+        # workers slept until the 50 ms toxic's timer: timed wake-ups
+        check(sample(text, "pinwheel_runtime_timers_pending", runtime="tcp", cpu="0",
+                     type="timer") is not None, "pinwheel_runtime_timers_pending of tcp")
+        late = sum(v for v in (sample(text, "pinwheel_runtime_wakeup_lateness_seconds_count",
+                                      runtime="tcp", cpu=str(k)) for k in range(64))
+                   if v is not None)
+        check(late >= 1, "pinwheel_runtime_wakeup_lateness_seconds_count of tcp: %r" % late)
         n = sample(text, "pinwheel_proxy_delay_seconds_count", proxy="m1", direction="downstream")
         tot = sample(text, "pinwheel_proxy_delay_seconds_sum", proxy="m1", direction="downstream")
         inf = sample(text, "pinwheel_proxy_delay_seconds_bucket", proxy="m1",
@@ -353,3 +374,112 @@ def metrics_side_by_side(ctx):
     finally:
         srv.stop()
         echo.stop()
+
+
+def series_keys(text):
+    """Every sample's name and label set, as written, in order."""
+    return [ln.rsplit(" ", 1)[0] for ln in text.splitlines() if ln and not ln.startswith("#")]
+
+
+@test
+def relay_metrics(ctx):
+    if ctx.kind != "pinwheel":
+        return  # toxiproxy has no UDP relay
+    # refused where they mean nothing, each naming its option
+    lp, tp, mp = free_port(), free_port(), free_port()
+    relay = ["--listen", "%s:%d" % (HOST, lp), "--to", "%s:%d" % (HOST, tp)]
+    for argv, word in ((relay + ["-proxy-metrics", "--metrics", "%s:%d" % (HOST, mp)],
+                        "-proxy-metrics"),
+                       (relay + ["-runtime-metrics"], "-runtime-metrics"),
+                       (["--api", "%s:%d" % (HOST, mp), "--metrics", "%s:%d" % (HOST, mp)],
+                        "--metrics"),
+                       (relay + ["--metrics", "nowhere"], "--metrics")):
+        rc, out = run_exit(ctx, argv)
+        check(rc == 2 and word in out, "%r: exit %d, %r (want 2 naming %s)" % (argv, rc, out, word))
+    uecho, uport = udp_echo()
+    c = Ctx(ctx.server)
+    c.port = mp
+    log = os.path.join(ctx.server.workdir, "relay_metrics.log")
+    logf = open(log, "ab")
+    proc = subprocess.Popen([ctx.server.binary, "--listen", "%s:%d" % (HOST, lp), "--to",
+                             "%s:%d" % (HOST, uport), "--workers", "2", "--accuracy",
+                             "--up", "netem delay 5ms", "--metrics", "%s:%d" % (HOST, mp),
+                             "-runtime-metrics"],
+                            stdin=subprocess.DEVNULL, stdout=logf, stderr=logf,
+                            cwd=ctx.server.workdir, preexec_fn=die_with_parent)
+    logf.close()
+    try:
+        deadline = time.monotonic() + 15
+        while True:
+            check(proc.poll() is None, "the relay exited %r (log %s)" % (proc.returncode, log))
+            try:
+                if request(c, "GET", "/metrics", timeout=1).status == 200:
+                    break
+            except OSError:
+                pass
+            check(time.monotonic() < deadline, "no /metrics on port %d in 15 s" % mp)
+            time.sleep(0.05)
+        n = 20
+        udp_round_trips("%s:%d" % (HOST, lp), n, "rm")
+        text = scrape(c)
+        check(sample(text, "pinwheel_relay_info", proxy="relay", listen="%s:%d" % (HOST, lp),
+                     upstream="%s:%d" % (HOST, uport)) == 1, "pinwheel_relay_info")
+        for d in ("upstream", "downstream"):
+            got = sample(text, "pinwheel_udp_received_datagrams_total", proxy="relay", direction=d)
+            check(got == n, "pinwheel_udp_received_datagrams_total %s: %r" % (d, got))
+        got = sample(text, "pinwheel_qdisc_sent_packets_total", proxy="relay",
+                     direction="upstream", kind="netem", parent="root")
+        check(got == n, "the up device's netem sent %r" % got)
+        # the down device: mq and a pfifo_fast per worker, all handle 0:
+        kids = [ln for ln in text.splitlines()
+                if ln.startswith("pinwheel_qdisc_sent_packets_total{") and 'device="down"' in ln
+                and 'kind="pfifo_fast"' in ln]
+        check(len(kids) == 2, "two pfifo_fast under the down device's mq: %r" % kids)
+        keys = series_keys(text)
+        dup = sorted(set(k for k in keys if keys.count(k) > 1))
+        check(not dup, "label sets written twice: %r" % dup[:5])
+        # the runtime's: pending timers per CPU, wake-up lateness
+        for cpu in ("0", "1"):
+            for ty in ("timer", "hrtimer"):
+                check(sample(text, "pinwheel_runtime_timers_pending", runtime="relay", cpu=cpu,
+                             type=ty) is not None, "timers_pending cpu %s %s" % (cpu, ty))
+        total = 0
+        for cpu in ("0", "1"):
+            cnt = sample(text, "pinwheel_runtime_wakeup_lateness_seconds_count", runtime="relay",
+                         cpu=cpu)
+            check(cnt is not None, "wakeup_lateness count of cpu %s" % cpu)
+            inf = sample(text, "pinwheel_runtime_wakeup_lateness_seconds_bucket", runtime="relay",
+                         cpu=cpu, le="+Inf")
+            check(inf == cnt, "cpu %s: +Inf bucket %r, count %r" % (cpu, inf, cnt))
+            b = [float(m.group(1)) for m in re.finditer(
+                r'^pinwheel_runtime_wakeup_lateness_seconds_bucket\{cpu="%s",le="[^"]+",'
+                r'runtime="relay"\} (\S+)$' % cpu, text, re.M)]
+            check(len(b) >= 2 and b == sorted(b), "cpu %s: buckets not cumulative: %r" % (cpu, b))
+            total += cnt
+        # 20 round trips through a 5 ms netem: the workers slept until its
+        # watchdog at least that often
+        check(total >= n, "timed wake-ups counted: %r (want >= %d)" % (total, n))
+        # /metrics only, behind the API's rules
+        r = request(c, "GET", "/proxies")
+        check(r.status == 404, "GET /proxies on --metrics: %r" % r)
+        r = request(c, "GET", "/")
+        check(r.status == 404, "GET / on --metrics: %r" % r)
+        conn = http.client.HTTPConnection(HOST, mp, timeout=5)
+        for hdrs, want in (({"User-Agent": "Mozilla/5.0"}, 403), ({"Host": "evil.test"}, 403)):
+            conn.request("GET", "/metrics", headers=hdrs)
+            r = conn.getresponse()
+            r.read()
+            check(r.status == want, "GET /metrics with %r: %d (want %d)" % (hdrs, r.status, want))
+        conn.close()
+        lint = promtool_check(text, "the relay's series")
+        check(lint is None or lint[0] == 0, "promtool check metrics: %s" % (lint and lint[1][-600:]))
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        uecho.sendto(b"quit", uecho.getsockname())
+        uecho.close()
+    check(proc.returncode == 0, "the relay's exit status %r (log %s)" % (proc.returncode, log))

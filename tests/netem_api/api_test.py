@@ -132,6 +132,7 @@ ORDER = [
     "cli_defaults",
     "metrics_off",
     "metrics_side_by_side",
+    "relay_metrics",
     "sigterm_in_flight",
 ]
 

@@ -12,8 +12,12 @@ starts `prometheus` on a loopback port and a storage folder of its own (the
 package may run its own service on :9090), scraping the API every second,
 and asks its query API until it returns what the proxy carried:
 toxiproxy_proxy_received_bytes_total and pinwheel_proxy_read_bytes_total
-for the proxy (5000 each way), up{job="pinwheel"} 1, and a runtime series
-(pinwheel_runtime_wakeups_total).  A scrape Prometheus could not parse
+for the proxy (5000 each way), up{job="pinwheel"} 1, and runtime series
+(pinwheel_runtime_wakeups_total, _timers_pending).  Beside it the command
+line's UDP relay with --metrics ADDR:PORT -runtime-metrics, 10 datagrams
+each way through a 2 ms netem, scraped as a second job: up 1, its
+pinwheel_udp_* under proxy="relay" (10 each way), and its workers' timed
+wake-ups in pinwheel_runtime_wakeup_lateness_seconds (10 at least).  A scrape Prometheus could not parse
 would leave up at 0 and the series absent.
 
 Exit: 0 when Prometheus returned every series with its value; 1 otherwise;
@@ -25,6 +29,7 @@ import argparse
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -36,6 +41,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import (HOST, Ctx, EchoServer, Failure, check, connect, expect, free_port,  # noqa: E402
                     pattern, proxy_port, recv_exact_or_close)
 from api_cli import Started  # noqa: E402
+from api_udp import udp_echo, udp_round_trips  # noqa: E402
 
 
 
@@ -73,7 +79,7 @@ def main():
     echo = EchoServer()
     port = free_port()
     ok = False
-    srv = proms = None
+    srv = proms = relay = uecho = None
     try:
         srv = Started(Ctx(S), ["-host", HOST, "-port", str(port), "-proxy-metrics",
                                "-runtime-metrics"], port, "prometheus")
@@ -86,12 +92,33 @@ def main():
         got, how = recv_exact_or_close(s, len(data), time.monotonic() + 5)
         s.close()
         check(got == data, "through pm: %d of 5000 bytes (%s)" % (len(got), how))
+        # the command line's UDP relay with --metrics, 10 datagrams each way
+        uecho, uport = udp_echo()
+        lport, mport = free_port(), free_port()
+        rlog = open(os.path.join(wd, "relay.log"), "wb")
+        relay = subprocess.Popen([S.binary, "--listen", "%s:%d" % (HOST, lport), "--to",
+                                  "%s:%d" % (HOST, uport), "--up", "netem delay 2ms",
+                                  "--metrics", "%s:%d" % (HOST, mport), "-runtime-metrics"],
+                                 stdin=subprocess.DEVNULL, stdout=rlog, stderr=rlog, cwd=wd)
+        rlog.close()
+        deadline = time.monotonic() + 15
+        while True:
+            check(relay.poll() is None, "the relay exited %r" % relay.returncode)
+            try:
+                with socket.create_connection((HOST, mport), timeout=1):
+                    break
+            except OSError:
+                check(time.monotonic() < deadline, "no relay metrics on %d" % mport)
+                time.sleep(0.05)
+        udp_round_trips("%s:%d" % (HOST, lport), 10, "pr")
         pport = free_port()
         cfg = os.path.join(wd, "prometheus.yml")
         with open(cfg, "w") as f:
             f.write("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
                     "scrape_configs:\n  - job_name: pinwheel\n    static_configs:\n"
-                    "      - targets: ['%s:%d']\n" % (HOST, port))
+                    "      - targets: ['%s:%d']\n"
+                    "  - job_name: pinwheel_relay\n    static_configs:\n"
+                    "      - targets: ['%s:%d']\n" % (HOST, port, HOST, mport))
         plog = open(os.path.join(wd, "prometheus.log"), "wb")
         proms = subprocess.Popen([prom, "--config.file=" + cfg,
                                   "--storage.tsdb.path=" + os.path.join(wd, "data"),
@@ -105,6 +132,11 @@ def main():
             'up{job="pinwheel"}': 1,
             'count(pinwheel_runtime_wakeups_total{runtime="tcp"}) > bool 0': 1,
             'count(process_open_fds) > bool 0': 1,
+            'count(pinwheel_runtime_timers_pending{runtime="tcp"}) > bool 0': 1,
+            'up{job="pinwheel_relay"}': 1,
+            'pinwheel_udp_received_datagrams_total{proxy="relay",direction="upstream"}': 10,
+            'pinwheel_udp_sent_datagrams_total{proxy="relay",direction="downstream"}': 10,
+            'sum(pinwheel_runtime_wakeup_lateness_seconds_count{runtime="relay"}) >= bool 10': 1,
         }
         deadline = time.monotonic() + 60
         got = {}
@@ -136,6 +168,16 @@ def main():
                 proms.wait()
         if srv:
             srv.stop()
+        if relay:
+            relay.terminate()
+            try:
+                relay.wait(10)
+            except subprocess.TimeoutExpired:
+                relay.kill()
+                relay.wait()
+        if uecho:
+            uecho.sendto(b"quit", uecho.getsockname())
+            uecho.close()
         echo.stop()
     if ok:
         shutil.rmtree(wd, ignore_errors=True)

@@ -38,6 +38,7 @@ const char relay_help_text[] =
 "                   [--max-packets N] [--max-bytes BYTES]\n"
 "                   [--up-schedule FILE] [--down-schedule FILE]\n"
 "                   [--accuracy] [--check]\n"
+"                   [--metrics ADDR:PORT [-runtime-metrics] [--allow-host NAME]...]\n"
 "                   [--map ADDR[:PORT]=MAJ:MIN]... [--help]\n"
 "    pinwheel-netem --api ADDR:PORT [--config FILE] [--tcp-buffer BYTES]\n"
 "                   [--workers N] [--max-bytes BYTES] [--allow-host NAME]...\n"
@@ -86,6 +87,16 @@ const char relay_help_text[] =
 "    --check              with --accuracy (implied): at exit, judge the\n"
 "                         achieved against the configured (docs/relay.md);\n"
 "                         exit status 3 when it left the tolerance\n"
+"    --metrics ADDR:PORT  serve Prometheus' text at http://ADDR:PORT/metrics: the\n"
+"                         relay's counters as the API's UDP proxies' series,\n"
+"                         under proxy=\"relay\" (pinwheel_udp_*, the qdiscs'\n"
+"                         pinwheel_qdisc_*, pinwheel_proxy_check with\n"
+"                         --accuracy, pinwheel_relay_info naming --listen and\n"
+"                         --to); with -runtime-metrics the process's and the\n"
+"                         relay runtime's too (docs/metrics.md).  Only\n"
+"                         /metrics is served; a loopback ADDR admits only\n"
+"                         its own Host names and --allow-host's, and no\n"
+"                         browser (the API's rules)\n"
 "    --per-queue          install each spec under an mq root, one copy per TX\n"
 "                         queue (scales with workers; a rate is then per worker)\n"
 "    --steer-cpu          hand each datagram to the worker of the CPU the kernel\n"
@@ -149,10 +160,11 @@ const char relay_help_text[] =
 "                         (docs/relay.md); --listen and --to are not taken then\n"
 "    --config FILE        with --api: create the proxies of FILE at start (a JSON\n"
 "                         array of proxies, toxiproxy's -config format)\n"
-"    --allow-host NAME    with --api on a loopback address: admit requests whose\n"
-"                         Host header is NAME (with the API's port or none)\n"
-"                         beside the API's address, localhost, 127.0.0.1 and\n"
-"                         [::1]; others are refused (DNS rebinding); repeatable\n"
+"    --allow-host NAME    with --api (or --metrics) on a loopback address:\n"
+"                         admit requests whose Host header is NAME (with the\n"
+"                         port or none) beside the address, localhost,\n"
+"                         127.0.0.1 and [::1]; others are refused (DNS\n"
+"                         rebinding); repeatable\n"
 "    --tcp-buffer BYTES   with --api: bytes one direction of a TCP connection may\n"
 "                         hold before the proxy stops reading its sender\n"
 "                         (default 256k; 4k..1g)\n"
@@ -183,8 +195,11 @@ const char relay_help_text[] =
 "                         toxiproxy_proxy_sent_bytes_total) and pinwheel's own\n"
 "                         (pinwheel_proxy_*: docs/metrics.md)\n"
 "    -runtime-metrics     GET /metrics gives the process's series (process_*)\n"
-"                         and pinwheel's runtimes' (pinwheel_runtime_*)\n"
-"                         (without either, /metrics is 404, as in toxiproxy)\n"
+"                         and pinwheel's runtimes' (pinwheel_runtime_*: timers\n"
+"                         pending and fired, kicks by reason, the workers'\n"
+"                         wake-up lateness as a histogram); with the relay's\n"
+"                         --metrics too (without either, the API's /metrics\n"
+"                         is 404, as in toxiproxy)\n"
 "    -version             print the version and exit\n"
 "\n"
 "STATISTICS\n"
@@ -489,7 +504,7 @@ static const struct opt opts[] = {
 	{ "down-schedule", 0, 1 }, { "per-queue", 1, 1 }, { "steer-cpu", 1, 1 },
 	{ "stats", 0, 1 }, { "json", 1, 1 }, { "map", 0, 1 }, { "accuracy", 1, 1 },
 	{ "check", 1, 1 }, { "idle", 0, 1 }, { "drain", 0, 1 }, { "max-clients", 0, 1 },
-	{ "max-clients-per-addr", 0, 1 }, { "max-packets", 0, 1 },
+	{ "max-clients-per-addr", 0, 1 }, { "max-packets", 0, 1 }, { "metrics", 0, 1 },
 	/* both modes' */
 	{ "workers", 0, 0 }, { "seed", 0, 0 }, { "max-bytes", 0, 0 }, { "help", 1, 0 },
 	/* the API's, pinwheel's spelling */
@@ -634,6 +649,11 @@ int relay_parse_args(int argc, char **argv, struct relay_config *cfg, char *err,
 			if (relay_parse_addr(v, &cfg->api_addr, &cfg->api_len, aerr, sizeof(aerr)))
 				return fail(err, errlen, "--api: %s", aerr);
 			cfg->api = 1;
+		} else if (!strcmp(o, "--metrics")) {
+			if (relay_parse_addr(v, &cfg->metrics_addr, &cfg->metrics_len, aerr,
+					     sizeof(aerr)))
+				return fail(err, errlen, "--metrics: %s", aerr);
+			cfg->metrics = 1;
 		} else if (!strcmp(o, "--config")) {
 			if (!*v)
 				return fail(err, errlen, "--config: an empty file name");
@@ -688,14 +708,18 @@ int relay_parse_args(int argc, char **argv, struct relay_config *cfg, char *err,
 		}
 		cfg->has_seed = 1;
 	}
-	if ((cfg->proxy_metrics || cfg->runtime_metrics) && !cfg->api)
-		return fail(err, errlen, "%s: the API's GET /metrics; the relay (--listen/--to) "
-					 "serves none (--stats, --json: its reports)",
-			    cfg->proxy_metrics ? "-proxy-metrics" : "-runtime-metrics");
+	if (cfg->proxy_metrics && !cfg->api)
+		return fail(err, errlen, "-proxy-metrics: the API's proxies' series; the relay "
+					 "(--listen/--to) has no proxies: --metrics ADDR:PORT serves "
+					 "its own series");
+	if (cfg->runtime_metrics && !cfg->api && !cfg->metrics)
+		return fail(err, errlen, "-runtime-metrics: needs --metrics ADDR:PORT (the relay's "
+					 "GET /metrics) or the API");
 	if (cfg->config_file && !cfg->api)
 		return fail(err, errlen, "--config %s: needs --api ADDR:PORT", cfg->config_file);
-	if (cfg->nallow_host && !cfg->api)
-		return fail(err, errlen, "--allow-host %s: needs --api ADDR:PORT", cfg->allow_host[0]);
+	if (cfg->nallow_host && !cfg->api && !cfg->metrics)
+		return fail(err, errlen, "--allow-host %s: needs --api ADDR:PORT or --metrics "
+					 "ADDR:PORT", cfg->allow_host[0]);
 	if (cfg->api) {
 		/* the API's proxies are TCP; the command-line UDP relay does not
 		 * run beside them in one process (yet) */
@@ -708,6 +732,10 @@ int relay_parse_args(int argc, char **argv, struct relay_config *cfg, char *err,
 		if (cfg->steer_cpu)
 			return fail(err, errlen, "--api: --steer-cpu belongs to the UDP relay "
 						 "(--listen/--to); the API's proxies spread by address");
+		if (cfg->metrics)
+			return fail(err, errlen, "--metrics belongs to the UDP relay (--listen/--to); "
+						 "the API serves GET /metrics on its own port "
+						 "(-proxy-metrics, -runtime-metrics)");
 		return 0;
 	}
 	if (!have_listen)

@@ -77,6 +77,9 @@ struct relay_config {
 	int proxy_metrics;             /* -proxy-metrics: toxiproxy's series at /metrics */
 	int runtime_metrics;           /* -runtime-metrics: the process's and the runtimes' */
 	int version;                   /* -version */
+	int metrics;                   /* --metrics given: the relay serves GET /metrics */
+	struct sockaddr_storage metrics_addr; /* --metrics ADDR:PORT */
+	socklen_t metrics_len;
 };
 
 /* Defaults. */

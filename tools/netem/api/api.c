@@ -583,7 +583,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		return reply_too_big(c);
 	char *body = NULL;
 	const char *ctype = NULL;
-	if (a->metrics && (a->metrics->proxy || a->metrics->runtime) && !strcmp(url, "/metrics") &&
+	if (a->metrics && (a->metrics->proxy || a->metrics->runtime || a->metrics->relay_json) &&
+	    !strcmp(url, "/metrics") &&
 	    (!strcmp(method, "GET") || !strcmp(method, "HEAD"))) {
 		/* Prometheus' scrape (metrics.c); behind the same guard */
 		body = netem_metrics_text(a->r, a->metrics);
@@ -592,6 +593,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 				     "application/json");
 		return reply(c, 200, body, NETEM_METRICS_CTYPE);
 	}
+	if (!a->r) /* --metrics: nothing else */
+		return reply(c, 404, strdup("404 page not found\n"), "text/plain; charset=utf-8");
 	if (is_read(method) && is_page_path(url))
 		return reply_page(a, c);
 	if (is_read(method) && !strcmp(url, NETEM_DASHBOARD_DATA_PATH)) {
@@ -621,7 +624,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	}
 }
 
-static int fail(char *err, size_t errlen, const struct sockaddr *addr, const char *what, int e)
+static int fail(char *err, size_t errlen, const char *opt, const struct sockaddr *addr,
+		const char *what, int e)
 {
 	char h[INET6_ADDRSTRLEN] = "?";
 	unsigned port = 0;
@@ -634,7 +638,7 @@ static int fail(char *err, size_t errlen, const struct sockaddr *addr, const cha
 		inet_ntop(AF_INET, &s4->sin_addr, h, sizeof(h));
 		port = ntohs(s4->sin_port);
 	}
-	snprintf(err, errlen, "--api %s%s%s:%u: %s: %s", addr->sa_family == AF_INET6 ? "[" : "", h,
+	snprintf(err, errlen, "%s %s%s%s:%u: %s: %s", opt, addr->sa_family == AF_INET6 ? "[" : "", h,
 		 addr->sa_family == AF_INET6 ? "]" : "", port, what, strerror(e));
 	return -e;
 }
@@ -674,12 +678,13 @@ int netem_api_start(struct proxy_registry *r, const struct sockaddr *addr, sockl
 		    const struct netem_metrics_cfg *metrics, struct netem_api **out,
 		    struct sockaddr_storage *bound, socklen_t *bound_len, char *err, size_t errlen)
 {
+	const char *opt = r ? "--api" : "--metrics"; /* what names @addr in messages */
 	for (unsigned i = 0; i < nallow_host; i++)
 		if (allow_host_check(allow_host[i], err, errlen))
 			return -EINVAL;
 	int fd = socket(addr->sa_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
-		return fail(err, errlen, addr, "socket", errno);
+		return fail(err, errlen, opt, addr, "socket", errno);
 	int one = 1;
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (addr->sa_family == AF_INET6)
@@ -687,14 +692,14 @@ int netem_api_start(struct proxy_registry *r, const struct sockaddr *addr, sockl
 	if (bind(fd, addr, len) || listen(fd, 128)) {
 		int e = errno;
 		close(fd);
-		return fail(err, errlen, addr, "bind", e);
+		return fail(err, errlen, opt, addr, "bind", e);
 	}
 	*bound_len = sizeof(*bound);
 	getsockname(fd, (struct sockaddr *)bound, bound_len);
 	struct netem_api *a = calloc(1, sizeof(*a));
 	if (!a) {
 		close(fd);
-		return fail(err, errlen, addr, "start", ENOMEM);
+		return fail(err, errlen, opt, addr, "start", ENOMEM);
 	}
 	a->r = r;
 	a->metrics = metrics;
@@ -711,7 +716,7 @@ int netem_api_start(struct proxy_registry *r, const struct sockaddr *addr, sockl
 			int e = k < 0 ? errno : EIO;
 			free(a);
 			close(fd);
-			return fail(err, errlen, addr, "getrandom for the dashboard's token", e);
+			return fail(err, errlen, opt, addr, "getrandom for the dashboard's token", e);
 		}
 		got += (size_t)k;
 	}
@@ -738,7 +743,7 @@ int netem_api_start(struct proxy_registry *r, const struct sockaddr *addr, sockl
 		free(a->allow);
 		free(a);
 		close(fd);
-		return fail(err, errlen, addr, "start", ENOMEM);
+		return fail(err, errlen, opt, addr, "start", ENOMEM);
 	}
 	pthread_mutex_init(&a->lock, NULL);
 	pthread_condattr_t ca;
@@ -769,7 +774,7 @@ int netem_api_start(struct proxy_registry *r, const struct sockaddr *addr, sockl
 			free(a->allow[i]);
 		free(a->allow);
 		free(a);
-		return fail(err, errlen, addr,
+		return fail(err, errlen, opt, addr,
 			    e == EIO ? "libmicrohttpd did not start" : "no watchdog thread", e);
 	}
 	a->has_watchdog = 1;

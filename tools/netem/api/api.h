@@ -36,8 +36,11 @@ struct netem_api;
  * API nor one of the @nallow_host names of @allow_host (--allow-host;
  * copied).
  * GET /metrics (Prometheus' text: metrics.h) is served as @metrics says
- * (NULL, or neither kind on: 404, as toxiproxy without -proxy-metrics
- * and -runtime-metrics); @metrics must outlive the API.
+ * (NULL, or no kind on: 404, as toxiproxy without -proxy-metrics and
+ * -runtime-metrics); @metrics must outlive the API.  @r NULL: the
+ * command line relay's --metrics, GET /metrics and nothing else (every
+ * other request 404, the guard first as for the API; messages name
+ * --metrics).
  * Context: the server's main thread, with the signals it waits for
  * blocked (the polling thread inherits the mask).
  * Return: 0; a negative errno with a message naming the address, or the

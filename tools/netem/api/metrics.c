@@ -36,8 +36,9 @@
  * (CPU seconds, resident and virtual memory, descriptors open and the
  * limit, start time), and per pinwheel runtime and CPU its worker's
  * counters (pw_stats_read(): wake-ups, timers armed and expired, work
- * items, busy and idle time, lock waits) and the kicks it received by
- * reason (pw_kick_stats_read()).
+ * items, busy and idle time, lock waits), the kicks it received by
+ * reason (pw_kick_stats_read()), the timers pending (pw_pending_read())
+ * and its wake-up lateness as a histogram (pw_wake_lateness_read()).
  *
  * Threads: the API's polling thread (netem_metrics_text()); proxy.c's
  * request paths (proxy__tp_fold()).  Locks: netem_metrics_text() takes
@@ -239,7 +240,9 @@ void proxy__tp_free(struct proxy_registry *r)
 
 /* One proxy as a scrape reads it (r->lock held throughout). */
 struct snap {
-	const struct entry *e;
+	const struct entry *e;        /* NULL: the command line's relay */
+	const char *name;             /* the "proxy" label */
+	int udp;
 	struct tcp_proxy_stats s;     /* TCP: totals (entry_totals()) */
 	json_t *js;                   /* proxy__stats_json(): both kinds */
 };
@@ -387,19 +390,19 @@ static void tcp_series(struct mbuf *b, struct snap *sn, unsigned n)
 	for (size_t f = 0; f < sizeof(px) / sizeof(px[0]); f++) {
 		family(b, px[f].name, px[f].type, px[f].help);
 		for (unsigned i = 0; i < n; i++) {
-			if (sn[i].e->udp)
+			if (sn[i].udp)
 				continue;
 			uint64_t v;
 			memcpy(&v, (const char *)&sn[i].s + px[f].off, sizeof(v));
-			series(b, px[f].name, sn[i].e->name, -1, NULL, NULL);
+			series(b, px[f].name, sn[i].name, -1, NULL, NULL);
 			put(b, "%llu\n", (unsigned long long)v);
 		}
 	}
 	for (size_t f = 0; f < sizeof(dir_fams) / sizeof(dir_fams[0]); f++) {
 		family(b, dir_fams[f].name, dir_fams[f].type, dir_fams[f].help);
 		for (unsigned i = 0; i < n; i++)
-			for (int d = 0; !sn[i].e->udp && d < TOXIC_NSTREAMS; d++) {
-				series(b, dir_fams[f].name, sn[i].e->name, d, NULL, NULL);
+			for (int d = 0; !sn[i].udp && d < TOXIC_NSTREAMS; d++) {
+				series(b, dir_fams[f].name, sn[i].name, d, NULL, NULL);
 				put(b, "%llu\n",
 				    (unsigned long long)dir_field(&sn[i].s.dir[d], dir_fams[f].off));
 			}
@@ -408,10 +411,10 @@ static void tcp_series(struct mbuf *b, struct snap *sn, unsigned n)
 	family(b, dn, "counter",
 	       "Bytes dropped: cut by a toxic on purpose (toxic), or held when the connection closed (closed).");
 	for (unsigned i = 0; i < n; i++)
-		for (int d = 0; !sn[i].e->udp && d < TOXIC_NSTREAMS; d++) {
-			series(b, dn, sn[i].e->name, d, "reason", "toxic");
+		for (int d = 0; !sn[i].udp && d < TOXIC_NSTREAMS; d++) {
+			series(b, dn, sn[i].name, d, "reason", "toxic");
 			put(b, "%llu\n", (unsigned long long)sn[i].s.dir[d].bytes_cut);
-			series(b, dn, sn[i].e->name, d, "reason", "closed");
+			series(b, dn, sn[i].name, d, "reason", "closed");
 			put(b, "%llu\n", (unsigned long long)sn[i].s.dir[d].bytes_dropped);
 		}
 	/* the achieved delay: the data path's buckets every half octave (tcp.h) */
@@ -419,7 +422,7 @@ static void tcp_series(struct mbuf *b, struct snap *sn, unsigned n)
 	family(b, hn, "histogram",
 	       "The delay the proxy added to each chunk (written minus read time); le: the bucket's bound.");
 	for (unsigned i = 0; i < n; i++)
-		for (int d = 0; !sn[i].e->udp && d < TOXIC_NSTREAMS; d++) {
+		for (int d = 0; !sn[i].udp && d < TOXIC_NSTREAMS; d++) {
 			const struct tcp_dir_stats *x = &sn[i].s.dir[d];
 			uint64_t below = x->delay_hist[0], total = 0;
 			for (unsigned k = 0; k < TCP_DELAY_BUCKETS; k++)
@@ -427,16 +430,16 @@ static void tcp_series(struct mbuf *b, struct snap *sn, unsigned n)
 			for (unsigned k = 1; k + 4 < TCP_DELAY_BUCKETS; k += 4) {
 				char le[32];
 				snprintf(le, sizeof(le), "%.9g", (double)tcp_delay_bucket_lo(k) / 1e9);
-				series(b, "pinwheel_proxy_delay_seconds_bucket", sn[i].e->name, d, "le", le);
+				series(b, "pinwheel_proxy_delay_seconds_bucket", sn[i].name, d, "le", le);
 				put(b, "%llu\n", (unsigned long long)below);
 				for (unsigned j = k; j < k + 4; j++)
 					below += x->delay_hist[j];
 			}
-			series(b, "pinwheel_proxy_delay_seconds_bucket", sn[i].e->name, d, "le", "+Inf");
+			series(b, "pinwheel_proxy_delay_seconds_bucket", sn[i].name, d, "le", "+Inf");
 			put(b, "%llu\n", (unsigned long long)total);
-			series(b, "pinwheel_proxy_delay_seconds_sum", sn[i].e->name, d, NULL, NULL);
+			series(b, "pinwheel_proxy_delay_seconds_sum", sn[i].name, d, NULL, NULL);
 			put(b, "%.9g\n", (double)x->delay_sum_ns / 1e9);
-			series(b, "pinwheel_proxy_delay_seconds_count", sn[i].e->name, d, NULL, NULL);
+			series(b, "pinwheel_proxy_delay_seconds_count", sn[i].name, d, NULL, NULL);
 			put(b, "%llu\n", (unsigned long long)total);
 		}
 	/* what the toxics configure, from the stats' JSON (proxy_json.c) */
@@ -457,8 +460,8 @@ static void tcp_series(struct mbuf *b, struct snap *sn, unsigned n)
 	for (size_t f = 0; f < sizeof(cf) / sizeof(cf[0]); f++) {
 		family(b, cf[f].name, "gauge", cf[f].help);
 		for (unsigned i = 0; i < n; i++)
-			for (int d = 0; !sn[i].e->udp && d < TOXIC_NSTREAMS; d++) {
-				series(b, cf[f].name, sn[i].e->name, d, NULL, NULL);
+			for (int d = 0; !sn[i].udp && d < TOXIC_NSTREAMS; d++) {
+				series(b, cf[f].name, sn[i].name, d, NULL, NULL);
 				put(b, "%.9g\n",
 				    jnum(json_object_get(sn[i].js, dir_name[d]), cf[f].key) * cf[f].scale);
 			}
@@ -478,7 +481,7 @@ static void check_series(struct mbuf *b, struct snap *sn, unsigned n)
 				json_object_get(json_object_get(sn[i].js, dir_name[d]), "check"));
 			if (!c || (strcmp(c, "pass") && strcmp(c, "fail")))
 				continue;
-			series(b, cn, sn[i].e->name, d, NULL, NULL);
+			series(b, cn, sn[i].name, d, NULL, NULL);
 			put(b, "%d\n", !strcmp(c, "pass"));
 		}
 }
@@ -506,28 +509,28 @@ static void udp_series(struct mbuf *b, struct snap *sn, unsigned n)
 	for (size_t f = 0; f < sizeof(up) / sizeof(up[0]); f++) {
 		family(b, up[f].name, up[f].type, up[f].help);
 		for (unsigned i = 0; i < n; i++)
-			if (sn[i].e->udp) {
-				series(b, up[f].name, sn[i].e->name, -1, NULL, NULL);
+			if (sn[i].udp) {
+				series(b, up[f].name, sn[i].name, -1, NULL, NULL);
 				put(b, "%.17g\n", jnum(sn[i].js, up[f].key));
 			}
 	}
 	for (size_t f = 0; f < sizeof(ud) / sizeof(ud[0]); f++) {
 		family(b, ud[f].name, ud[f].type, ud[f].help);
 		for (unsigned i = 0; i < n; i++)
-			for (int d = 0; sn[i].e->udp && d < TOXIC_NSTREAMS; d++) {
-				series(b, ud[f].name, sn[i].e->name, d, NULL, NULL);
+			for (int d = 0; sn[i].udp && d < TOXIC_NSTREAMS; d++) {
+				series(b, ud[f].name, sn[i].name, d, NULL, NULL);
 				put(b, "%.17g\n", jnum(json_object_get(sn[i].js, dir_name[d]), ud[f].key));
 			}
 	}
 	const char *dn = "pinwheel_udp_dropped_datagrams_total";
 	family(b, dn, "counter", "Datagrams dropped, by reason (the qdiscs' and the relay's).");
 	for (unsigned i = 0; i < n; i++)
-		for (int d = 0; sn[i].e->udp && d < TOXIC_NSTREAMS; d++) {
+		for (int d = 0; sn[i].udp && d < TOXIC_NSTREAMS; d++) {
 			json_t *o = json_object_get(json_object_get(sn[i].js, dir_name[d]), "dropped");
 			const char *k;
 			json_t *v;
 			json_object_foreach(o, k, v) {
-				series(b, dn, sn[i].e->name, d, "reason", k);
+				series(b, dn, sn[i].name, d, "reason", k);
 				put(b, "%.17g\n", json_is_number(v) ? json_number_value(v) : 0);
 			}
 		}
@@ -563,7 +566,12 @@ static void qdisc_series(struct mbuf *b, struct snap *sn, unsigned n)
 					json_array_foreach(json_object_get(dev, "qdiscs"), c, qd) {
 						const char *kind = json_string_value(json_object_get(qd, "kind"));
 						const char *h = json_string_value(json_object_get(qd, "handle"));
-						series_open(b, q[f].name, sn[i].e->name, d, "toxic",
+						/* "root", or the parent tc -j names: an mq's
+						 * children all have handle 0: */
+						const char *pa = json_is_true(json_object_get(qd, "root"))
+									 ? "root"
+									 : json_string_value(json_object_get(qd, "parent"));
+						series_open(b, q[f].name, sn[i].name, d, "toxic",
 							    tx ? tx : "");
 						put(b, ",device=\"");
 						put_val(b, dv ? dv : "");
@@ -571,6 +579,8 @@ static void qdisc_series(struct mbuf *b, struct snap *sn, unsigned n)
 						put_val(b, kind ? kind : "");
 						put(b, "\",handle=\"");
 						put_val(b, h ? h : "");
+						put(b, "\",parent=\"");
+						put_val(b, pa ? pa : "");
 						put(b, "\"} %.17g\n", jnum(qd, q[f].key));
 					}
 				}
@@ -588,6 +598,8 @@ static void proxy_families(struct mbuf *b, struct proxy_registry *r)
 	unsigned n = r->n;
 	for (unsigned i = 0; i < n; i++) {
 		sn[i].e = r->e[i];
+		sn[i].name = r->e[i]->name;
+		sn[i].udp = r->e[i]->udp;
 		if (!r->e[i]->udp)
 			entry_totals(r, r->e[i], &sn[i].s);
 		sn[i].js = proxy__stats_json(r, r->e[i]);
@@ -606,6 +618,33 @@ static void proxy_families(struct mbuf *b, struct proxy_registry *r)
 	for (unsigned i = 0; i < n; i++)
 		json_decref(sn[i].js);
 	free(sn);
+}
+
+/* ------------------------------------------------------------ relay */
+
+/* The command line's relay (--metrics): the UDP proxy's families under
+ * proxy="relay", and what it listens on and sends to. */
+static void relay_families(struct mbuf *b, const struct netem_metrics_cfg *c)
+{
+	char *text = c->relay_json(c->relay_arg);
+	struct snap sn = { .name = "relay", .udp = 1, .js = text ? json_loads(text, 0, NULL) : NULL };
+	free(text);
+	if (!json_is_object(sn.js)) {
+		json_decref(sn.js);
+		b->oom = 1;
+		return;
+	}
+	family(b, "pinwheel_relay_info", "gauge",
+	       "The command line's UDP relay (proxy=\"relay\" in the other series): its addresses.");
+	put(b, "pinwheel_relay_info{listen=\"");
+	put_val(b, c->relay_listen ? c->relay_listen : "");
+	put(b, "\",proxy=\"relay\",upstream=\"");
+	put_val(b, c->relay_upstream ? c->relay_upstream : "");
+	put(b, "\"} 1\n");
+	check_series(b, &sn, 1);
+	udp_series(b, &sn, 1);
+	qdisc_series(b, &sn, 1);
+	json_decref(sn.js);
 }
 
 /* ------------------------------------------------------------ runtime */
@@ -724,6 +763,42 @@ static void runtime_families(struct mbuf *b, const struct netem_metrics_cfg *c)
 			    c->rt_name[r],
 			    (unsigned long long)(st.kicks_received > named ? st.kicks_received - named : 0));
 		}
+	const char *pn = "pinwheel_runtime_timers_pending";
+	family(b, pn, "gauge",
+	       "Timers pending on the CPU now: wheel timers (type timer) and hrtimers (type hrtimer).");
+	for (unsigned r = 0; r < c->nrt; r++)
+		for (unsigned cpu = 0; cpu < pw_runtime_ncpus(c->rt[r]); cpu++) {
+			struct pw_pending p;
+			if (pw_pending_read(c->rt[r], cpu, &p))
+				continue;
+			put(b, "%s{cpu=\"%u\",runtime=\"%s\",type=\"hrtimer\"} %llu\n", pn, cpu,
+			    c->rt_name[r], (unsigned long long)p.hrtimers);
+			put(b, "%s{cpu=\"%u\",runtime=\"%s\",type=\"timer\"} %llu\n", pn, cpu,
+			    c->rt_name[r], (unsigned long long)p.timers);
+		}
+	/* the library's buckets (1 us doubling) as Prometheus' cumulative ones */
+	const char *ln = "pinwheel_runtime_wakeup_lateness_seconds";
+	family(b, ln, "histogram",
+	       "How late the CPU's worker ran again after sleeping until its next event (timed wake-ups).");
+	for (unsigned r = 0; r < c->nrt; r++)
+		for (unsigned cpu = 0; cpu < pw_runtime_ncpus(c->rt[r]); cpu++) {
+			struct pw_wake_lateness w;
+			if (pw_wake_lateness_read(c->rt[r], cpu, &w))
+				continue;
+			uint64_t below = 0;
+			for (unsigned i = 0; i + 1 < PW_LATENESS_BUCKETS; i++) {
+				below += w.bucket[i];
+				put(b, "%s_bucket{cpu=\"%u\",le=\"%.9g\",runtime=\"%s\"} %llu\n", ln, cpu,
+				    (double)pw_wake_lateness_bound_ns(i) / 1e9, c->rt_name[r],
+				    (unsigned long long)below);
+			}
+			put(b, "%s_bucket{cpu=\"%u\",le=\"+Inf\",runtime=\"%s\"} %llu\n", ln, cpu,
+			    c->rt_name[r], (unsigned long long)w.count);
+			put(b, "%s_sum{cpu=\"%u\",runtime=\"%s\"} %.9g\n", ln, cpu, c->rt_name[r],
+			    (double)w.sum_ns / 1e9);
+			put(b, "%s_count{cpu=\"%u\",runtime=\"%s\"} %llu\n", ln, cpu, c->rt_name[r],
+			    (unsigned long long)w.count);
+		}
 }
 
 /* ------------------------------------------------------------ the text */
@@ -741,6 +816,8 @@ char *netem_metrics_text(struct proxy_registry *r, const struct netem_metrics_cf
 		pthread_mutex_unlock(&r->lock);
 		pthread_mutex_unlock(&r->req_lock);
 	}
+	if (c->relay_json)
+		relay_families(&b, c);
 	if (c->runtime) {
 		process_families(&b);
 		runtime_families(&b, c);

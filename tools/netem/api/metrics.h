@@ -4,7 +4,10 @@
  * toxiproxy's two per-proxy series with -proxy-metrics, pinwheel's own
  * beside them (pinwheel_proxy_*, pinwheel_udp_*, pinwheel_qdisc_*), and
  * with -runtime-metrics the process's (process_*, as Prometheus' process
- * collector names them) and pinwheel's runtimes' (pinwheel_runtime_*).
+ * collector names them) and pinwheel's runtimes' (pinwheel_runtime_*);
+ * for the command line's UDP relay (--metrics ADDR:PORT), its own
+ * (pinwheel_relay_info, and pinwheel_udp_*, pinwheel_qdisc_* and
+ * pinwheel_proxy_check under proxy="relay").
  * docs/metrics.md lists every series.
  * Threads: the API's polling thread.  Locks: the registry's two mutexes,
  * taken as a request takes them.
@@ -24,6 +27,14 @@ struct netem_metrics_cfg {
 	struct pw_runtime *rt[NETEM_METRICS_MAX_RT]; /* the runtimes to report */
 	const char *rt_name[NETEM_METRICS_MAX_RT];   /* their "runtime" label */
 	unsigned nrt;
+	/* the command line's UDP relay (--metrics ADDR:PORT), or NULL: its
+	 * series as a UDP proxy's under proxy="relay", from the object
+	 * relay_json(relay_arg) gives (udp_relay_stats_json()'s text,
+	 * malloc'd; NULL: out of memory), called on the scraping thread;
+	 * the addresses it listens on and sends to, as labels */
+	char *(*relay_json)(void *relay_arg);
+	void *relay_arg;
+	const char *relay_listen, *relay_upstream;
 };
 
 /**

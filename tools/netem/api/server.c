@@ -28,6 +28,11 @@
  * resolver thread, the registry (closing every proxy: its connections
  * are closed and what they held counted), the plane last.
  *
+ * The command line's relay serves GET /metrics the same way when given
+ * --metrics ADDR:PORT (netem_relay_metrics_start()): the API's HTTP front
+ * with no registry (/metrics only), the relay's statistics read under the
+ * lock main holds around its own calls on the relay.
+ *
  * Built without the libraries, the build compiles tools/netem/api/server_none.c
  * in this file's place, which says which packages to install.
  *
@@ -55,6 +60,7 @@
 #include "metrics.h"
 #include "proxy.h"
 #include "../tcp/tcp.h"
+#include "../udp/udp.h"
 #include "udp_proxy.h"
 
 /* ------------------------------------- the registry's plane: tcp.h */
@@ -301,4 +307,77 @@ out:
 		pw_runtime_destroy(sv.scratch);
 	free(text);
 	return status;
+}
+
+/* ------------------------------------- the command line relay's --metrics */
+
+struct netem_relay_metrics {
+	struct udp_relay *r;
+	pthread_mutex_t *lock;     /* the relay's controlling-thread lock (main's too) */
+	struct netem_metrics_cfg mc;
+	struct netem_api *api;
+	char listen[80], upstream[80];
+};
+
+/* The relay's statistics for a scrape (metrics.h's relay_json).  Context:
+ * the metrics server's polling thread; takes m->lock around the relay's
+ * calls. */
+static char *relay_json(void *arg)
+{
+	struct netem_relay_metrics *m = arg;
+	struct udp_stats s;
+	pthread_mutex_lock(m->lock);
+	udp_relay_snapshot(m->r, &s);
+	char *text = udp_relay_stats_json(m->r, &s, NULL, "started");
+	pthread_mutex_unlock(m->lock);
+	return text;
+}
+
+int netem_relay_metrics_start(struct udp_relay *r, const struct relay_config *cfg,
+			      pthread_mutex_t *lock, struct netem_relay_metrics **out, char *err,
+			      size_t errlen)
+{
+	struct netem_relay_metrics *m = calloc(1, sizeof(*m));
+	*out = NULL;
+	if (!m) {
+		snprintf(err, errlen, "--metrics: out of memory");
+		return -ENOMEM;
+	}
+	const struct relay_config *rc = udp_relay_config(r);
+	relay_format_addr(&rc->listen, m->listen, sizeof(m->listen));
+	relay_format_addr(&rc->to, m->upstream, sizeof(m->upstream));
+	m->r = r;
+	m->lock = lock;
+	m->mc = (struct netem_metrics_cfg){
+		.runtime = cfg->runtime_metrics,
+		.rt = { udp_relay_runtime(r) },
+		.rt_name = { "relay" },
+		.nrt = 1,
+		.relay_json = relay_json,
+		.relay_arg = m,
+		.relay_listen = m->listen,
+		.relay_upstream = m->upstream,
+	};
+	struct sockaddr_storage bound;
+	socklen_t blen;
+	int rc2 = netem_api_start(NULL, (const struct sockaddr *)&cfg->metrics_addr,
+				  cfg->metrics_len, cfg->allow_host, cfg->nallow_host, &m->mc, &m->api,
+				  &bound, &blen, err, errlen);
+	if (rc2) {
+		free(m);
+		return rc2;
+	}
+	char a[80];
+	relay_format_addr(&bound, a, sizeof(a));
+	fprintf(stderr, "pinwheel-netem: metrics listening on %s\n", a);
+	*out = m;
+	return 0;
+}
+
+void netem_relay_metrics_stop(struct netem_relay_metrics *m)
+{
+	if (!m)
+		return;
+	netem_api_stop(m->api); /* joins the polling thread: no scrape after this */
+	free(m);
 }

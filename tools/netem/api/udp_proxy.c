@@ -79,7 +79,6 @@
 #include "udp_proxy.h"
 
 #include <errno.h>
-#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -550,44 +549,6 @@ static int up_validate(void *ctx, const struct toxic *t, char *err, size_t errle
 
 /* ------------------------------------------------------------ statistics */
 
-/* Direction @d's object: the counters of @s, the latency configured and
- * the device's report (none while closed). */
-static json_t *dir_json(struct udp_proxy *p, int d, const struct udp_dir_stats *s)
-{
-	json_t *j = json_object(), *dr = json_object(), *tc = json_array();
-	json_object_set_new(j, "rx", json_integer((json_int_t)s->rx));
-	json_object_set_new(j, "rx_bytes", json_integer((json_int_t)s->rx_bytes));
-	json_object_set_new(j, "clones", json_integer((json_int_t)s->clones));
-	json_object_set_new(j, "out", json_integer((json_int_t)s->out));
-	json_object_set_new(j, "out_bytes", json_integer((json_int_t)s->out_bytes));
-	for (unsigned k = 0; k < RD_NREASONS; k++)
-		if (s->dropped[k])
-			json_object_set_new(dr, udp_reason_name(k),
-					    json_integer((json_int_t)s->dropped[k]));
-	json_object_set_new(j, "dropped_total", json_integer((json_int_t)udp_dropped_total(s)));
-	json_object_set_new(j, "dropped", dr);
-	json_object_set_new(j, "backlog", json_integer((json_int_t)s->backlog));
-	json_object_set_new(j, "latency_ms", json_integer(p ? p->cur[d].lat_ms : 0));
-	json_object_set_new(j, "jitter_ms", json_integer(p ? p->cur[d].jit_ms : 0));
-	/* the device's report, as a TCP proxy's tc toxic's; the stream's
-	 * check is the report's ("error": the figures are off: not judged) */
-	const char *check = "not judged";
-	char *text = p && p->r ? udp_relay_tc_report(p->r, d, p->cur[d].label) : NULL;
-	json_t *rep = text ? json_loads(text, 0, NULL) : NULL;
-	free(text);
-	if (json_is_object(rep)) {
-		const char *c = json_string_value(json_object_get(rep, "check"));
-		if (c && (!strcmp(c, "pass") || !strcmp(c, "fail")))
-			check = !strcmp(c, "pass") ? "pass" : "fail";
-		json_array_append_new(tc, rep);
-	} else {
-		json_decref(rep);
-	}
-	json_object_set_new(j, "tc", tc);
-	json_object_set_new(j, "check", json_string(check));
-	return j;
-}
-
 /* The statistics of @handle (NULL: closed) plus the ledger @kept (NULL:
  * none), "counted_since" @since. */
 static char *stats_text(void *handle, const struct udp_stats *kept, const char *since)
@@ -601,19 +562,11 @@ static char *stats_text(void *handle, const struct udp_stats *kept, const char *
 		stats_add(&s, &p->kept);
 	if (kept)
 		stats_add(&s, kept);
-	json_t *j = json_object();
-	json_object_set_new(j, "counted_since", json_string(since));
-	json_object_set_new(j, "clients", json_integer((json_int_t)s.clients));
-	json_object_set_new(j, "clients_new", json_integer((json_int_t)s.clients_new));
-	json_object_set_new(j, "clients_expired", json_integer((json_int_t)s.clients_expired));
-	json_object_set_new(j, "refused", json_integer((json_int_t)s.refused));
-	json_object_set_new(j, "upstream_errors", json_integer((json_int_t)s.upstream_errors));
-	json_object_set_new(j, "mem", json_integer((json_int_t)s.mem));
-	json_object_set_new(j, "upstream", dir_json(p, RELAY_UP, &s.d[RELAY_UP]));
-	json_object_set_new(j, "downstream", dir_json(p, RELAY_DOWN, &s.d[RELAY_DOWN]));
-	char *text = json_dumps(j, JSON_COMPACT);
-	json_decref(j);
-	return text;
+	struct udp_dir_conf conf[RELAY_NDIR];
+	for (int d = 0; d < RELAY_NDIR; d++)
+		conf[d] = (struct udp_dir_conf){ p ? p->cur[d].lat_ms : 0, p ? p->cur[d].jit_ms : 0,
+						 p ? p->cur[d].label : NULL };
+	return udp_relay_stats_json(p ? p->r : NULL, &s, conf, since);
 }
 
 /* The registry's kept_json: counted since the proxy was created. */

@@ -18,7 +18,9 @@
  * its own loop, as pinwheel-netem's UDP workers do, because it sleeps on
  * sockets and timers at once: epoll_pwait2() with a nanosecond timeout to
  * pw_next_expiry_ns() (epoll_sleep(), tools/common/epoll_sleep.h: the
- * kernel's poll slack, 0.1% of a timeout, taken off it), then the ready sockets, the control thread's
+ * kernel's poll slack, 0.1% of a timeout, taken off it; how late a sleep
+ * ended goes to the runtime's wake-up lateness, pw_wake_lateness_note()),
+ * then the ready sockets, the control thread's
  * commands, pw_run_timers(), pw_run_work(), and the connections that have
  * work (the run list).  A connection's turn is bounded (TURN_WRITES
  * writes or TURN_BYTES bytes, conn.c; a stage's pieces by STREAM_QMAX,
@@ -155,6 +157,7 @@
 
 #include <pinwheel/net.h>
 #include <pinwheel/runtime.h>
+#include <pinwheel/stats.h>
 #include <pinwheel/timer.h>
 #include <pinwheel/worker.h>
 
@@ -348,6 +351,8 @@ static void *worker_main(void *arg)
 		if ((w->stalled || w->paused) && wait > RETRY_NS)
 			wait = RETRY_NS;
 		int n = epoll_sleep(w->ep, ev, 64, wait, &slack);
+		if (wait) /* a sleep: how late past its end (the -runtime-metrics histogram) */
+			pw_wake_lateness_note(pl->rt, now + wait, pw_now_ns(pl->rt));
 		for (int i = 0; i < n; i++)
 			handle_event(w, &ev[i]);
 		run_commands(w);

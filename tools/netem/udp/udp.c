@@ -48,7 +48,9 @@
  *    its own loop instead of pinwheel's worker threads, because it must
  *    sleep on sockets and timers at once: epoll_pwait2() with a nanosecond
  *    timeout to pw_next_expiry_ns() (epoll_sleep(): the kernel's poll
- *    slack taken off, tools/common/epoll_sleep.h), then receive (recvmmsg, 32 a call, at
+ *    slack taken off, tools/common/epoll_sleep.h; how late a sleep ended
+ *    goes to the runtime's wake-up lateness, pw_wake_lateness_note(): a
+ *    clock read per sleep), then receive (recvmmsg, 32 a call, at
  *    most 4 calls a socket a round), pw_run_timers(), pw_run_work() (the
  *    NET_TX work), and send what the qdiscs released (below).  Worker i
  *    has its own SO_REUSEPORT listening socket, so the kernel spreads
@@ -247,8 +249,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <pinwheel/pinwheel.h>
 #include <pinwheel/net.h>
+#include <pinwheel/pinwheel.h>
+#include <pinwheel/stats.h>
 
 #include "../relay.h"
 #include "udp.h"
@@ -563,6 +566,8 @@ void *udp__worker_main(void *arg)
 		if (wait > MAX_SLEEP_NS)
 			wait = MAX_SLEEP_NS;
 		int n = epoll_sleep(w->ep, ev, 64, wait, &slack);
+		if (wait) /* a sleep: how late past its end (the -runtime-metrics histogram) */
+			pw_wake_lateness_note(r->rt, now + wait, pw_now_ns(r->rt));
 		busy = 0;
 		for (int i = 0; i < n; i++) {
 			void *tag = ev[i].data.ptr;

@@ -58,6 +58,13 @@ const struct relay_config *udp_relay_config(const struct udp_relay *r);
 unsigned udp_relay_workers(const struct udp_relay *r);
 
 /**
+ * udp_relay_runtime() - the pinwheel runtime the relay's workers serve
+ * (for its statistics: pw_stats_read() and the like).  Context: any
+ * thread while the relay lives.  Return: it.
+ */
+struct pw_runtime *udp_relay_runtime(const struct udp_relay *r);
+
+/**
  * udp_relay_apply() - run @text (tc -batch lines, @name naming it in
  * messages) on direction @dir as changes ("qdisc add|replace" and "class
  * add|replace" become "change"): what SIGHUP does with a batch file.
@@ -97,9 +104,10 @@ int udp_relay_reload(struct udp_relay *r);
 
 /**
  * udp_relay_snapshot() - the relay's counters now into @s (racy while
- * running: each counter read once), rates since the previous snapshot;
- * no qdisc text (s->tc NULL), no mem_packets (udp_relay_stop() gives
- * it).  Context: the controlling thread.
+ * running: each counter read once); no rates (pps, bps 0: the reports
+ * give them, since the report before), no qdisc text (s->tc NULL), no
+ * mem_packets (udp_relay_stop() gives it); it changes nothing.
+ * Context: the controlling thread.
  * Return: none.
  */
 void udp_relay_snapshot(struct udp_relay *r, struct udp_stats *s);
@@ -140,6 +148,30 @@ int udp_relay_stop(struct udp_relay *r, int print, struct udp_stats *final);
  * Return: the text (malloc'd); NULL (no memory, or no such direction).
  */
 char *udp_relay_tc_report(struct udp_relay *r, enum relay_dir dir, const char *toxic);
+
+/* What a direction is configured with, for its statistics
+ * (udp_relay_stats_json()): the latency and jitter its latency toxics add
+ * up to, and the toxics its device comes from ("" or NULL: none). */
+struct udp_dir_conf {
+	int64_t lat_ms, jit_ms;
+	const char *label;
+};
+
+/**
+ * udp_relay_stats_json() - the counters @s (a snapshot, plus any ledger
+ * the caller added) as the API's GET /proxies/NAME/stats shows a UDP
+ * proxy, one JSON object (text): "counted_since" @since, the clients,
+ * refusals, upstream errors and memory, and per direction ("upstream",
+ * "downstream") rx, rx_bytes, clones, out, out_bytes, drops by reason,
+ * backlog, the configured latency and jitter of @conf (NULL: 0), the
+ * device's report (udp_relay_tc_report(), shown as toxic conf's label;
+ * none when @r is NULL) and its "check".  GET /metrics reads the same
+ * object for a proxy and for the command line's relay.
+ * Context: @r's controlling thread (NULL @r: any thread).
+ * Return: the text (malloc'd); NULL when out of memory.
+ */
+char *udp_relay_stats_json(struct udp_relay *r, const struct udp_stats *s,
+			   const struct udp_dir_conf *conf, const char *since);
 
 /**
  * udp_relay_set_schedule() - direction @dir runs the schedule @text from

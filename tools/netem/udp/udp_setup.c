@@ -521,6 +521,11 @@ unsigned udp_relay_workers(const struct udp_relay *r)
 	return r->nw;
 }
 
+struct pw_runtime *udp_relay_runtime(const struct udp_relay *r)
+{
+	return r->rt;
+}
+
 /* Changes on a direction (see udp.h). */
 int udp_relay_apply(struct udp_relay *r, enum relay_dir dir, const char *text, const char *name,
 		    char *err, size_t errlen)
@@ -598,18 +603,11 @@ void udp_relay_snapshot(struct udp_relay *r, struct udp_stats *s)
 	for (int d = 0; d < RELAY_NDIR; d++) {
 		struct udp_dir_stats *ds = &s->d[d];
 		sum_dir(r, d, ds);
-		/* the rate since the last report (payload bits) */
-		double dt = t - r->last_t;
-		ds->pps = dt > 0 ? (double)(ds->out - r->last_out[d]) / dt : 0;
-		ds->bps = dt > 0 ? 8.0 * (double)(ds->out_bytes - r->last_bytes[d]) / dt : 0;
-		r->last_out[d] = ds->out;
-		r->last_bytes[d] = ds->out_bytes;
 		int64_t b = (int64_t)(ds->rx + ds->clones) -
 			    (int64_t)(ds->out + udp_dropped_total(ds));
 		ds->backlog = b > 0 ? (uint64_t)b : 0;
 		s->sched[d] = r->sched[d];
 	}
-	r->last_t = t;
 	for (unsigned i = 0; i <= r->nw; i++) {
 		const struct slot *sl = &r->slots[i];
 		s->clients_new += __atomic_load_n(&sl->clients_new, __ATOMIC_RELAXED);
@@ -634,6 +632,23 @@ void udp_relay_snapshot(struct udp_relay *r, struct udp_stats *s)
 	s->share = udp__share_of(r, 1, s->active);
 }
 
+/* The rates of @s since the previous report (payload bits), which
+ * becomes @s: the reports' own state, so that other snapshots (GET
+ * /metrics, the API's stats) leave the reports' intervals alone.
+ * Context: the controlling thread, reporting. */
+static void report_rates(struct udp_relay *r, struct udp_stats *s)
+{
+	double dt = s->t - r->last_t;
+	for (int d = 0; d < RELAY_NDIR; d++) {
+		struct udp_dir_stats *ds = &s->d[d];
+		ds->pps = dt > 0 ? (double)(ds->out - r->last_out[d]) / dt : 0;
+		ds->bps = dt > 0 ? 8.0 * (double)(ds->out_bytes - r->last_bytes[d]) / dt : 0;
+		r->last_out[d] = ds->out;
+		r->last_bytes[d] = ds->out_bytes;
+	}
+	r->last_t = s->t;
+}
+
 /* A --stats report (see udp.h). */
 void udp_relay_report(struct udp_relay *r)
 {
@@ -642,6 +657,7 @@ void udp_relay_report(struct udp_relay *r)
 		tc[d] = tc_show(r, d, r->cfg.json);
 	struct udp_stats s;
 	udp_relay_snapshot(r, &s);
+	report_rates(r, &s);
 	for (int d = 0; d < RELAY_NDIR; d++)
 		s.tc[d] = tc[d];
 	udp_stats_print(stdout, &s, r->cfg.json);
@@ -694,6 +710,7 @@ int udp_relay_stop(struct udp_relay *r, int print, struct udp_stats *final)
 	}
 	struct udp_stats s;
 	udp_relay_snapshot(r, &s);
+	report_rates(r, &s);
 	s.final = 1;
 	s.mem_packets = pktpool_count_made(&r->pool); /* the workers joined: read alone */
 	int ok = 1;
