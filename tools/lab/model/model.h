@@ -50,6 +50,7 @@ enum mdl_cost_id {
 	MC_DRV_TX,     /* driver xmit per packet (descriptor, doorbell) */
 	MC_TX_CLEAN,   /* TX completion per packet (unmap, free, TSQ check) */
 	MC_CLOCK_MMIO, /* a clock read through an uncached device register */
+	MC_MEM,        /* a load that misses every cache (DRAM) */
 	MC_N
 };
 

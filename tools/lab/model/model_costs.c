@@ -94,6 +94,9 @@ const struct mdl_cost_def mdl_cost_table[MC_N] = {
 			   "R. Neugebauer et al., 'Understanding PCIe performance for end host "
 			   "networking', SIGCOMM 2018: device register reads of several hundred ns "
 			   "to ~1 us; seed 001's sn_gettimeoffset() read the SHub RTC so"},
+	[MC_MEM] = {"mem", 140, "a load that misses every cache (to memory)",
+		    "docs/benchmarks.md, pinwheel-bench overlap part 1: a dependent chase over "
+		    "32-256 MB costs 130-151 ns a load (4 KiB pages) on this VM"},
 };
 
 const char *const mdl_irq_name[MI_N] = {"rx", "tx", "loc", "res", "cal"};

@@ -352,6 +352,9 @@ struct sizes {
 	unsigned flows;
 	uint64_t warm_ns, run_ns;
 	int low_latency; /* tcp_low_latency 1: no prequeue (the backlog stays) */
+	enum s3_lines_mode lines; /* the skb lines: 3.17's, or one a skb (before) */
+	double line_scale;        /* the skb lines' line and mem costs, scaled */
+	uint64_t cache_bytes;     /* the cache the queued ACKs must fit in */
 };
 
 /* netem's limit and delay in script line @i ("... limit 70000 delay 6ms"). */
@@ -366,6 +369,7 @@ static void script_netem(unsigned i, uint32_t *limit, uint64_t *delay_ns)
 /* The window's sums of the locks by how perf names them. */
 struct s3_locks {
 	uint64_t raw_ns, irqsave_ns, busy_wait, root_wait, xmit_wait, root_acq, root_cont;
+	uint64_t root_hold;
 };
 
 static void lock_sums(struct s3 *s, struct s3_locks *k)
@@ -380,6 +384,7 @@ static void lock_sums(struct s3 *s, struct s3_locks *k)
 		k->xmit_wait += t->xmit.wait_ns;
 		k->root_acq += t->root.acq;
 		k->root_cont += t->root.contended;
+		k->root_hold += t->root.hold_ns;
 	}
 	for (unsigned c = 0; c < s->ncpus; c++)
 		k->irqsave_ns += s->wlock[c].wait_ns + s->hlock[c].wait_ns;
@@ -398,6 +403,9 @@ static int run_row(const struct mdl_opts *o, const struct sizes *z, const struct
 	s->nrxq = ncpus < MAX_RXQ ? ncpus : MAX_RXQ;
 	s->window = WINDOW_BYTES / MSS;
 	s->prequeue = cf->era != S3_ERA_69 && !z->low_latency;
+	s->lines = (struct s3_lines){z->lines, costs->ns[MC_LINE] * z->line_scale,
+				     costs->ns[MC_MEM] * z->line_scale, z->cache_bytes,
+				     S3_LINES_PER_ACK};
 	struct mdl *m = &s->m;
 	int err = mdl_init(m, ncpus, hz, o->seed, costs, z->warm_ns, z->run_ns, s3_dispatch, s);
 	if (err) {
@@ -589,10 +597,18 @@ static int run_row(const struct mdl_opts *o, const struct sizes *z, const struct
 	mdl_row_set(row, "busylock_wait_us_per_s", k.busy_wait / 1e3 / secs, "%.0f");
 	mdl_row_set(row, "root_wait_us_per_s", k.root_wait / 1e3 / secs, "%.0f");
 	mdl_row_set(row, "xmit_wait_us_per_s", k.xmit_wait / 1e3 / secs, "%.0f");
+	mdl_row_set(row, "root_held_pct", 100.0 * k.root_hold / (secs * 1e9 * S3_NQ), "%.2f");
 	mdl_row_set(row, "qdisc_contended_pct", k.root_acq ? 100.0 * k.root_cont / k.root_acq : 0,
 		    "%.2f");
 	mdl_row_set(row, "enq_cpus_per_q", (double)enqueuers / S3_NQ, "%.2f");
 	mdl_row_set(row, "reader_q_max", (double)s->pq_max, "%.0f");
+	/* the skb lines (model_seed003_lines.c): charged to a dequeue under
+	 * the root lock, the dequeues that found them out of cache, the most
+	 * queued ACKs' footprint */
+	mdl_row_set(row, "skb_line_ns_per_deq", s->deq ? s->deq_line_ns / s->deq : 0, "%.1f");
+	mdl_row_set(row, "skb_cold_pct", s->deq ? 100.0 * s->cold_deq / s->deq : 0, "%.1f");
+	mdl_row_set(row, "skb_footprint_mb_max",
+		    (double)s->queued_max * S3_LINES_PER_ACK * 64 / (1 << 20), "%.1f");
 	mdl_row_set(row, "deq_one_cpu_pct", s->deq ? 100.0 * busiest / s->deq : 0, "%.1f");
 	mdl_row_set(row, "deq_cpu", (double)busiest_cpu, "%.0f");
 	mdl_row_set(row, "watchdogs_away", (double)moved, "%.0f");
@@ -733,10 +749,12 @@ int mdl_seed003(const struct mdl_opts *o, struct mdl_seed *sd)
 	snprintf(sd->title, sizeof(sd->title),
 		 "mq + 8 netem (the seed's tc script) on a TCP_STREAM receiver: migrated vs pinned "
 		 "watchdogs");
-	struct sizes z = {16, 40000000, 50000000, 0};
+	struct sizes z = {16, 40000000, 50000000, 0, S3_LINES_317, 1, S3_LINES_CACHE};
 	unsigned cpus_def[5] = {32}, ncpu = 1, hz = 1000;
-	if (o->smoke)
-		z = (struct sizes){16, 25000000, 5000000, 0};
+	if (o->smoke) {
+		z.warm_ns = 25000000;
+		z.run_ns = 5000000;
+	}
 	if (o->full) {
 		static const unsigned sweep[4] = {8, 16, 24, 48};
 		z.run_ns = 200000000;
@@ -790,11 +808,21 @@ int mdl_seed003(const struct mdl_opts *o, struct mdl_seed *sd)
 		/* what the prequeue changes, and what more readers a netem do
 		 * (push-3.17 and pinned); the cost name says which, so
 		 * mdl_find() skips them */
-		struct sizes v[2] = {z, z};
+		/* and the skb lines: as before (one a skb, never cold), their
+		 * costs x0.5 and x2, the cache at 8 MB and at 0 (every skb line
+		 * from memory) */
+		struct sizes v[7] = {z, z, z, z, z, z, z};
 		v[0].low_latency = 1;
 		v[1].flows = 64;
-		static const char *const vname[2] = {"no prequeue", "64 flows"};
-		for (unsigned i = 0; i < 2 && !err; i++)
+		v[2].lines = S3_LINES_ONE;
+		v[3].line_scale = 0.5;
+		v[4].line_scale = 2;
+		v[5].cache_bytes = S3_LINES_CACHE / 2;
+		v[6].cache_bytes = 0;
+		static const char *const vname[7] = {"no prequeue", "64 flows", "skb lines: one",
+						     "skb lines x0.5", "skb lines x2", "cache 8 MB",
+						     "cache 0"};
+		for (unsigned i = 0; i < 7 && !err; i++)
 			for (unsigned k = 1; k < 4 && !err && sd->nrows < MDL_MAX_ROWS; k += 2) {
 				struct mdl_row *row = &sd->row[sd->nrows];
 				err = run_row(o, &v[i], &cfgs[k], c0, hz, &o->costs, sd, row);

@@ -11,6 +11,7 @@
 #define PW_LAB_MODEL_SEED003_H
 
 #include "model.h"
+#include "model_seed003_lines.h"
 
 #define S3_NQ 8u            /* TX queues: the seed's NIC */
 #define S3_NONE UINT32_MAX
@@ -36,7 +37,8 @@ struct s3_pkt {
 	uint32_t next, prev;  /* the free list (next), or its netem's queue */
 	uint32_t flow;
 	uint32_t cum;         /* the segments it acknowledges, cumulative */
-	uint32_t cpu;         /* the CPU that enqueued it: who wrote its lines */
+	uint32_t cpu;         /* the CPU that built and enqueued it: who wrote its lines */
+	int l0;               /* who wrote its first line last (list pointers) */
 	uint64_t tts;         /* netem's time_to_send */
 };
 
@@ -113,6 +115,11 @@ struct s3 {
 	int prequeue;             /* 3.17-4.13's tcp_prequeue() (tcp_low_latency 0) */
 	uint64_t pq_max;          /* most segments a reader found left to it */
 	uint64_t segs_all;        /* segments the RX CPUs took in, whole run */
+	struct s3_lines lines;    /* what the skbs' lines cost (model_seed003_lines.c) */
+	uint64_t queued;          /* ACKs in all the netems now */
+	uint64_t queued_max;      /* the most (window) */
+	double deq_line_ns;       /* skb lines charged to dequeues under the root lock (window) */
+	uint64_t cold_deq;        /* dequeues that found the skbs out of cache (window) */
 	/* whole run */
 	uint64_t made, freed, drops, acks_total, sent_total, delack_fired, early_deq;
 };

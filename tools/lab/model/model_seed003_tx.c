@@ -24,11 +24,14 @@
  *    the CPU busy for the library) until a pass leaves nothing.
  *
  * Hold times: a critical section costs its table entry plus one `line` for
- * each cache line it touches that another CPU wrote last (the qdisc's, the
- * tail skb at enqueue, the head skb at dequeue); a lock taken from another
- * CPU costs the hand-off, which (with the wait) perf counts in
- * _raw_spin_lock: the busylock, root and TX locks are spin_lock(), the
- * timer and hrtimer bases spin_lock_irqsave(), apart.
+ * the qdisc's line when another CPU wrote it last, plus the skb lines it
+ * touches as 3.17's code does (model_seed003_lines.c: the tail's first line
+ * at enqueue, two dependent steps at dequeue, the inlined header in the
+ * driver, the free at completion; `line` from another CPU's cache, `mem`
+ * once the queued ACKs pass the cache); a lock taken from another CPU costs
+ * the hand-off, which (with the wait) perf counts in _raw_spin_lock: the
+ * busylock, root and TX locks are spin_lock(), the timer and hrtimer bases
+ * spin_lock_irqsave(), apart.
  *
  * Threads: the main thread only (model.c); the watchdog's callback runs
  * inside pw_sim_advance(), acting as the CPU it fired on.
@@ -118,15 +121,26 @@ static void wd_arm(struct s3 *s, struct s3_txq *q, unsigned c, uint64_t expires)
 
 /* ------------------------------------------------------------ the queue */
 
-static void pkt_unlink_head(struct s3 *s, struct s3_txq *q)
+/* __skb_unlink() of the head by CPU @c: it writes the next skb's prev. */
+static void pkt_unlink_head(struct s3 *s, struct s3_txq *q, unsigned c)
 {
 	struct s3_pkt *p = &s->pool[q->head];
 	q->head = p->next;
-	if (q->head == S3_NONE)
+	if (q->head == S3_NONE) {
 		q->tail = S3_NONE;
-	else
+	} else {
 		s->pool[q->head].prev = S3_NONE;
+		s->pool[q->head].l0 = (int)c;
+	}
+	p->l0 = (int)c;
 	q->qlen--;
+	s->queued--;
+}
+
+/* Are the queued ACKs out of cache now? */
+static int skbs_cold(const struct s3 *s)
+{
+	return s3_lines_cold(&s->lines, s->queued);
 }
 
 /* netem's tfifo_enqueue(): in time_to_send order from the tail.  A CPU's
@@ -150,7 +164,15 @@ static void pkt_insert(struct s3 *s, struct s3_txq *q, uint32_t pi)
 		q->head = pi;
 	else
 		s->pool[at].next = pi;
+	/* the neighbours' pointers written by the enqueuer */
+	if (at != S3_NONE)
+		s->pool[at].l0 = (int)p->cpu;
+	if (p->next != S3_NONE)
+		s->pool[p->next].l0 = (int)p->cpu;
 	q->qlen++;
+	s->queued++;
+	if (mdl_in_window(&s->m) && s->queued > s->queued_max)
+		s->queued_max = s->queued;
 }
 
 /* The driver sends @pi on queue @q from CPU @c: the wire, the TX
@@ -159,7 +181,8 @@ static void driver_xmit(struct s3 *s, struct s3_txq *q, uint32_t pi, unsigned c)
 {
 	struct mdl *m = &s->m;
 	struct s3_pkt *p = &s->pool[pi];
-	mdl_locked(m, c, &q->xmit, m->cost->ns[MC_DRV_TX], s->c_drv, s->c_spin);
+	double hdr = s3_lines_drv(&s->lines, (int)p->cpu, c, skbs_cold(s));
+	mdl_locked(m, c, &q->xmit, m->cost->ns[MC_DRV_TX] + hdr, s->c_drv, s->c_spin);
 	struct s3_flow *f = &s->fl[p->flow];
 	if (p->cum > f->acked)
 		f->acked = p->cum;
@@ -198,18 +221,27 @@ static void qdisc_run(struct s3 *s, struct s3_txq *q, unsigned c)
 			break;
 		}
 		struct s3_pkt *p = &s->pool[q->head];
+		int cold = skbs_cold(s);
 		if (p->tts > ct) {
-			/* not due: arm the watchdog for it, throttled */
+			/* not due (its time_to_send read): arm the watchdog
+			 * for it, throttled */
+			hold += s3_lines_peek(&s->lines, p->l0, c, cold);
 			mdl_locked(m, c, &q->root, hold + m->cost->ns[MC_HR_OP], s->c_qdisc, s->c_spin);
 			q->line_cpu = (int)c;
 			wd_arm(s, q, c, p->tts);
 			break;
 		}
 		uint32_t pi = q->head;
-		hold += line_of(s, (int)p->cpu, c);
+		int next_l0 = p->next == S3_NONE ? -1 : s->pool[p->next].l0;
+		double lines = s3_lines_deq(&s->lines, p->l0, (int)p->cpu, next_l0, c, cold);
+		if (mdl_in_window(m)) {
+			s->deq_line_ns += lines;
+			s->cold_deq += cold;
+		}
+		hold += lines;
 		mdl_locked(m, c, &q->root, hold, s->c_qdisc, s->c_spin);
 		q->line_cpu = (int)c;
-		pkt_unlink_head(s, q);
+		pkt_unlink_head(s, q, c);
 		driver_xmit(s, q, pi, c);
 		if (--quota == 0) {
 			netif_schedule(s, q, c);
@@ -239,12 +271,15 @@ void s3_send_ack(struct s3 *s, unsigned fi, uint64_t cum, unsigned cpu)
 	p->flow = fi;
 	p->cum = (uint32_t)cum;
 	p->cpu = cpu;
+	p->l0 = (int)cpu;
 	s->fl[fi].acked_rcv = cum;
 	struct s3_txq *q = &s->q[s3_xps(cpu)];
 	mdl_work(m, cpu, m->cost->ns[MC_TCP_XMIT], s->c_tcp);
 	uint64_t ct = s3_ct(s, cpu);
-	double hold = m->cost->ns[MC_QDISC] + line_of(s, q->line_cpu, cpu) +
-		      (q->tail != S3_NONE ? line_of(s, (int)s->pool[q->tail].cpu, cpu) : 0);
+	double hold = m->cost->ns[MC_QDISC] + line_of(s, q->line_cpu, cpu);
+	if (q->tail != S3_NONE)
+		hold += s3_lines_enq(&s->lines, s->pool[q->tail].l0, (int)s->pool[q->tail].cpu, cpu,
+				     skbs_cold(s));
 	if (running_other(q, cpu, ct))
 		mdl_locked_nested(m, cpu, &q->busy, &q->root, hold, s->c_qdisc, s->c_spin);
 	else
@@ -355,8 +390,13 @@ void s3_tx_poll(struct s3 *s, const struct mdl_ev *ev)
 		return;
 	struct mdl_item it;
 	while (mdl_vec_next(m, v, &it)) {
-		mdl_work(m, v->cpu, m->cost->ns[MC_TX_CLEAN], s->c_drv);
 		struct s3_pkt *p = &s->pool[it.a];
+		/* freed microseconds after the dequeue: its lines are the
+		 * dequeuer's, not cold */
+		mdl_work(m, v->cpu,
+			 m->cost->ns[MC_TX_CLEAN] +
+				 s3_lines_free(&s->lines, p->l0, (int)p->cpu, v->cpu, 0),
+			 s->c_drv);
 		p->next = s->free_head;
 		s->free_head = it.a;
 		s->freed++;
