@@ -7,7 +7,8 @@
 # rule the timer IPIs equal the remote enqueues; in = the sum of the kinds);
 # the verdicts' words (reproduced only inside the size band the claim
 # states, "direction only" otherwise; an infinite ratio the string "inf");
-# seed000's rows carry r (runnable_avg) and cs beside the seed's columns;
+# seed000's rows carry r (runnable_avg) and cs beside the seed's columns,
+# and its scheduler's counts (newly-idle balancing runs);
 # seed003's ACKs are all accounted for (sent, queued, in the NIC, dropped at
 # netem's limit), segments are left to the readers (3.17's prequeue and
 # backlog), ksoftirqd is never woken inside __do_softirq()'s budget,
@@ -108,6 +109,15 @@ for r in m["seed000"]["rows"]:
     for k in ("runnable_avg", "cs_per_s"):
         if not isinstance(r.get(k), (int, float)) or r[k] < 0:
             fail("seed000 %s: no %s" % (r["config"], k))
+    # 3.17's scheduler (model_sched.c): its counts, and newly-idle
+    # balancing run on the CPUs whose threads sleep
+    for k in ("sched_moved_pct", "sched_affine_pct", "sched_newidle_per_s",
+              "sched_pulls_per_s", "r_top_cpu"):
+        if not isinstance(r.get(k), (int, float)) or r[k] < 0:
+            fail("seed000 %s: no %s" % (r["config"], k))
+    if not r["sched_newidle_per_s"] > 0 or r["r_top_cpu"] > r["runnable_avg"] + 1e-9:
+        fail("seed000 %s: newly-idle %s/s, r on the top CPU %s of %s" %
+             (r["config"], r["sched_newidle_per_s"], r["r_top_cpu"], r["runnable_avg"]))
     want_seed = r["config"] in ("off", "push-3.17")
     for k in ("seed_r", "seed_cs_per_s"):
         if want_seed != isinstance(r.get(k), (int, float)):

@@ -83,7 +83,8 @@
  * every row with a NIC reports; mdl_row_finish() closes it), the cost
  * sweep (mdl_cost_sweep()), mdl_row_set()/mdl_find()/mdl_note().
  * The seeds' files (model_seed000.c, model_seed001.c, model_seed003.c
- * with model_seed003_tx.c, its transmit path) call only down into these three and verdict.c (seed003's tc script is
+ * with model_seed003_tx.c, its transmit path; model_seed000_claims.c) call only down into these three, verdict.c and
+ * model_sched.c (seed000's threads' scheduler, which calls only this file) (seed003's tc script is
  * seed003_script.c's, shared with the live run); model_print.c, the way in
  * from lab.h, runs them and prints their results.  No file calls back up.
  *

@@ -4,7 +4,8 @@
  * the simulated clock (PW_CLOCK_SIM), the library making every timer
  * decision.  model.c is the engine (its head is the design essay: what is
  * modelled, the invariants), model_costs.c the cost table, model_row.c a
- * row's shape and the results' helpers; model_seed000.c,
+ * row's shape and the results' helpers; model_seed000.c (its claims in
+ * model_seed000_claims.c, its threads' scheduler model_sched.c),
  * model_seed001.c and model_seed003.c (its transmit path in
  * model_seed003_tx.c) are the seeds; pinwheel-lab.c's
  * `model` subcommand and lab.h's lab_model_*() are the way in.

@@ -69,6 +69,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model_sched.h"
 #include "model_seed000.h"
 
 #define TSQ_SKBS 2u
@@ -130,6 +131,7 @@ struct s0 {
 	uint64_t rate;
 	uint32_t sndbuf;
 	struct flow *fl;
+	struct mdl_sched sch;     /* the netperf threads' scheduler (flow i is thread i) */
 	struct pkt *pool;
 	uint32_t npool, free_head, nfree;
 	struct pw_netdev *dev;
@@ -138,9 +140,10 @@ struct s0 {
 	struct mdl_lock *wlock;   /* each CPU's timer wheel base lock */
 	uint64_t *task_ns;        /* each CPU's work charged by tasks, since the start */
 	uint64_t task_res_ns;     /* the tasks' residence in the window (vmstat's r x time) */
+	uint64_t *res_cpu;        /* of it, by the CPU each task was on */
 	uint64_t link_free;
 	/* the categories */
-	unsigned c_tcp, c_qdisc, c_drv, c_timer, c_spin, c_app, c_hr;
+	unsigned c_tcp, c_qdisc, c_drv, c_timer, c_spin, c_app, c_hr, c_sched;
 	/* counts (window) */
 	uint64_t sent, completed, acks, app_runs, dequeues, remote_deq, rearms, rearm_fast,
 		rearm_remote, drops, xps_miss, kicks_seen, wd_arms, rto_fired;
@@ -336,24 +339,39 @@ static uint64_t task_work(struct s0 *s, unsigned c, double ns)
 	return end;
 }
 
-/* The application of flow @fi wakes on its CPU, from CPU @from: runnable
- * from now; the wake-up, send()'s system call and its copy. */
+/* Flow @fi's thread gets CPU @c (woken onto an idle CPU, or its turn in
+ * the queue came): runnable since its wake-up; now the switch in, send()'s
+ * system call and its copy. */
+static void app_start(struct s0 *s, unsigned fi, unsigned c)
+{
+	struct mdl *m = &s->m;
+	struct flow *f = &s->fl[fi];
+	f->app_cpu = c;
+	uint32_t write = s->sndbuf - f->queued;
+	double cost = m->cost->ns[MC_WAKE] / 2 + m->cost->ns[MC_SYSCALL] +
+		      m->cost->ns[MC_COPY_KB] * write / 1024.0;
+	uint64_t end = task_work(s, c, cost);
+	/* runnable from now (idle_cpu() is false with a task queued) */
+	mdl_task_run(m, c, end + 1);
+	mdl_at(m, end, EV_APP_END, fi, 0);
+}
+
+/* The application of flow @fi is woken from CPU @from: the scheduler
+ * places it (model_sched.c); it runs at once on an idle CPU, else waits
+ * its turn there (its CPU already busy). */
 static void app_wake(struct s0 *s, unsigned fi, unsigned from)
 {
 	struct mdl *m = &s->m;
 	struct flow *f = &s->fl[fi];
-	mdl_wake(m, from, f->app_cpu);
-	uint32_t write = s->sndbuf - f->queued;
-	double cost = m->cost->ns[MC_WAKE] / 2 + m->cost->ns[MC_SYSCALL] +
-		      m->cost->ns[MC_COPY_KB] * write / 1024.0;
+	int run;
+	unsigned c = mdl_sched_wake(&s->sch, fi, from, &run);
+	mdl_wake(m, from, c);
 	f->task_on = 1;
 	f->task_t0 = m->now;
-	uint64_t end = task_work(s, f->app_cpu, cost);
-	/* runnable from now (idle_cpu() is false with a task queued) */
-	mdl_task_run(m, f->app_cpu, end + 1);
-	mdl_at(m, end, EV_APP_END, fi, 0);
 	if (mdl_in_window(m))
 		s->app_runs++;
+	if (run)
+		app_start(s, fi, c);
 }
 
 /* The task's residence in the window, when it ends at @t. */
@@ -362,8 +380,10 @@ static void task_account(struct s0 *s, struct flow *f, uint64_t t)
 	struct mdl *m = &s->m;
 	uint64_t a = f->task_t0 > m->t_measure ? f->task_t0 : m->t_measure;
 	uint64_t b = t < m->t_end ? t : m->t_end;
-	if (b > a)
+	if (b > a) {
 		s->task_res_ns += b - a;
+		s->res_cpu[f->app_cpu] += b - a;
+	}
 }
 
 /* Flow @fi's task looks again at @now: work that landed on its CPU since
@@ -384,6 +404,10 @@ static void app_done(struct s0 *s, unsigned fi)
 	}
 	task_account(s, f, m->now);
 	f->task_on = 0;
+	/* the next waiting thread, or one the idle CPU pulls */
+	uint32_t next = mdl_sched_sleep(&s->sch, c);
+	if (next != MDL_SCHED_NONE)
+		app_start(s, next, c);
 }
 
 /* ------------------------------------------------------------ events */
@@ -471,7 +495,7 @@ static void app_end(struct s0 *s, unsigned fi)
 /* Flow @fi starts (netperf's first millisecond): its buffer at a random
  * fill between the wake-up's mark and full, so that its first wake-up
  * falls anywhere in a wake-up's period, and sending. */
-static void app_start(struct s0 *s, unsigned fi)
+static void flow_start(struct s0 *s, unsigned fi)
 {
 	struct mdl *m = &s->m;
 	struct flow *f = &s->fl[fi];
@@ -501,7 +525,7 @@ static void s0_dispatch(struct mdl *m, const struct mdl_ev *ev)
 		app_done(s, ev->a);
 		break;
 	case EV_START:
-		app_start(s, ev->a);
+		flow_start(s, ev->a);
 		break;
 	}
 }
@@ -540,15 +564,21 @@ static void s0_free(struct s0 *s)
 	free(s->rxv);
 	mdl_locks_free(s->qlock, s->ntxq);
 	mdl_locks_free(s->wlock, s->ncpus);
+	mdl_sched_fini(&s->sch);
 	free(s->task_ns);
+	free(s->res_cpu);
 	free(s->fl);
 	free(s->pool);
 	free(s);
 }
 
+/* A row's sizes and variants: the scheduler's balancing (3.17's, or
+ * threads that stay on CPU f mod N), the RX vectors' numbering (socket 0's
+ * CPUs, mlx4's local-first, or Linux's x86 order: vector r on Linux CPU r). */
 struct sizes {
 	unsigned flows;
 	uint64_t warm_ns, run_ns;
+	int no_balance, rx_linux;
 };
 
 /* The machine (docs/lab.md, fixed before the run): 2 sockets x N/4 cores x
@@ -560,6 +590,28 @@ static struct mdl_topo topo_of(unsigned ncpus)
 	if (ncpus >= 8 && ncpus % 4 == 0)
 		t = (struct mdl_topo){2, {2, ncpus / 2}};
 	return t;
+}
+
+/* The CPU of RX vector @r: CPU r, or Linux's x86 CPU r (the first threads
+ * of every core, socket by socket, then the second threads) in the
+ * library's numbering (a socket's CPUs consecutive, siblings 2k, 2k+1). */
+static unsigned rx_cpu(unsigned r, unsigned ncpus, int linux_order)
+{
+	if (!linux_order || ncpus < 8 || ncpus % 4)
+		return r % ncpus;
+	unsigned cores = ncpus / 4, t = r / (2 * cores), rem = r % (2 * cores);
+	return (rem / cores) * 2 * cores + (rem % cores) * 2 + t;
+}
+
+/* The CPUs sharing a last-level cache in @t: the socket (the level above
+ * SMT), or the machine. */
+static unsigned llc_of(const struct mdl_topo *t, unsigned ncpus)
+{
+	if (t && t->levels == 2)
+		return t->span[1];
+	if (t && t->levels == 1 && t->span[0] > 2)
+		return t->span[0];
+	return ncpus;
 }
 
 static int run_row(const struct mdl_opts *o, const struct sizes *z, const struct cfg *cf,
@@ -590,6 +642,7 @@ static int run_row(const struct mdl_opts *o, const struct sizes *z, const struct
 	s->c_hr = mdl_cat(m, "hrtimer");
 	s->c_spin = mdl_cat(m, "spin");
 	s->c_app = mdl_cat(m, "app");
+	s->c_sched = mdl_cat(m, "sched");
 	s->npool = s->nflows * (TSQ_SKBS + 1) + 64;
 	s->fl = calloc(s->nflows, sizeof(*s->fl));
 	s->pool = calloc(s->npool, sizeof(*s->pool));
@@ -598,7 +651,11 @@ static int run_row(const struct mdl_opts *o, const struct sizes *z, const struct
 	s->qlock = mdl_locks_new(s->ntxq, "qdisc root");
 	s->wlock = mdl_locks_new(ncpus, "timer base");
 	s->task_ns = calloc(ncpus, sizeof(*s->task_ns));
-	if (!s->fl || !s->pool || !s->txv || !s->rxv || !s->qlock || !s->wlock || !s->task_ns) {
+	s->res_cpu = calloc(ncpus, sizeof(*s->res_cpu));
+	err = mdl_sched_init(&s->sch, m, topo, llc_of(topo, ncpus), s->nflows, !z->no_balance,
+			     s->c_sched);
+	if (err || !s->fl || !s->pool || !s->txv || !s->rxv || !s->qlock || !s->wlock ||
+	    !s->task_ns || !s->res_cpu) {
 		s0_free(s);
 		return -ENOMEM;
 	}
@@ -609,7 +666,7 @@ static int run_row(const struct mdl_opts *o, const struct sizes *z, const struct
 	for (unsigned q = 0; q < s->ntxq; q++)
 		mdl_vec_init(&s->txv[q], q, q % ncpus, MI_TX, EV_TX, 16000, 16);
 	for (unsigned r = 0; r < s->nrxq; r++)
-		mdl_vec_init(&s->rxv[r], r, r % ncpus, MI_RX, EV_RX, 16000, 44);
+		mdl_vec_init(&s->rxv[r], r, rx_cpu(r, ncpus, z->rx_linux), MI_RX, EV_RX, 16000, 44);
 
 	struct pw_runtime *rt = m->rt;
 	mdl_check(m, pw_set_migration(rt, cf->policy) == 0, "pw_set_migration");
@@ -638,6 +695,7 @@ static int run_row(const struct mdl_opts *o, const struct sizes *z, const struct
 		f->sk.sk_hash = (uint32_t)mdl_rand(m);
 		pw_sock_set_pacing_rate(&f->sk, s->rate);
 		f->app_cpu = i % ncpus;
+		mdl_sched_place(&s->sch, i, f->app_cpu);
 		f->rxq = (uint32_t)(f->sk.sk_hash % s->nrxq);
 		f->txq = f->app_cpu % s->ntxq;
 		mdl_act(m, (int)f->app_cpu);
@@ -710,6 +768,32 @@ static int run_row(const struct mdl_opts *o, const struct sizes *z, const struct
 	mdl_row_set(row, "remote_deq_pct", s->dequeues ? 100.0 * s->remote_deq / s->dequeues : 0,
 		    "%.2f");
 	mdl_row_set(row, "wd_arms_per_s", s->wd_arms / secs, "%.0f");
+	/* the scheduler: wake-ups placed elsewhere, wake_affine() won,
+	 * newly-idle pulls (across LLCs of them); the timer IPIs' busiest
+	 * receiver (the pushes' target) */
+	const struct mdl_sched *sc = &s->sch;
+	mdl_row_set(row, "sched_moved_pct", sc->wakes ? 100.0 * sc->moved / sc->wakes : 0, "%.1f");
+	mdl_row_set(row, "sched_affine_pct", sc->wakes ? 100.0 * sc->affine / sc->wakes : 0,
+		    "%.1f");
+	mdl_row_set(row, "sched_newidle_per_s", sc->newidle / secs, "%.0f");
+	mdl_row_set(row, "sched_pulls_per_s", sc->pulls / secs, "%.0f");
+	mdl_row_set(row, "sched_pulls_far_per_s", sc->pulls_far / secs, "%.0f");
+	uint64_t tipi_max = 0;
+	unsigned busiest = 0, used = 0;
+	for (unsigned c = 0; c < ncpus; c++) {
+		struct pw_cpu_stats st;
+		struct pw_kick_stats ks;
+		mdl_stats_window(m, c, &st, &ks);
+		if (ks.remote_enqueue > tipi_max) {
+			tipi_max = ks.remote_enqueue;
+			busiest = c;
+		}
+		used += mdl_sched_nr(sc, c) > 0 || m->cpu[c].cat_ns[s->c_app] > 0;
+	}
+	mdl_row_set(row, "tipi_top_pct", t.kick[0] ? 100.0 * tipi_max / t.kick[0] : 0, "%.1f");
+	mdl_row_set(row, "tipi_top_cpu", busiest, "%.0f");
+	mdl_row_set(row, "r_top_cpu", s->res_cpu[busiest] / (secs * 1e9), "%.2f");
+	mdl_row_set(row, "app_cpus", used, "%.0f");
 	mdl_row_finish(sd, row, m, cf->key, cf->label);
 	s0_free(s);
 	return err == -EFAULT ? 0 : err; /* a broken invariant is in the checks */
@@ -721,10 +805,11 @@ int mdl_seed000(const struct mdl_opts *o, struct mdl_seed *sd)
 	sd->id = "seed000";
 	snprintf(sd->title, sizeof(sd->title),
 		 "500 flows paced through fq, the RTO re-armed per ACK, timer_migration on/off");
-	struct sizes z = {500, 10000000, 50000000};
+	/* 100 ms before the window: three half-lives of PELT's averages */
+	struct sizes z = {500, 100000000, 50000000, 0, 0};
 	unsigned cpus_def[4] = {32}, ncpu = 1, hz_def[2] = {1000, 250}, nhz = 2;
 	if (o->smoke) {
-		z = (struct sizes){40, 3000000, 7000000};
+		z = (struct sizes){40, 3000000, 7000000, 0, 0};
 		cpus_def[0] = 8;
 		nhz = 1;
 	}
@@ -747,17 +832,18 @@ int mdl_seed000(const struct mdl_opts *o, struct mdl_seed *sd)
 		 "one ACK an skb; CPUs %u%s (the seed's host: not stated, 16-48 plausible), 2 "
 		 "sockets x CPUs/4 cores x 2 threads (assumed); a TX queue per CPU, min(CPUs, 16) RX queues; mlx4 coalescing rx 16us/44, tx 16us/16; "
 		 "40 Gbit/s, RTT 50us; HZ %u%s; netperf woken %.0f times a second a flow, %.0f KB "
-		 "a wake-up (the seed's cs with timer_migration=0: two switches a wake-up); %.0f ms "
+		 "a wake-up (the seed's cs with timer_migration=0: two switches a wake-up), placed "
+		 "and pulled as 3.17's CFS does (model_sched.c); %.0f ms "
 		 "simulated after %.0f ms warm-up, per row",
 		 z.flows, cpus_def[0], ncpu > 1 ? "-48" : "", hz_def[0], nhz > 1 ? " and 250" : "",
 		 SEED_CS_OFF / 2 / SEED_FLOWS, WAKE_BYTES / 1024, z.run_ns / 1e6, z.warm_ns / 1e6);
 	static const char *cols[] = {"in_per_s", "rx_per_s", "tx_per_s", "loc_per_s", "res_per_s",
 				     "remote_arms_per_s", "timer_ipis_per_s", "runnable_avg",
 				     "seed_r", "cs_per_s", "seed_cs_per_s", "remote_deq_pct",
-				     "sys_pct", "spin_pct"};
+				     "sched_moved_pct", "sched_pulls_per_s", "sys_pct", "spin_pct"};
 	static const char *heads[] = {"in/s", "rx/s", "tx/s", "loc/s", "res/s", "remote/s",
 				      "tIPI/s", "r", "seed r", "cs/s", "seed cs/s", "rdeq%",
-				      "sys%", "spin%"};
+				      "mv%", "pull/s", "sys%", "spin%"};
 	sd->ncols = sizeof(cols) / sizeof(cols[0]);
 	memcpy(sd->col, cols, sizeof(cols));
 	memcpy(sd->col_head, heads, sizeof(heads));
@@ -804,6 +890,23 @@ int mdl_seed000(const struct mdl_opts *o, struct mdl_seed *sd)
 					      sd, row);
 				snprintf(row->cost_name, sizeof(row->cost_name), "%s",
 					 shapes[i].name);
+				sd->nrows++;
+			}
+		/* the scheduler's variants (--full): balancing off (threads stay
+		 * on CPU f mod N), the RX vectors in Linux's x86 numbering */
+		static const struct {
+			const char *name;
+			int no_balance, rx_linux;
+		} vars[] = {{"sched off", 1, 0}, {"rx linux", 0, 1}, {"rx linux, sched off", 1, 1}};
+		for (unsigned i = 0; i < 3 && !err; i++)
+			for (unsigned k = 0; k < 2 && !err && sd->nrows < MDL_MAX_ROWS; k++) {
+				struct mdl_row *row = &sd->row[sd->nrows];
+				struct sizes zv = z;
+				struct mdl_topo tp = topo_of(32);
+				zv.no_balance = vars[i].no_balance;
+				zv.rx_linux = vars[i].rx_linux;
+				err = run_row(o, &zv, &cfgs[k], 32, 1000, &o->costs, &tp, sd, row);
+				snprintf(row->cost_name, sizeof(row->cost_name), "%s", vars[i].name);
 				sd->nrows++;
 			}
 	}

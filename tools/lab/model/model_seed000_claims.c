@@ -164,23 +164,26 @@ void mdl_seed000_claims(struct mdl_seed *sd, const unsigned *cpus_def, unsigned 
 				 "x0.5 and x2 rows (wake, syscall, copy) move r off in proportion",
 				 1e6 * r_off / wakes, WAKE_BYTES / 1024, 1e6 * SEED_R_OFF / wakes,
 				 WAKE_BYTES / PAYLOAD);
-		if (r_on > SEED_R_ON * (1 + R_BAND))
+		/* the pushes' target: one CPU taking most timer IPIs, its thread
+		 * held runnable by the work landing on it */
+		double top = mdl_row_get(ron, "tipi_top_pct"), r_top = mdl_row_get(ron, "r_top_cpu");
+		if (top > 50)
 			mdl_note(sd,
-				 "r under push-3.17 is the pushes' target: PUSH walks the arming "
-				 "CPU's domains as 3.17 does (its SMT sibling, its socket, the "
-				 "machine), but the arming CPUs are the RX CPUs, all on socket 0, "
-				 "whose siblings rarely run a task, so nearly every pushed re-arm "
-				 "goes to socket 0's lowest-numbered busy CPU, the flat scan's "
-				 "choice too (--full's topology rows: flat, no SMT, one socket "
-				 "within 0.2%% of each other); its timer IPIs (%.0f/s) and the fq "
-				 "watchdogs that follow it overload it (worst lag %.1f ms), its "
-				 "threads stay runnable and it stays the target.  What the model "
-				 "lacks: the scheduler's load balancing (an idle CPU pulls the "
-				 "runnable threads of an overloaded one; here a thread stays on its "
-				 "CPU); --full's x0.5 rows (cheaper interrupts and IPIs) show the "
-				 "loop not closing, a third of the re-arms pushed",
+				 "push-3.17's target: CPU %.0f takes %.0f%% of the %.0f timer IPIs/s; "
+				 "with the fq watchdogs pushed after them its load passes 100%% "
+				 "(worst lag %.1f ms) and its one thread stays runnable while work "
+				 "lands (r there %.2f of the %.2f).  3.17's scheduler "
+				 "(model_sched.c) places the threads woken there on idle cores and "
+				 "finds none waiting to pull (newly-idle balancing %.0f/s, pulls "
+				 "%.0f/s).  What the model lacks: an overload bounded (the library's "
+				 "callbacks act at expiry however late their CPU; 3.17 defers NET_TX "
+				 "past __do_softirq()'s budget to ksoftirqd, a thread sharing the "
+				 "CPU), so r near the seed's is one held thread, not its mechanism",
+				 mdl_row_get(ron, "tipi_top_cpu"), top,
 				 mdl_row_get(ron, "timer_ipis_per_s"),
-				 mdl_row_get(ron, "max_lag_us") / 1e3);
+				 mdl_row_get(ron, "max_lag_us") / 1e3, r_top, r_on,
+				 mdl_row_get(ron, "sched_newidle_per_s"),
+				 mdl_row_get(ron, "sched_pulls_per_s"));
 	}
 	mdl_note(sd, "the model counts NIC vectors, LOC, RES and CAL only; the seed's absolute "
 		     "figures (1.16M/s) include what the model leaves out (other devices, TLB "
