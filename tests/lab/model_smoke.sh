@@ -146,6 +146,17 @@ for r in m["seed003"]["rows"]:
     if not r.get("reader_q_max", 0) >= 1 or not r.get("enq_cpus_per_q", 0) > 0:
         fail("seed003 %s: no segment left to a reader (reader_q_max %s, enq_cpus_per_q %s)"
              % (cfg, r.get("reader_q_max"), r.get("enq_cpus_per_q")))
+    # the skb's cache lines (model_seed003_lines.c): charged where dequeues
+    # leave their queue's CPU, a footprint counted, none cold at the
+    # delays' backlog (2.6 MB against 16 MB)
+    for k in ("skb_line_ns_per_deq", "skb_cold_pct", "skb_footprint_mb_max", "root_held_pct"):
+        if not isinstance(r.get(k), (int, float)) or r[k] < 0:
+            fail("seed003 %s: no %s" % (cfg, k))
+    if r.get("remote_deq_pct", 0) > 0 and not r["skb_line_ns_per_deq"] > 0:
+        fail("seed003 %s: foreign dequeues but no skb line charged" % cfg)
+    if not r["skb_footprint_mb_max"] > 0 or r["skb_cold_pct"] != 0:
+        fail("seed003 %s: footprint %s MB, %s%% cold" % (cfg, r["skb_footprint_mb_max"],
+                                                       r["skb_cold_pct"]))
 ids = [c["id"] for c in m["seed000"]["claims"]]
 if "in_push_over_sk_pinned" not in ids or "in_on_over_fix" in ids:
     fail("seed000: the model's claims %s (its pinned row is socket timers only)" % ids)
