@@ -49,7 +49,8 @@
  * the hold ends, spinning, and that spin is charged to it; a lock taken
  * from a CPU that did not hold it last costs a hand-off (its cache lines
  * move; charged as spinning where the lock says so, as perf's
- * _raw_spin_lock counts the stall on its line).  A lock may be taken
+ * _raw_spin_lock counts the stall on its line); a ticket lock's hand-off
+ * grows with the CPUs spinning on it (lock_ticket_extra()).  A lock may be taken
  * inside another (mdl_locked_nested(): 3.17's qdisc busylock, held until
  * the root lock inside it is released), and tried (mdl_lock_held_at():
  * spin_trylock()).  Contention and its share of cycles therefore come out
@@ -308,12 +309,39 @@ uint64_t mdl_work(struct mdl *m, unsigned c, double ns, unsigned cat)
 	return cpu->free_at;
 }
 
-/* The earliest start >= @t at which CPU @c can hold @l for @hold (plus a
- * hand-off when another CPU held it last): *@at the calendar index to book
- * it at, *@total the hold with its hand-off. */
-static uint64_t lock_find(const struct mdl_lock *l, unsigned c, uint64_t t, uint64_t hold,
-			  uint64_t hand, unsigned *at, uint64_t *total)
+/* The hand-off to CPU @c after @prev: none from itself, else @hand. */
+static uint64_t lock_hand(int prev, unsigned c, uint64_t hand)
 {
+	return prev >= 0 && prev != (int)c ? hand : 0;
+}
+
+/* A ticket lock's cost of CPU @c spinning over [@req, @t): half a hand-off
+ * more for each hand-off between other CPUs in that time (with k spinners
+ * a hand-off costs handoff + (k - 1) x handoff / 2: Boyd-Wickizer et al.,
+ * 2012), charged to @c's own wait: the bookings made before are not
+ * lengthened. */
+static uint64_t lock_ticket_extra(const struct mdl_lock *l, unsigned c, uint64_t req, uint64_t t,
+				  uint64_t hand)
+{
+	if (!l->ticket || !hand)
+		return 0;
+	int prev = l->last_who;
+	unsigned n = 0;
+	for (unsigned j = 0; j < l->n && l->s[j] < t; j++) {
+		n += l->s[j] > req && prev >= 0 && l->who[j] != prev && l->who[j] != (int)c;
+		prev = l->who[j];
+	}
+	return n * hand / 2;
+}
+
+/* The earliest start >= @t at which CPU @c can hold @l for @hold (plus a
+ * hand-off when another CPU held it last, and a ticket lock's cost of the
+ * spin since @t, *@extra): *@at the calendar index to book it at, *@total
+ * the hold with its hand-off and *@extra. */
+static uint64_t lock_find(const struct mdl_lock *l, unsigned c, uint64_t t, uint64_t hold,
+			  uint64_t hand, unsigned *at, uint64_t *total, uint64_t *extra)
+{
+	const uint64_t req = t;
 	int prev = l->last_who;
 	unsigned i = 0;
 	for (; i < l->n; i++) {
@@ -321,14 +349,16 @@ static uint64_t lock_find(const struct mdl_lock *l, unsigned c, uint64_t t, uint
 			prev = l->who[i];
 			continue;
 		}
-		uint64_t need = hold + (prev >= 0 && prev != (int)c ? hand : 0);
+		uint64_t need = hold + lock_hand(prev, c, hand) +
+				lock_ticket_extra(l, c, req, t, hand);
 		if (l->s[i] >= t + need)
 			break;
 		t = l->e[i];
 		prev = l->who[i];
 	}
 	*at = i;
-	*total = hold + (prev >= 0 && prev != (int)c ? hand : 0);
+	*extra = lock_ticket_extra(l, c, req, t, hand);
+	*total = hold + lock_hand(prev, c, hand) + *extra;
 	return t;
 }
 
@@ -376,13 +406,14 @@ uint64_t mdl_locked(struct mdl *m, unsigned c, struct mdl_lock *l, double hold_n
 	uint64_t hold = (uint64_t)llround(hold_ns);
 	uint64_t hand = (uint64_t)llround(m->cost->ns[MC_HANDOFF]);
 	unsigned i;
-	uint64_t total;
-	uint64_t t = lock_find(l, c, req, hold, hand, &i, &total);
+	uint64_t total, extra;
+	uint64_t t = lock_find(l, c, req, hold, hand, &i, &total, &extra);
 	lock_book(m, l, i, c, t, total);
 	uint64_t wait = t - req;
 	cpu->free_at = t + total;
 	cpu->charged_ns += wait + total;
-	lock_account(m, l, c, wait, hold, total - hold, cat, spin_cat);
+	/* a ticket lock's extra is spin (the wait), not the hand-off */
+	lock_account(m, l, c, wait + extra, hold, total - hold - extra, cat, spin_cat);
 	lag_check(m, c);
 	return cpu->free_at;
 }
@@ -396,17 +427,18 @@ uint64_t mdl_locked_nested(struct mdl *m, unsigned c, struct mdl_lock *outer,
 	lock_prune(inner, m->now);
 	uint64_t hold = (uint64_t)llround(hold_ns);
 	uint64_t hand = (uint64_t)llround(m->cost->ns[MC_HANDOFF]);
-	uint64_t t = req, to = req, ti = req, tot_o = 0, tot_i = 0;
+	uint64_t t = req, to = req, ti = req, ri = req, tot_o = 0, tot_i = 0, ex_o = 0, ex_i = 0;
 	unsigned io = 0, ii = 0;
 	/* the outer's slot must cover the wait for the inner and its hold:
 	 * move on until one does (each step starts later: it ends) */
 	for (unsigned k = 0; k < 100000; k++) {
-		to = lock_find(outer, c, t, 0, hand, &io, &tot_o);
-		ti = lock_find(inner, c, to + tot_o, hold, hand, &ii, &tot_i);
-		uint64_t len = ti + tot_i - to, tot2;
+		to = lock_find(outer, c, t, 0, hand, &io, &tot_o, &ex_o);
+		ri = to + tot_o; /* the inner asked for once the outer is held */
+		ti = lock_find(inner, c, ri, hold, hand, &ii, &tot_i, &ex_i);
+		uint64_t len = ti + tot_i - to, tot2, ex2;
 		unsigned io2;
 		/* free over [to, to + len)? (its hand-off is inside len) */
-		uint64_t to2 = lock_find(outer, c, to, len, 0, &io2, &tot2);
+		uint64_t to2 = lock_find(outer, c, to, len, 0, &io2, &tot2, &ex2);
 		if (to2 == to) {
 			io = io2;
 			tot_o = len;
@@ -418,7 +450,7 @@ uint64_t mdl_locked_nested(struct mdl *m, unsigned c, struct mdl_lock *outer,
 	lock_book(m, inner, ii, c, ti, tot_i);
 	/* the outer's own hand-off is inside the wait before the inner */
 	lock_account(m, outer, c, to - req, 0, 0, cat, spin_cat);
-	lock_account(m, inner, c, ti - to, hold, tot_i - hold, cat, spin_cat);
+	lock_account(m, inner, c, ti - to + ex_i, hold, tot_i - hold - ex_i, cat, spin_cat);
 	cpu->free_at = ti + tot_i;
 	cpu->charged_ns += ti + tot_i - req;
 	lag_check(m, c);

@@ -109,6 +109,8 @@ struct mdl_lock {
 	int last_who;     /* the holder of the last interval dropped, -1 none */
 	int handoff_spin; /* the hand-off is charged as spinning (perf's
 			   * _raw_spin_lock counts the stall on the lock's line) */
+	int ticket;       /* a ticket lock (x86 before 4.2): each CPU spinning adds
+			   * half a hand-off to every hand-off meanwhile (model.c) */
 	/* in the measured window */
 	uint64_t acq, contended, wait_ns, hold_ns, handoff_ns;
 };

@@ -355,6 +355,7 @@ struct sizes {
 	enum s3_lines_mode lines; /* the skb lines: 3.17's, or one a skb (before) */
 	double line_scale;        /* the skb lines' line and mem costs, scaled */
 	uint64_t cache_bytes;     /* the cache the queued ACKs must fit in */
+	int no_ticket;            /* the 3.17 rows' hand-offs constant (the model before) */
 };
 
 /* netem's limit and delay in script line @i ("... limit 70000 delay 6ms"). */
@@ -369,7 +370,7 @@ static void script_netem(unsigned i, uint32_t *limit, uint64_t *delay_ns)
 /* The window's sums of the locks by how perf names them. */
 struct s3_locks {
 	uint64_t raw_ns, irqsave_ns, busy_wait, root_wait, xmit_wait, root_acq, root_cont;
-	uint64_t root_hold;
+	uint64_t root_hold, handoff_ns;
 };
 
 static void lock_sums(struct s3 *s, struct s3_locks *k)
@@ -385,6 +386,7 @@ static void lock_sums(struct s3 *s, struct s3_locks *k)
 		k->root_acq += t->root.acq;
 		k->root_cont += t->root.contended;
 		k->root_hold += t->root.hold_ns;
+		k->handoff_ns += t->root.handoff_ns + t->busy.handoff_ns + t->xmit.handoff_ns;
 	}
 	for (unsigned c = 0; c < s->ncpus; c++)
 		k->irqsave_ns += s->wlock[c].wait_ns + s->hlock[c].wait_ns;
@@ -437,6 +439,11 @@ static int run_row(const struct mdl_opts *o, const struct sizes *z, const struct
 		s3_free(s);
 		return -ENOMEM;
 	}
+	/* 3.17's spinlocks are ticket locks (the queued spinlock came in 4.2) */
+	int ticket = cf->era == S3_ERA_317 && !z->no_ticket;
+	for (unsigned c = 0; c < ncpus; c++)
+		s->wlock[c].ticket = s->hlock[c].ticket = ticket;
+	s->ticket = ticket;
 	for (uint32_t i = 0; i < s->npool; i++)
 		s->pool[i].next = i + 1 < s->npool ? i + 1 : S3_NONE;
 	for (unsigned c = 0; c < ncpus; c++)
@@ -597,6 +604,8 @@ static int run_row(const struct mdl_opts *o, const struct sizes *z, const struct
 	mdl_row_set(row, "busylock_wait_us_per_s", k.busy_wait / 1e3 / secs, "%.0f");
 	mdl_row_set(row, "root_wait_us_per_s", k.root_wait / 1e3 / secs, "%.0f");
 	mdl_row_set(row, "xmit_wait_us_per_s", k.xmit_wait / 1e3 / secs, "%.0f");
+	mdl_row_set(row, "ticket_locks", s->ticket, "%.0f");
+	mdl_row_set(row, "handoff_us_per_s", k.handoff_ns / 1e3 / secs, "%.0f");
 	mdl_row_set(row, "root_held_pct", 100.0 * k.root_hold / (secs * 1e9 * S3_NQ), "%.2f");
 	mdl_row_set(row, "qdisc_contended_pct", k.root_acq ? 100.0 * k.root_cont / k.root_acq : 0,
 		    "%.2f");
@@ -749,7 +758,7 @@ int mdl_seed003(const struct mdl_opts *o, struct mdl_seed *sd)
 	snprintf(sd->title, sizeof(sd->title),
 		 "mq + 8 netem (the seed's tc script) on a TCP_STREAM receiver: migrated vs pinned "
 		 "watchdogs");
-	struct sizes z = {16, 40000000, 50000000, 0, S3_LINES_317, 1, S3_LINES_CACHE};
+	struct sizes z = {16, 40000000, 50000000, 0, S3_LINES_317, 1, S3_LINES_CACHE, 0};
 	unsigned cpus_def[5] = {32}, ncpu = 1, hz = 1000;
 	if (o->smoke) {
 		z.warm_ns = 25000000;
@@ -811,7 +820,7 @@ int mdl_seed003(const struct mdl_opts *o, struct mdl_seed *sd)
 		/* and the skb lines: as before (one a skb, never cold), their
 		 * costs x0.5 and x2, the cache at 8 MB and at 0 (every skb line
 		 * from memory) */
-		struct sizes v[7] = {z, z, z, z, z, z, z};
+		struct sizes v[9] = {z, z, z, z, z, z, z, z, z};
 		v[0].low_latency = 1;
 		v[1].flows = 64;
 		v[2].lines = S3_LINES_ONE;
@@ -819,10 +828,14 @@ int mdl_seed003(const struct mdl_opts *o, struct mdl_seed *sd)
 		v[4].line_scale = 2;
 		v[5].cache_bytes = S3_LINES_CACHE / 2;
 		v[6].cache_bytes = 0;
-		static const char *const vname[7] = {"no prequeue", "64 flows", "skb lines: one",
+		/* and the ticket locks: the constant hand-off, at 16 and 64 flows */
+		v[7].no_ticket = 1;
+		v[8].no_ticket = 1;
+		v[8].flows = 64;
+		static const char *const vname[9] = {"no prequeue", "64 flows", "skb lines: one",
 						     "skb lines x0.5", "skb lines x2", "cache 8 MB",
-						     "cache 0"};
-		for (unsigned i = 0; i < 7 && !err; i++)
+						     "cache 0", "no ticket", "64 flows, no ticket"};
+		for (unsigned i = 0; i < 9 && !err; i++)
 			for (unsigned k = 1; k < 4 && !err && sd->nrows < MDL_MAX_ROWS; k += 2) {
 				struct mdl_row *row = &sd->row[sd->nrows];
 				err = run_row(o, &v[i], &cfgs[k], c0, hz, &o->costs, sd, row);

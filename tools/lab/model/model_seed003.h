@@ -116,6 +116,7 @@ struct s3 {
 	uint64_t pq_max;          /* most segments a reader found left to it */
 	uint64_t segs_all;        /* segments the RX CPUs took in, whole run */
 	struct s3_lines lines;    /* what the skbs' lines cost (model_seed003_lines.c) */
+	int ticket;               /* 3.17's ticket spinlocks (s3_txq_init() sets its locks) */
 	uint64_t queued;          /* ACKs in all the netems now */
 	uint64_t queued_max;      /* the most (window) */
 	double deq_line_ns;       /* skb lines charged to dequeues under the root lock (window) */

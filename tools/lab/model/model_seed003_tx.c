@@ -29,7 +29,8 @@
  * at enqueue, two dependent steps at dequeue, the inlined header in the
  * driver, the free at completion; `line` from another CPU's cache, `mem`
  * once the queued ACKs pass the cache); a lock taken from another CPU costs
- * the hand-off, which (with the wait) perf counts in _raw_spin_lock: the
+ * the hand-off (3.17's ticket locks: more with more CPUs spinning, the
+ * engine's lock_hand()), which (with the wait) perf counts in _raw_spin_lock: the
  * busylock, root and TX locks are spin_lock(), the timer and hrtimer bases
  * spin_lock_irqsave(), apart.
  *
@@ -421,6 +422,7 @@ void s3_txq_init(struct s3 *s, struct s3_txq *q, unsigned id, uint32_t limit, ui
 	mdl_lock_init(&q->busy, "qdisc busylock");
 	mdl_lock_init(&q->xmit, "txq _xmit_lock");
 	q->root.handoff_spin = q->busy.handoff_spin = q->xmit.handoff_spin = 1;
+	q->root.ticket = q->busy.ticket = q->xmit.ticket = s->ticket;
 	mdl_vec_init(&q->txv, id, id % s->ncpus, MI_TX, S3_EV_TX, 16000, 16);
 	pw_hrtimer_setup(s->m.rt, &q->wd, wd_fire, CLOCK_MONOTONIC, PW_HRTIMER_MODE_ABS);
 }
