@@ -27,7 +27,9 @@
  * acked data and re-arms the retransmit timer (tcp_rearm_rto() ->
  * sk_reset_timer(), now + RTO, RTO = TCP_RTO_MIN = HZ/5 here).
  *
- * The application (netperf, one thread per flow, on CPU f mod N), its
+ * The application (netperf, one thread per flow, first on CPU f mod N,
+ * then where 3.17's scheduler puts it: model_sched.c, which also says when
+ * a thread woken onto a busy CPU gets it), its
  * sizes from the seed's own columns, not from in (docs/lab.md): vmstat's
  * cs with timer_migration=0 is two switches per wake-up, which gives the
  * wake-ups per second, so the bytes each writes (the flows' rate over
