@@ -169,6 +169,25 @@ static void test_size_band(void)
 		CHECK(!strcmp(lab_word_str(c->model_word), m[i].word));
 		CHECK(!strncmp(c->model_verdict + 7, m[i].word, strlen(m[i].word)));
 	}
+	/* a figure just past an edge reads as past it: more decimals while
+	 * it would print as the edge; one well inside keeps two */
+	c = new_claim_r(&cl, +1, 1.5e6 / 1.16e6);
+	c->model_run = 1;
+	c->model_ratio = c->size_hi + 0.0004;
+	lab_claim_model_finish(c);
+	printf("%s\n", c->model_verdict);
+	CHECK(c->model_word == LAB_W_DIR);
+	char want[128];
+	snprintf(want, sizeof(want), "model: direction only: x%.4f, outside the size band x%.4f-%.4f",
+		 c->model_ratio, c->size_lo, c->size_hi);
+	CHECK(!strcmp(c->model_verdict, want));
+	c = new_claim_r(&cl, +1, 1.5e6 / 1.16e6);
+	c->model_run = 1;
+	c->model_ratio = 1.31;
+	lab_claim_model_finish(c);
+	snprintf(want, sizeof(want), "model: reproduced: x1.31, inside the size band x%.2f-%.2f",
+		 c->size_lo, c->size_hi);
+	CHECK(!strcmp(c->model_verdict, want));
 	/* the = band: the model's is the live run's, LAB_EQUIV_BAND */
 	c = new_claim_r(&cl, 0, 1.0);
 	c->model_run = 1;

@@ -503,14 +503,33 @@ void lab_claim_model_word(struct lab_claim *c, enum lab_word w, const char *fmt,
 	}
 }
 
+/* @v and the band @lo-@hi as lab_fmt_ratio() writes them, with more
+ * decimals (up to 4) while @v's text equals an edge's that @v is not: a
+ * figure just outside the band must not read as its edge ("x1.39,
+ * outside x1.20-1.39").  Context: any thread. */
+static void fmt_against_band(double v, double lo, double hi, char r[24], char slo[24],
+			     char shi[24])
+{
+	lab_fmt_ratio(r, 24, v, "x", "");
+	lab_fmt_ratio(slo, 24, lo, "x", "");
+	lab_fmt_ratio(shi, 24, hi, "", "");
+	if (!isfinite(v) || !isfinite(lo) || !isfinite(hi) || fabs(v) >= 10)
+		return;
+	for (int d = 3; d <= 4; d++) {
+		if ((strcmp(r + 1, slo + 1) || v == lo) && (strcmp(r + 1, shi) || v == hi))
+			return;
+		snprintf(r, 24, "x%.*f", d, v);
+		snprintf(slo, 24, "x%.*f", d, lo);
+		snprintf(shi, 24, "%.*f", d, hi);
+	}
+}
+
 void lab_claim_model_finish(struct lab_claim *c)
 {
 	if (c->model_run && c->model_word == LAB_W_NONE && !c->model_verdict[0]) {
 		enum lab_word w = ratio_word(c, c->model_ratio);
 		char r[24], lo[24], hi[24];
-		lab_fmt_ratio(r, sizeof(r), c->model_ratio, "x", "");
-		lab_fmt_ratio(lo, sizeof(lo), c->size_lo, "x", "");
-		lab_fmt_ratio(hi, sizeof(hi), c->size_hi, "", "");
+		fmt_against_band(c->model_ratio, c->size_lo, c->size_hi, r, lo, hi);
 		int dir = isnan(c->model_ratio) || fabs(c->model_ratio - 1) < LAB_MIN_EFFECT ? 0
 			  : c->model_ratio > 1 ? 1 : -1;
 		if (w == LAB_W_INC)
