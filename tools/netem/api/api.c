@@ -5,6 +5,8 @@
  * registry's one handler (proxy_api_request(), tools/netem/api/proxy.c), and
  * its status, body and content type are sent back; GET /metrics goes to
  * metrics.c, GET / (or /dashboard) and /dashboard/data to dashboard.c.
+ * Started with no registry (the UDP relay's --metrics, server.c), it
+ * serves GET /metrics alone, every other request a 404 after the guard.
  *
  * Why these libraries.  libmicrohttpd (GNU, in Debian as
  * libmicrohttpd-dev) is an HTTP/1.1 server made to be embedded in a C
