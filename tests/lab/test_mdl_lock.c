@@ -18,17 +18,7 @@
 
 #include "model/model.h"
 
-static int fails;
-
-#define CHECK(c, ...)                                                                     \
-	do {                                                                              \
-		if (!(c)) {                                                               \
-			fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);              \
-			fprintf(stderr, __VA_ARGS__);                                     \
-			fprintf(stderr, "\n");                                            \
-			fails++;                                                          \
-		}                                                                         \
-	} while (0)
+#include "lab_check.h"
 
 static void none(struct mdl *m, const struct mdl_ev *ev)
 {

@@ -19,17 +19,7 @@
 
 #include "model/model_seed003_lines.h"
 
-static int fails;
-
-#define CHECK(c, ...)                                                                     \
-	do {                                                                              \
-		if (!(c)) {                                                               \
-			fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);              \
-			fprintf(stderr, __VA_ARGS__);                                     \
-			fprintf(stderr, "\n");                                            \
-			fails++;                                                          \
-		}                                                                         \
-	} while (0)
+#include "lab_check.h"
 
 int main(void)
 {
