@@ -16,7 +16,9 @@
  *  - queued work runs once, on its CPU, in the order one thread queued it;
  *  - the timers pending are counted per CPU (pw_pending_read()), and the
  *    workers' timed wake-ups land in the lateness histogram's buckets
- *    (pw_wake_lateness_read());
+ *    (pw_wake_lateness_read()), the kicked ones not; a loop of the
+ *    caller's own reports its own (pw_wake_lateness_note()): each bucket
+ *    edge exactly, refused serving no CPU or inside a run;
  *    the poll hook runs and keeps the CPU busy while it reports work;
  *  - bad input and misuse get errors.
  */
@@ -194,10 +196,11 @@ static void test_pending_and_lateness(void)
 	CHECK_EQ(pw_pending_read(rt, 0, &pd), 0);
 	CHECK_EQ(pd.timers, 0);
 	CHECK_EQ(pd.hrtimers, 0);
+	static const uint32_t base_flags[3] = { 0, PW_TIMER_PINNED, PW_TIMER_DEFERRABLE };
 	for (int i = 0; i < 3; i++)
-		CHECK_EQ(pw_timer_setup(rt, &p[i].t, wheel_fn, i == 2 ? PW_TIMER_DEFERRABLE : 0), 0);
+		CHECK_EQ(pw_timer_setup(rt, &p[i].t, wheel_fn, base_flags[i]), 0);
 	CHECK_EQ(pw_hrtimer_setup(rt, &p[3].h, hr_fn, CLOCK_MONOTONIC, 0), 0);
-	/* two wheel bases and the deferrable one, an hrtimer */
+	/* the three wheel bases (global, pinned, deferrable), an hrtimer */
 	uint64_t j = pw_jiffies(rt);
 	CHECK_EQ(pw_mod_timer(&p[0].t, j + 100000), 0);
 	CHECK_EQ(pw_mod_timer(&p[1].t, j + 100000), 0);
@@ -233,7 +236,7 @@ static void test_pending_and_lateness(void)
 		sleep_ms(3);
 	}
 	CHECK_EQ(pw_wake_lateness_read(rt, 0, &wl), 0);
-	CHECK(wl.count >= before + 5);
+	CHECK_EQ(wl.count, before + 5); /* the kicked wake-ups not counted */
 	CHECK(wl.sum_ns >= wl.max_ns);
 	int top = -1;
 	uint64_t n = 0;
@@ -262,6 +265,59 @@ static void test_pending_and_lateness(void)
 	CHECK_EQ(pw_timer_delete(&p[0].t), 1);
 	CHECK_EQ(pw_timer_delete(&p[1].t), 1);
 	CHECK_EQ(pw_runtime_check(rt), 0);
+	pw_runtime_destroy(rt);
+}
+
+/* pw_wake_lateness_note() from a loop of the caller's own: the bucket
+ * edges exactly, an early wake-up not counted, and refused where it has
+ * no one writer (no CPU served, inside a run of the timers). */
+static int note_in_run = 1;
+static enum pw_hrtimer_restart note_fn(struct pw_hrtimer *h)
+{
+	(void)h;
+	note_in_run = pw_wake_lateness_note(rt, 0, 1);
+	return PW_HRTIMER_NORESTART;
+}
+
+static void test_lateness_note(void)
+{
+	struct pw_wake_lateness wl;
+	struct pw_hrtimer h;
+	make_rt(1);
+	CHECK_EQ(pw_wake_lateness_note(rt, 0, 5000), -EINVAL); /* serving no CPU */
+	CHECK_EQ(pw_cpu_enter(rt, 0), 0);
+	CHECK_EQ(pw_wake_lateness_note(NULL, 0, 5000), -EINVAL);
+	static const struct {
+		uint64_t late;
+		unsigned bucket;
+	} v[] = { { 0, 0 },     { 1000, 0 }, { 1001, 1 }, { 2000, 1 }, { 2001, 2 },
+		  { 4000, 2 },  { 4001, 3 }, { 1000ull << 20, 20 }, { (1000ull << 20) + 1, 21 },
+		  { 1ull << 62, 21 } };
+	uint64_t sum = 0, want[PW_LATENESS_BUCKETS] = { 0 };
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		uint64_t deadline = 1000000;
+		CHECK_EQ(pw_wake_lateness_note(rt, deadline, deadline + v[i].late), 1);
+		want[v[i].bucket]++;
+		sum += v[i].late;
+	}
+	CHECK_EQ(pw_wake_lateness_note(rt, 1000000, 999999), 0); /* early: not counted */
+	CHECK_EQ(pw_wake_lateness_read(rt, 0, &wl), 0);
+	CHECK_EQ(wl.count, sizeof(v) / sizeof(v[0]));
+	CHECK_EQ(wl.sum_ns, sum);
+	CHECK_EQ(wl.max_ns, 1ull << 62);
+	for (unsigned i = 0; i < PW_LATENESS_BUCKETS; i++)
+		CHECK_EQ(wl.bucket[i], want[i]);
+	/* inside a run (a migrator runs other CPUs' timers there): refused */
+	CHECK_EQ(pw_hrtimer_setup(rt, &h, note_fn, CLOCK_MONOTONIC, 0), 0);
+	CHECK_EQ(pw_hrtimer_start(&h, pw_now_ns(rt), PW_HRTIMER_MODE_ABS), 0);
+	for (int i = 0; note_in_run == 1 && i < 1000; i++) {
+		pw_run_timers(rt, 0);
+		sleep_ms(1);
+	}
+	CHECK_EQ(note_in_run, -EINVAL);
+	CHECK_EQ(pw_wake_lateness_read(rt, 0, &wl), 0);
+	CHECK_EQ(wl.count, sizeof(v) / sizeof(v[0]));
+	pw_cpu_exit(rt);
 	pw_runtime_destroy(rt);
 }
 
@@ -496,5 +552,6 @@ int main(void)
 	RUN(test_work_and_poll);
 	RUN(test_vmstat);
 	RUN(test_pending_and_lateness);
+	RUN(test_lateness_note);
 	return 0;
 }

@@ -15,9 +15,10 @@
  * (udp_relay_stop(): drain, join, final report and balance).  With
  * --metrics ADDR:PORT, an HTTP server's thread (tools/netem/api/server.c)
  * reads the relay for each scrape.  Locks: ctl, held by main around its
- * calls on the relay (reload, report) and by a scrape around its own, so
- * the relay has one controlling thread at a time; the server is stopped
- * before the relay is.  Costs: a wake-up per --stats period, nothing per
+ * calls on the relay (reload; a report, made into memory under it and
+ * written to stdout after) and by a scrape around its own, so the relay
+ * has one controlling thread at a time; the server starts before the
+ * "ready" line and stops before the relay does.  Costs: a wake-up per --stats period, nothing per
  * datagram.
  *
  * Exit status: 0; 1 when the relay could not start its workers or a
@@ -31,6 +32,7 @@
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <time.h>
 
 #include "netem/flags.h"
@@ -81,6 +83,16 @@ int main(int argc, char **argv)
 			fprintf(stderr, "pinwheel-netem: %s\n", err);
 		return rc == -EAGAIN ? 1 : 2;
 	}
+	/* --metrics: a scrape calls on the relay from the server's thread,
+	 * under ctl, which main holds around its own calls on the relay;
+	 * started before "ready", so that a port taken is said first */
+	static pthread_mutex_t ctl = PTHREAD_MUTEX_INITIALIZER;
+	struct netem_relay_metrics *metrics = NULL;
+	if (cfg.metrics && netem_relay_metrics_start(r, &cfg, &ctl, &metrics, err, sizeof(err))) {
+		fprintf(stderr, "pinwheel-netem: %s\n", err);
+		udp_relay_stop(r, 0, NULL);
+		return 2;
+	}
 	const struct relay_config *rc_cfg = udp_relay_config(r);
 	char la[80], ta[80];
 	relay_format_addr(&rc_cfg->listen, la, sizeof(la));
@@ -89,15 +101,6 @@ int main(int argc, char **argv)
 		udp_relay_workers(r));
 	/* the schedules' time 0: now, with the workers serving */
 	udp_relay_start_schedules(r);
-	/* --metrics: a scrape calls on the relay from the server's thread,
-	 * under ctl, which main holds around its own calls on the relay */
-	static pthread_mutex_t ctl = PTHREAD_MUTEX_INITIALIZER;
-	struct netem_relay_metrics *metrics = NULL;
-	if (cfg.metrics && netem_relay_metrics_start(r, &cfg, &ctl, &metrics, err, sizeof(err))) {
-		fprintf(stderr, "pinwheel-netem: %s\n", err);
-		udp_relay_stop(r, 0, NULL);
-		return 2;
-	}
 
 	uint64_t period = (uint64_t)(cfg.stats_s * 1e9);
 	uint64_t next_stats = period ? now_ns() + period : UINT64_MAX;
@@ -117,9 +120,18 @@ int main(int argc, char **argv)
 			pthread_mutex_unlock(&ctl);
 		}
 		if (next_stats != UINT64_MAX && now_ns() >= next_stats) {
+			/* made under ctl, written after it: a stdout nobody
+			 * reads holds main, not the scrapes */
+			char *text = NULL;
+			size_t len = 0;
+			FILE *mf = open_memstream(&text, &len);
 			pthread_mutex_lock(&ctl);
-			udp_relay_report(r);
+			udp_relay_report(r, mf ? mf : stdout);
 			pthread_mutex_unlock(&ctl);
+			if (mf && !fclose(mf))
+				fwrite(text, 1, len, stdout);
+			free(text);
+			fflush(stdout);
 			next_stats += period;
 			if (next_stats < now_ns())
 				next_stats = now_ns() + period;

@@ -86,7 +86,8 @@ int pw_kick_stats_read(struct pw_runtime *rt, unsigned cpu, struct pw_kick_stats
 
 /*
  * Timers pending on a CPU (pw_pending_read()): what its timer bases hold
- * now, as the kernel's /proc/timer_list lists them per CPU.  Wheel timers
+ * now, counted (the kernel's /proc/timer_list lists a CPU's hrtimers; its
+ * wheel timers have no such list).  Wheel timers
  * on any of its three bases (pinned, global, deferrable), those whose
  * callbacks are being collected for a run included; hrtimers queued on
  * its hrtimer base (not one whose callback runs now).
@@ -153,6 +154,10 @@ int pw_wake_lateness_read(struct pw_runtime *rt, unsigned cpu, struct pw_wake_la
  * again at @now_ns (both on @rt's clock, pw_now_ns()).  At or after the
  * deadline, a timed wake-up: counted in that CPU's histogram as the
  * runtime's workers count theirs; earlier (something else woke it), not.
+ * Report only sleeps whose deadline is the CPU's next event
+ * (pw_next_expiry_ns()): a bound of the loop's own (an idle poll
+ * interval shorter than that) is no event, and the workers count none
+ * (they sleep with no timeout when nothing is armed).
  * Context: the thread serving the CPU, in its loop (not inside
  * pw_run_timers(): a migrator runs other CPUs' timers there); it is the
  * histogram's one writer, as the worker is.

@@ -4,7 +4,10 @@
  * serves toxiproxy's HTTP API over the TCP data path; and the command
  * line relay's --metrics server.
  * Threads: the main thread (it starts the API's threads and a resolver
- * thread for upstream names, and joins them).  Locks: none here.
+ * thread for upstream names, and joins them); the --metrics server's
+ * polling thread reads the relay for each scrape.  Locks: none of the
+ * API mode's here; the --metrics server takes the caller's lock around
+ * each scrape's calls on the relay (netem_relay_metrics_start()).
  */
 #ifndef PW_NETEM_SERVER_H
 #define PW_NETEM_SERVER_H

@@ -19,7 +19,8 @@
  * sockets and timers at once: epoll_pwait2() with a nanosecond timeout to
  * pw_next_expiry_ns() (epoll_sleep(), tools/common/epoll_sleep.h: the
  * kernel's poll slack, 0.1% of a timeout, taken off it; how late a sleep
- * ended goes to the runtime's wake-up lateness, pw_wake_lateness_note()),
+ * until the next event ended goes to the runtime's wake-up lateness,
+ * pw_wake_lateness_note(), the bounded polls not counted),
  * then the ready sockets, the control thread's
  * commands, pw_run_timers(), pw_run_work(), and the connections that have
  * work (the run list).  A connection's turn is bounded (TURN_WRITES
@@ -343,16 +344,19 @@ static void *worker_main(void *arg)
 	struct epoll_slack slack; /* the poll slack, off the deadline */
 	epoll_slack_init(&slack);
 	while (!__atomic_load_n(&pl->stop, __ATOMIC_ACQUIRE)) {
-		uint64_t now = pw_now_ns(pl->rt);
 		uint64_t next = pw_next_expiry_ns(pl->rt, w->id);
+		uint64_t now = pw_now_ns(pl->rt);
 		uint64_t wait = w->run || w->busy || tc_toxic_pending(w) || next <= now ? 0 : next - now;
-		if (wait > MAX_SLEEP_NS)
-			wait = MAX_SLEEP_NS;
-		if ((w->stalled || w->paused) && wait > RETRY_NS)
-			wait = RETRY_NS;
-		int n = epoll_sleep(w->ep, ev, 64, wait, &slack);
-		if (wait) /* a sleep: how late past its end (the -runtime-metrics histogram) */
-			pw_wake_lateness_note(pl->rt, now + wait, pw_now_ns(pl->rt));
+		uint64_t until = wait; /* the sleep's bound, if not the next event's */
+		if (until > MAX_SLEEP_NS)
+			until = MAX_SLEEP_NS;
+		if ((w->stalled || w->paused) && until > RETRY_NS)
+			until = RETRY_NS;
+		int n = epoll_sleep(w->ep, ev, 64, until, &slack);
+		/* a sleep until the next event (not a bound): how late it ended
+		 * goes to the -runtime-metrics histogram */
+		if (wait && until == wait)
+			pw_wake_lateness_note(pl->rt, next, pw_now_ns(pl->rt));
 		for (int i = 0; i < n; i++)
 			handle_event(w, &ev[i]);
 		run_commands(w);

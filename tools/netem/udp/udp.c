@@ -48,9 +48,11 @@
  *    its own loop instead of pinwheel's worker threads, because it must
  *    sleep on sockets and timers at once: epoll_pwait2() with a nanosecond
  *    timeout to pw_next_expiry_ns() (epoll_sleep(): the kernel's poll
- *    slack taken off, tools/common/epoll_sleep.h; how late a sleep ended
- *    goes to the runtime's wake-up lateness, pw_wake_lateness_note(): a
- *    clock read per sleep), then receive (recvmmsg, 32 a call, at
+ *    slack taken off, tools/common/epoll_sleep.h; how late a sleep until
+ *    the next event ended goes to the runtime's wake-up lateness,
+ *    pw_wake_lateness_note(): a clock read per such sleep; the idle
+ *    polls' MAX_SLEEP_NS bound is no event and is not counted), then
+ *    receive (recvmmsg, 32 a call, at
  *    most 4 calls a socket a round), pw_run_timers(), pw_run_work() (the
  *    NET_TX work), and send what the qdiscs released (below).  Worker i
  *    has its own SO_REUSEPORT listening socket, so the kernel spreads
@@ -560,14 +562,17 @@ void *udp__worker_main(void *arg)
 		if (__atomic_load_n(&w->listening, __ATOMIC_RELAXED) &&
 		    __atomic_load_n(&r->stopping, __ATOMIC_ACQUIRE))
 			stop_listening(w);
-		uint64_t now = pw_now_ns(r->rt);
 		uint64_t next = pw_next_expiry_ns(r->rt, w->id);
+		uint64_t now = pw_now_ns(r->rt);
 		uint64_t wait = busy || next <= now ? 0 : next - now;
+		/* a sleep until the next event, not the poll's bound: how late
+		 * it ended goes to the -runtime-metrics histogram */
+		int timed = wait && wait <= MAX_SLEEP_NS;
 		if (wait > MAX_SLEEP_NS)
 			wait = MAX_SLEEP_NS;
 		int n = epoll_sleep(w->ep, ev, 64, wait, &slack);
-		if (wait) /* a sleep: how late past its end (the -runtime-metrics histogram) */
-			pw_wake_lateness_note(r->rt, now + wait, pw_now_ns(r->rt));
+		if (timed)
+			pw_wake_lateness_note(r->rt, next, pw_now_ns(r->rt));
 		busy = 0;
 		for (int i = 0; i < n; i++) {
 			void *tag = ev[i].data.ptr;

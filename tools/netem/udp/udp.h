@@ -18,6 +18,8 @@
 
 #include <stddef.h>
 
+#include <stdio.h>
+
 #include "../relay.h"
 #include "../stats.h"
 
@@ -113,11 +115,11 @@ int udp_relay_reload(struct udp_relay *r);
 void udp_relay_snapshot(struct udp_relay *r, struct udp_stats *s);
 
 /**
- * udp_relay_report() - a --stats report on stdout (text, or JSON with
+ * udp_relay_report() - a --stats report on @out (text, or JSON with
  * --json), the qdiscs' statistics included.  Context: the controlling
  * thread.  Return: none.
  */
-void udp_relay_report(struct udp_relay *r);
+void udp_relay_report(struct udp_relay *r, FILE *out);
 
 /**
  * udp_relay_stop() - stop and free @r: no schedule step, no receiving,

@@ -650,7 +650,7 @@ static void report_rates(struct udp_relay *r, struct udp_stats *s)
 }
 
 /* A --stats report (see udp.h). */
-void udp_relay_report(struct udp_relay *r)
+void udp_relay_report(struct udp_relay *r, FILE *out)
 {
 	char *tc[RELAY_NDIR];
 	for (int d = 0; d < RELAY_NDIR; d++)
@@ -660,7 +660,7 @@ void udp_relay_report(struct udp_relay *r)
 	report_rates(r, &s);
 	for (int d = 0; d < RELAY_NDIR; d++)
 		s.tc[d] = tc[d];
-	udp_stats_print(stdout, &s, r->cfg.json);
+	udp_stats_print(out, &s, r->cfg.json);
 	for (int d = 0; d < RELAY_NDIR; d++)
 		free(tc[d]);
 }
